@@ -1,0 +1,359 @@
+"""The batch transaction (DESIGN.md "A batch"): memories in, scenes out, one git commit.
+
+Order of a batch, all under the store lock:
+ 1. finish or roll back an interrupted batch (``recovery``), commit hand edits on their own;
+ 2. take the next pending memories; 3. build the job (prompt, related scenes, sandbox, rules);
+ 4. let the backend work through the sandbox; 5. validate (repair rounds are the backend's);
+ 6. set the engine-owned header fields; 7. apply atomically, save state, commit.
+Any failure before the commit writes nothing and leaves the memories pending.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sandbox import DELETED, ConflictError, Sandbox
+
+from . import history, recovery
+from .config import Config
+from .lock import store_lock
+from .memories import Journal, Memory
+from .prompt import SceneInfo, batch_messages, choose_language
+from .rules import RuleContext, ScenePolicy, merged_from, parse_checked, validate_batch
+from .scene import Scene, parse_scene, render_scene
+from .store import State, Store
+from .text import Vectorizer
+
+RELATED_SCENES = 3        # full texts shown in the prompt, to save read round trips
+PERSONA_RE = r"\[PERSONA_UPDATE_REQUEST\](.*?)\[/PERSONA_UPDATE_REQUEST\]|PERSONA_UPDATE_REQUEST:\s*(.+)"
+
+
+class BatchError(RuntimeError):
+    """A batch failed; nothing was written and its memories are still pending."""
+
+
+@dataclass
+class BackendResult:
+    """What a backend reports: final text (the batch summary), steps, tokens, cost."""
+
+    final_text: str
+    steps: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BatchJob:
+    """Everything a backend needs for one batch.
+
+    ``box``: the sandbox over ``scenes/`` with the scene policy installed; ``memories``: the
+    batch, oldest first; ``scene_texts``: name -> text of every existing scene; ``messages``:
+    the prompt; ``context``: the rule context; ``validate()`` -> problems of the change set.
+    """
+
+    number: int
+    box: Sandbox
+    memories: list[Memory]
+    scene_texts: dict[str, str]
+    context: RuleContext
+    config: Config
+    language: str
+    messages: list[dict]
+
+    def validate(self) -> list[str]:
+        return validate_batch(self.box.pending(), self.context)
+
+
+@dataclass
+class BatchResult:
+    """A committed batch: number, memory ids, counts, summary, commit sha, usage."""
+
+    number: int
+    memory_ids: list[str]
+    counts: dict[str, int]
+    summary: str
+    commit: str
+    backend: str
+    tokens: int = 0
+    cost: float | None = None
+    persona_requested: bool = False
+
+
+def select_batch(store: Store, state: State, size: int) -> list[Memory]:
+    """The next ``size`` pending memories: re-queued ones first, then those past the cursor.
+
+    Reads only the journal segments holding them (cost follows the batch, not the history).
+    Forgotten memories are skipped.
+    """
+    forgotten = set(state.forgotten)
+    seqs = [s for s in state.requeued if s not in forgotten][:size]
+    seq = state.cursor
+    while len(seqs) < size and seq < state.next_seq:
+        if seq not in forgotten:
+            seqs.append(seq)
+        seq += 1
+    return Journal(store.memories_dir).read(seqs)
+
+
+def advance_state(state: State, taken: list[Memory]) -> State:
+    """The state after ``taken`` were folded: cursor past them, re-queue trimmed, batch + 1."""
+    taken_seqs = {m.seq for m in taken}
+    requeued = [s for s in state.requeued if s not in taken_seqs]
+    cursor = state.cursor
+    while cursor < state.next_seq and (cursor in taken_seqs or cursor in set(state.forgotten)):
+        cursor += 1
+    return state.model_copy(update={
+        "cursor": cursor, "requeued": requeued, "batch": state.batch + 1,
+        "since_persona": state.since_persona + len(taken)})
+
+
+def read_scene_texts(store: Store) -> dict[str, str]:
+    """name -> text of every scene file now on disk."""
+    return {n: (store.scenes_dir / n).read_text(encoding="utf-8", errors="replace")
+            for n in store.scene_names()}
+
+
+def scene_infos(texts: dict[str, str]) -> list[SceneInfo]:
+    """The prompt's scene list: name, heat, updated, summary (bad headers shown as such)."""
+    infos = []
+    for name, text in sorted(texts.items()):
+        scene, problem = parse_checked(name, text)
+        meta = scene.meta if scene else {}
+        updated = meta.get("updated")
+        infos.append(SceneInfo(name=name, heat=int(meta.get("heat") or 0),
+                               updated=updated.isoformat() if hasattr(updated, "isoformat")
+                               else str(updated or "?"),
+                               summary=str(meta.get("summary") or "(header unreadable)")))
+    return infos
+
+
+def related_scenes(texts: dict[str, str], memories: list[Memory], k: int) -> dict[str, str]:
+    """The ``k`` scenes most similar to the batch's memories, name -> full text."""
+    if not texts:
+        return {}
+    vectors = Vectorizer().fit(list(texts.values()))
+    query = vectors.vector(" ".join(m.content for m in memories))
+    scored = sorted(((vectors.similarity(query, vectors.vector(t)), n) for n, t in texts.items()),
+                    key=lambda item: (-item[0], item[1]))
+    return {n: texts[n] for score, n in scored[:k] if score > 0}
+
+
+def build_job(store: Store, number: int, memories: list[Memory]) -> BatchJob:
+    """Prompt, sandbox (allow-list = existing scenes) and rules for one batch."""
+    config = store.config
+    texts = read_scene_texts(store)
+    related = related_scenes(texts, memories, RELATED_SCENES)
+    box = Sandbox(store.scenes_dir, readable=list(texts), suffixes=(".md",))
+    for name, text in related.items():
+        box.note_seen(name, text)
+    context = RuleContext(existing=set(texts), max_scenes=config.max_scenes,
+                          max_scene_chars=config.max_scene_chars, shown=set(related))
+    box.add_policy(ScenePolicy(box, context))
+    language = choose_language(config.language, memories)
+    messages = batch_messages(language=language, batch=number, memories=memories,
+                              scenes=scene_infos(texts), limit=config.max_scenes - 1,
+                              max_scene_chars=config.max_scene_chars, related=related)
+    return BatchJob(number=number, box=box, memories=memories, scene_texts=texts,
+                    context=context, config=config, language=language, messages=messages)
+
+
+# ---------------------------------------------------------------- engine-owned header fields
+
+def finalize_headers(job: BatchJob, now: datetime) -> dict[str, int]:
+    """Set ``created``/``updated``/``heat`` on every written scene; return the change counts.
+
+    Heat (DESIGN.md "Scene file"): new 1; changed +1; made by merging: the merged scenes'
+    heats summed + 1 (+ its own if it existed). Merged scenes come from ``merged_from`` or,
+    when the batch deletes scenes and creates exactly one, are inferred.
+    """
+    pending = job.box.pending()
+    old = {n: _meta(n, t) for n, t in job.scene_texts.items()}
+    folded = {n.casefold(): n for n in job.scene_texts}
+    deleted = [n for n, c in pending.items() if c is DELETED]
+    created = [n for n, c in pending.items() if c is not DELETED and n.casefold() not in folded]
+    counts = {"updated": 0, "created": 0, "merged": 0, "deleted": 0}
+    for name, content in sorted(pending.items()):
+        if content is DELETED:
+            continue
+        scene = parse_scene(content, name=name)
+        sources = [folded[m.casefold()] for m in merged_from(scene) if m.casefold() in folded]
+        if not sources and name in created and len(created) == 1 and deleted:
+            sources = sorted(deleted)
+        before = old.get(folded.get(name.casefold(), name), {})
+        meta = dict(scene.meta)
+        meta["created"] = before.get("created") or now
+        meta["updated"] = now
+        heat = int(before.get("heat") or 0) + 1
+        heat += sum(int(old.get(s, {}).get("heat") or 0) for s in sources if s != name)
+        meta["heat"] = heat
+        if sources:
+            meta["merged_from"] = [s for s in sources if s != name]
+            counts["merged"] += 1
+        counts["created" if name in created else "updated"] += 1
+        ordered = {k: meta[k] for k in ("created", "updated", "summary", "heat") if k in meta}
+        ordered.update({k: v for k, v in meta.items() if k not in ordered})
+        text = render_scene(Scene(name=name, meta=ordered, body=scene.body, header="yaml"),
+                            style=job.config.meta_style)
+        job.box.stage(name, text)
+    counts["deleted"] = len(deleted)
+    return counts
+
+
+def _meta(name: str, text: str) -> dict:
+    scene, _ = parse_checked(name, text)
+    return dict(scene.meta) if scene else {}
+
+
+# ---------------------------------------------------------------- commit message
+
+def commit_message(number: int, counts: dict[str, int], summary: str, memories: list[Memory],
+                   backend: str, tokens: int) -> str:
+    """Subject with the batch number and counts, the model's summary, then git trailers."""
+    subject = (f"batch {number}: {counts['updated']} updated, {counts['created']} created, "
+               f"{counts['merged']} merged, {counts['deleted']} deleted")
+    ids = [m.id for m in memories]
+    shown = ", ".join(ids) if len(ids) <= 20 else f"{ids[0]} .. {ids[-1]} ({len(ids)})"
+    trailers = [f"Batch: {number}", f"Memories: {shown}",
+                f"Memory-Seqs: {compress_seqs([m.seq for m in memories])}",
+                f"Backend: {backend}", f"Tokens: {tokens}"]
+    body = " ".join(summary.split())[:2000] or "(no summary)"
+    return f"{subject}\n\n{body}\n\n" + "\n".join(trailers) + "\n"
+
+
+def compress_seqs(seqs: list[int]) -> str:
+    """``[0,1,2,5]`` -> ``"0-2,5"`` (journal numbers, so undo can re-queue exactly these)."""
+    parts, ordered = [], sorted(set(seqs))
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def expand_seqs(text: str) -> list[int]:
+    """Inverse of ``compress_seqs``."""
+    seqs = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        low, _, high = part.partition("-")
+        seqs.extend(range(int(low), int(high or low) + 1))
+    return seqs
+
+
+# ---------------------------------------------------------------- running
+
+def run_batch(store: Store, backend, size: int | None = None, attempts: int = 2) -> BatchResult | None:
+    """Run one batch under the store lock; return its result, or None if nothing is pending.
+
+    A hand edit made while the backend worked (``ConflictError`` at apply) makes the batch run
+    again on the fresh files, up to ``attempts`` times. Raises ``BatchError`` (nothing written,
+    memories still pending) or ``LockBusyError``.
+    """
+    with store_lock(store.lock_path):
+        repo = history.open_repo(store.root)
+        recovery.recover(store, repo)
+        for attempt in range(attempts):
+            commit_hand_edits(repo)
+            state = store.load_state()
+            selected = select_batch(store, state, size or store.config.batch_size)
+            if not selected:
+                return None
+            try:
+                return _attempt(store, repo, backend, state, selected)
+            except ConflictError as exc:
+                if attempt + 1 == attempts:
+                    raise BatchError(f"scenes changed on disk while the batch ran "
+                                     f"({', '.join(exc.names)}); nothing written, try again") from exc
+    return None
+
+
+def _dedupe(memories: list[Memory]) -> list[Memory]:
+    """Keep the first of memories with exactly the same content (DESIGN.md step 2)."""
+    seen, kept = set(), []
+    for memory in memories:
+        if memory.content not in seen:
+            seen.add(memory.content)
+            kept.append(memory)
+    return kept
+
+
+def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> BatchResult:
+    number = state.batch + 1
+    job = build_job(store, number, _dedupe(taken))
+    try:
+        outcome = backend.run(job)
+    except Exception as exc:  # any backend failure: nothing was written
+        raise BatchError(f"batch {number} failed: {exc}") from exc
+    problems = job.validate()
+    if problems:
+        raise BatchError(f"batch {number} breaks the scene rules; nothing written:\n- "
+                         + "\n- ".join(problems))
+    counts = finalize_headers(job, datetime.now(UTC).replace(microsecond=0))
+    # Every selected memory counts as taken, duplicates dropped by _dedupe included.
+    new_state = advance_state(state, taken)
+    tokens = outcome.prompt_tokens + outcome.completion_tokens
+    message = commit_message(number, counts, outcome.final_text, taken, backend.name, tokens)
+    recovery.begin(store, [f"scenes/{n}" for n in job.box.pending()]
+                   + [str(store.state_path.relative_to(store.root))])
+    job.box.apply()
+    store.save_state(new_state)
+    sha = history.commit(repo, message, allow_empty=True)
+    recovery.end(store)
+    refresh_index(store)
+    return BatchResult(number=number, memory_ids=[m.id for m in taken], counts=counts,
+                       summary=outcome.final_text, commit=sha, backend=backend.name,
+                       tokens=tokens, cost=outcome.cost,
+                       persona_requested=bool(re.search(PERSONA_RE, outcome.final_text, re.S)))
+
+
+def refresh_index(store: Store) -> None:
+    """Bring the derived index up to date (incremental; a failure only costs freshness)."""
+    from .index import SceneIndex
+
+    try:
+        with SceneIndex(store.index_path, store.scenes_dir) as index:
+            index.sync()
+    except Exception as exc:  # the files are the truth; `scenes reindex` repairs the index
+        import warnings
+
+        warnings.warn(f"search index not updated: {exc}", stacklevel=2)
+
+
+def commit_hand_edits(repo) -> str:
+    """Commit changes a person made under ``scenes/`` or ``persona.md`` as their own commit."""
+    names = history.dirty_paths(repo)
+    if not names:
+        return ""
+    shown = ", ".join(Path(n).name for n in names[:10]) + (" ..." if len(names) > 10 else "")
+    return history.commit(repo, f"hand edit: {shown}\n\nEdited outside scene-engine.\n",
+                          paths=history.HAND_EDITABLE)
+
+
+def run_pending(store: Store, backend, max_batches: int | None = None,
+                size: int | None = None, on_batch=None) -> list[BatchResult]:
+    """Run batches until nothing is pending (or ``max_batches``); regenerate the persona when due.
+
+    ``on_batch(result)`` is called after each committed batch (progress bars). Raises
+    ``BatchError`` on the first failed batch; the batches before it stay committed.
+    """
+    from .persona import persona_reason, regenerate
+
+    results = []
+    while max_batches is None or len(results) < max_batches:
+        result = run_batch(store, backend, size=size)
+        if result is None:
+            break
+        results.append(result)
+        reason = persona_reason(store, result.persona_requested)
+        if reason:
+            regenerate(store, backend, reason)
+        if on_batch:
+            on_batch(result)
+    return results

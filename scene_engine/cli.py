@@ -1,0 +1,358 @@
+"""The ``scenes`` command line (Typer + Rich); contract in DESIGN.md "Command line".
+
+Exit codes: 0 success, 1 the operation failed, 2 bad usage or bad input. Heavy modules (git,
+litellm, sqlite index) are imported inside the commands that need them, so quick commands such
+as ``list`` start fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Readable long-term memory for LLM agents: Markdown scenes in git.")
+_DIR: dict[str, Path | None] = {"dir": None}
+
+
+def _echo_json(data) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def _fail(message: str, code: int) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def handled(func: Callable) -> Callable:
+    """Turn the engine's known errors into a message on stderr and the contract's exit code."""
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        from .config import ConfigError
+        from .lock import LockBusyError
+        from .memories import MemoryInputError
+        from .store import StoreError
+
+        try:
+            return func(*args, **kwargs)
+        except (MemoryInputError, ConfigError) as exc:
+            _fail(str(exc), 2)
+        except StoreError as exc:
+            _fail(str(exc), exc.exit_code)
+        except LockBusyError as exc:
+            _fail(str(exc), 1)
+        except Exception as exc:
+            from .batch import BatchError
+            from .history import HistoryError
+
+            if isinstance(exc, BatchError | HistoryError):
+                _fail(str(exc), 1)
+            raise
+
+    return wrapper
+
+
+def _store():
+    from .store import open_store
+
+    return open_store(_DIR["dir"])
+
+
+@app.callback()
+def main_options(
+    directory: Annotated[Path | None, typer.Option(
+        "--dir", help="The store (default: $SCENE_ENGINE_DIR, then the current folder).")] = None,
+) -> None:
+    """Readable long-term memory for LLM agents."""
+    _DIR["dir"] = directory
+
+
+@app.command()
+@handled
+def init(directory: Annotated[Path, typer.Argument(help="Folder for the new store.")]) -> None:
+    """Make a new store: scenes/, memories/, settings, a git repository and its first commit."""
+    from .store import init_store
+
+    store = init_store(directory)
+    typer.echo(f"new scene store at {store.root}")
+
+
+def _read_input(source: str) -> bytes:
+    if source == "-":
+        return sys.stdin.buffer.read()
+    path = Path(source)
+    if not path.is_file():
+        _fail(f"{source}: no such file", 2)
+    return path.read_bytes()
+
+
+@app.command()
+@handled
+def add(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, or - for stdin.")]
+        ) -> None:
+    """Add memories; the whole input is checked first and refused whole if any record is bad."""
+    from .engine import add_memories
+
+    store = _store()
+    report = add_memories(store, _read_input(source))
+    typer.echo(f"added {report.added} memories ({report.known} known ids skipped, "
+               f"{report.duplicates} duplicates collapsed)")
+
+
+BackendOpt = Annotated[str | None, typer.Option("--backend", help="offline (default) or llm.")]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Any litellm model name.")]
+ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL.")]
+SizeOpt = Annotated[int | None, typer.Option("--batch-size", min=1, help="Memories per batch.")]
+MaxOpt = Annotated[int | None, typer.Option("--max-batches", min=1, help="Stop after N batches.")]
+
+
+def _run(store, backend_name, model, api_base, batch_size, max_batches) -> None:
+    from .batch import BatchError, run_pending
+    from .engine import make_backend
+
+    config = store.config
+    model = model if model is not None else config.model
+    name = backend_name or ("llm" if model else config.backend)
+    try:
+        backend = make_backend(name, model or "", api_base if api_base is not None
+                               else config.api_base)
+    except ValueError as exc:
+        _fail(str(exc), 2)
+    pending = store.load_state().pending
+    size = batch_size or config.batch_size
+    total = -(-pending // size) if pending else 0
+    if max_batches:
+        total = min(total, max_batches)
+    results = []
+    with _progress(total, pending) as advance:
+        def on_batch(result):
+            results.append(result)
+            advance(result)
+            typer.echo(f"batch {result.number}: {len(result.memory_ids)} memories, "
+                       + ", ".join(f"{v} {k}" for k, v in result.counts.items()), err=True)
+        try:
+            run_pending(store, backend, max_batches=max_batches, size=size, on_batch=on_batch)
+        except BatchError as exc:
+            _fail(f"{exc}\n{len(results)} batch(es) committed before the failure; "
+                  f"{store.load_state().pending} memories still pending", 1)
+    typer.echo(f"{len(results)} batch(es) committed; {store.load_state().pending} memories "
+               f"pending; {len(store.scene_names())} scenes")
+
+
+def _progress(total: int, memories: int):
+    """A Rich progress bar on a terminal, nothing otherwise; yields ``advance(result)``."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def bar():
+        if not sys.stderr.isatty() or total == 0:
+            yield lambda result: None
+            return
+        from rich.progress import Progress
+
+        with Progress(transient=True) as progress:
+            batches = progress.add_task("batches", total=total)
+            mems = progress.add_task("memories", total=memories)
+
+            def advance(result):
+                progress.advance(batches)
+                progress.advance(mems, len(result.memory_ids))
+
+            yield advance
+
+    return bar()
+
+
+@app.command()
+@handled
+def run(backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
+        batch_size: SizeOpt = None, max_batches: MaxOpt = None) -> None:
+    """Fold pending memories into scenes, one git commit per batch."""
+    _run(_store(), backend, model, api_base, batch_size, max_batches)
+
+
+@app.command()
+@handled
+def ingest(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, or -.")],
+           backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
+           batch_size: SizeOpt = None, max_batches: MaxOpt = None) -> None:
+    """Add memories, then run (add + run)."""
+    from .engine import add_memories
+
+    store = _store()
+    report = add_memories(store, _read_input(source))
+    typer.echo(f"added {report.added} memories ({report.known} known ids skipped, "
+               f"{report.duplicates} duplicates collapsed)", err=True)
+    _run(store, backend, model, api_base, batch_size, max_batches)
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")]
+
+
+@app.command()
+@handled
+def status(as_json: JsonOpt = False) -> None:
+    """Pending memories, scenes, batches."""
+    from .engine import status as store_status
+
+    data = store_status(_store())
+    if as_json:
+        _echo_json(data)
+        return
+    for key, value in data.items():
+        typer.echo(f"{key}: {value}")
+
+
+def _scene_rows(store) -> list[dict]:
+    import warnings
+
+    from .scene import read_scene
+
+    rows = []
+    for name in store.scene_names():
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            scene = read_scene(store.scenes_dir / name)
+        updated = scene.meta.get("updated")
+        rows.append({"name": name, "heat": int(scene.meta.get("heat") or 0),
+                     "updated": updated.isoformat() if hasattr(updated, "isoformat") else updated,
+                     "summary": scene.meta.get("summary") or ""})
+    rows.sort(key=lambda r: (-r["heat"], r["name"]))
+    return rows
+
+
+@app.command("list")
+@handled
+def list_scenes(as_json: JsonOpt = False) -> None:
+    """Scenes with heat, last update and summary, hottest first."""
+    rows = _scene_rows(_store())
+    if as_json:
+        _echo_json(rows)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("name", "heat", "updated", "summary", show_lines=False)
+    for row in rows:
+        table.add_row(row["name"], str(row["heat"]), str(row["updated"] or "")[:16],
+                      row["summary"])
+    Console().print(table)
+
+
+@app.command()
+@handled
+def show(name: Annotated[str, typer.Argument(help="Scene name (with or without .md).")]) -> None:
+    """Print one scene file as it is on disk."""
+    store = _store()
+    wanted = name if name.lower().endswith(".md") else f"{name}.md"
+    match = [n for n in store.scene_names() if n.casefold() == wanted.casefold()]
+    if not match:
+        _fail(f"no scene named {wanted}; `scenes list` shows them", 2)
+    typer.echo((store.scenes_dir / match[0]).read_text(encoding="utf-8"), nl=False)
+
+
+def _index(store):
+    from .index import SceneIndex
+
+    return SceneIndex(store.index_path, store.scenes_dir)
+
+
+@app.command()
+@handled
+def search(query: str, k: Annotated[int, typer.Option("-k", min=1, help="Hits.")] = 10,
+           as_json: JsonOpt = False) -> None:
+    """Full-text search over scene names, summaries and bodies (BM25, heat as tie-break)."""
+    store = _store()
+    index = _index(store)
+    try:
+        index.sync()
+        hits = index.search(query, k=k)
+    finally:
+        index.close()
+    if as_json:
+        _echo_json([{"name": h.name, "summary": h.summary, "heat": h.heat,
+                     "snippet": h.snippet, "score": h.score} for h in hits])
+        return
+    if not hits:
+        typer.echo("no match")
+    for hit in hits:
+        typer.echo(f"{hit.name} (heat {hit.heat}): {hit.summary}\n    {hit.snippet}")
+
+
+@app.command()
+@handled
+def reindex() -> None:
+    """Rebuild the search index from the files."""
+    from .lock import store_lock
+
+    store = _store()
+    with store_lock(store.lock_path):
+        index = _index(store)
+        try:
+            report = index.rebuild()
+        finally:
+            index.close()
+    typer.echo(f"reindexed: {report}")
+
+
+@app.command()
+@handled
+def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quiet.")] = 0.2
+          ) -> None:
+    """Keep the search index in step with the files until Ctrl-C."""
+    from .watcher import watch_forever
+
+    store = _store()
+    typer.echo(f"watching {store.root} (Ctrl-C to stop)", err=True)
+    watch_forever(store.root, debounce=debounce)
+
+
+@app.command()
+@handled
+def doctor(as_json: JsonOpt = False) -> None:
+    """Check every invariant of the store; exit 1 if any is broken."""
+    from .doctor import check_store
+
+    problems = check_store(_store())
+    if as_json:
+        _echo_json({"ok": not problems, "problems": problems})
+    else:
+        for problem in problems:
+            typer.echo(f"problem: {problem}")
+        typer.echo("doctor: ok" if not problems else f"doctor: {len(problems)} problem(s)")
+    if problems:
+        raise typer.Exit(1)
+
+
+@app.command()
+@handled
+def persona(force: Annotated[bool, typer.Option("--force", help="Regenerate now.")] = False,
+            backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None
+            ) -> None:
+    """Show the persona, or regenerate it with --force."""
+    store = _store()
+    if force:
+        from .engine import make_backend
+        from .persona import regenerate
+
+        config = store.config
+        model = model if model is not None else config.model
+        chosen = make_backend(backend or ("llm" if model else config.backend), model or "",
+                              api_base or config.api_base)
+        if not regenerate(store, chosen, "asked for with --force"):
+            _fail("no scenes yet: run a batch first", 1)
+    if not store.persona_path.exists():
+        _fail("no persona yet: it is written after the first batch (or use --force)", 1)
+    typer.echo(store.persona_path.read_text(encoding="utf-8"), nl=False)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

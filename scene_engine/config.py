@@ -1,0 +1,82 @@
+"""Store settings: `.scene-engine/config.toml`, validated with pydantic.
+
+Defaults come from DESIGN.md ("A batch"): 15 scenes at most, 1,500 body characters per scene,
+20 memories per batch, a persona refresh every 50 memories.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class ConfigError(ValueError):
+    """config.toml cannot be read or holds a bad value; the message names the file and key."""
+
+
+class Config(BaseModel):
+    """Settings of one store.
+
+    Fields: ``max_scenes`` (scene files allowed is ``max_scenes - 1``), ``max_scene_chars``
+    (characters of a scene body), ``batch_size`` (memories per batch), ``persona_every``
+    (memories between persona refreshes), ``language`` ("auto", "en" or "zh": prompt language),
+    ``meta_style`` ("yaml" front matter or the older "block" form), ``backend``/``model``/
+    ``api_base`` (defaults for ``scenes run``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_scenes: int = Field(15, ge=3, le=100_000)
+    max_scene_chars: int = Field(1500, ge=200, le=1_000_000)
+    batch_size: int = Field(20, ge=1, le=10_000)
+    persona_every: int = Field(50, ge=1)
+    language: Literal["auto", "en", "zh"] = "auto"
+    meta_style: Literal["yaml", "block"] = "yaml"
+    backend: Literal["offline", "llm"] = "offline"
+    model: str = ""
+    api_base: str = ""
+
+
+def load_config(path: Path) -> Config:
+    """Read and validate ``path``; a missing file gives the defaults.
+
+    Raises ``ConfigError`` naming the file and the offending key.
+    """
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Config()
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    try:
+        return Config(**raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"{path}: {problems}") from exc
+
+
+def render_config(config: Config) -> str:
+    """TOML text for ``config`` with a comment per key (stdlib has no TOML writer)."""
+    notes = {
+        "max_scenes": "scene files stay below this count",
+        "max_scene_chars": "characters of one scene body",
+        "batch_size": "memories per batch",
+        "persona_every": "memories between persona refreshes",
+        "language": "prompt language: auto, en or zh",
+        "meta_style": "scene header form: yaml or block",
+        "backend": "default backend for `scenes run`: offline or llm",
+        "model": "litellm model name for the llm backend",
+        "api_base": "OpenAI-compatible server URL, if any",
+    }
+    lines = ["# scene-engine settings"]
+    for key, value in config.model_dump().items():
+        # JSON string escapes are valid TOML basic-string escapes.
+        shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
+        lines.append(f"{key} = {shown}  # {notes[key]}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,112 @@
+"""``scenes doctor``: check every invariant of a store and say what is broken.
+
+Checks: every scene's header parses; the index matches the files (names and checksums);
+``state.json`` is valid and agrees with the journal; history and state agree (every processed
+memory belongs to exactly one live batch, none lost, none processed twice); no interrupted
+batch is waiting for recovery.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from collections import Counter
+
+from . import history, recovery
+from .batch import expand_seqs
+from .memories import Journal
+from .scene import SceneHeaderWarning, read_scene
+from .store import Store
+
+
+def check_store(store: Store) -> list[str]:
+    """Return a list of problems (empty when the store is healthy). Never raises for a
+    broken store: what it cannot read is itself a problem."""
+    problems: list[str] = []
+    for check in (_check_scenes, _check_index, _check_state, _check_history):
+        try:
+            problems += check(store)
+        except Exception as exc:  # a check that cannot run is a finding, not a crash
+            problems.append(f"{check.__name__.removeprefix('_check_')}: cannot check: {exc}")
+    if recovery.pending_intent(store) is not None:
+        problems.append("an interrupted batch awaits recovery (the next run or add rolls it back)")
+    return problems
+
+
+def _check_scenes(store: Store) -> list[str]:
+    problems = []
+    for name in store.scene_names():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SceneHeaderWarning)
+            scene = read_scene(store.scenes_dir / name)
+        problems += [f"scene {w.message}" for w in caught
+                     if issubclass(w.category, SceneHeaderWarning)]
+        if scene.header is None and not caught:
+            problems.append(f"scene {name} has no header")
+    return problems
+
+
+def _check_index(store: Store) -> list[str]:
+    from .index import SceneIndex
+
+    if not store.index_path.exists():
+        return ["index: missing; run `scenes reindex`"]
+    index = SceneIndex(store.index_path, store.scenes_dir)
+    try:
+        entries = index.entries()
+    finally:
+        index.close()
+    problems = []
+    files = set(store.scene_names())
+    for name in sorted(files - set(entries)):
+        problems.append(f"index: {name} is not indexed; run `scenes reindex`")
+    for name in sorted(set(entries) - files):
+        problems.append(f"index: {name} is indexed but has no file; run `scenes reindex`")
+    for name in sorted(files & set(entries)):
+        digest = hashlib.sha256((store.scenes_dir / name).read_bytes()).hexdigest()
+        if entries[name].checksum != digest:
+            problems.append(f"index: {name} changed since it was indexed; run `scenes reindex`")
+    return problems
+
+
+def _check_state(store: Store) -> list[str]:
+    state = store.load_state()
+    journal = Journal(store.memories_dir).all()
+    problems = []
+    if len(journal) != state.next_seq:
+        problems.append(f"state: journal holds {len(journal)} memories but state says "
+                        f"{state.next_seq}")
+    if [m.seq for m in journal] != list(range(len(journal))):
+        problems.append("state: journal numbers are not 0, 1, 2, ... in order")
+    if state.cursor > state.next_seq:
+        problems.append(f"state: cursor {state.cursor} is past the journal end {state.next_seq}")
+    ids = Counter(m.id for m in journal)
+    problems += [f"state: memory id {i} appears {n} times" for i, n in ids.items() if n > 1]
+    return problems
+
+
+def _check_history(store: Store) -> list[str]:
+    """Every memory the state counts as processed is in exactly one live batch."""
+    state = store.load_state()
+    repo = history.open_repo(store.root)
+    owners: Counter[int] = Counter()
+    for commit in history.live_batches(repo).values():
+        owners.update(expand_seqs(history.trailers(commit.message).get("Memory-Seqs", "")))
+    pending = set(state.requeued) | set(state.forgotten) | set(range(state.cursor, state.next_seq))
+    processed = set(range(state.next_seq)) - pending
+    problems = []
+    lost = sorted(s for s in processed if owners[s] == 0)
+    twice = sorted(s for s, n in owners.items() if n > 1)
+    stray = sorted(s for s in owners if s in pending)
+    if lost:
+        problems.append(f"history: {len(lost)} processed memories belong to no live batch "
+                        f"(first #{lost[0]})")
+    if twice:
+        problems.append(f"history: {len(twice)} memories were processed twice (first #{twice[0]})")
+    if stray:
+        problems.append(f"history: {len(stray)} pending memories are in a live batch "
+                        f"(first #{stray[0]})")
+    last = max(history.live_batches(repo), default=0)
+    if last > state.batch:
+        problems.append(f"history: batch {last} is committed but state counts {state.batch}")
+    return problems

@@ -1,0 +1,57 @@
+"""Store-level operations that combine the pieces: add memories, status, backend choice.
+
+The CLI is a thin layer over these functions, and integrations can call them directly.
+"""
+
+from __future__ import annotations
+
+from . import history, recovery
+from .lock import store_lock
+from .memories import AddReport, Journal, parse_input
+from .store import Store
+
+
+def add_memories(store: Store, data: bytes) -> AddReport:
+    """Validate ``data`` (JSON list or JSONL) whole, append the new memories, commit.
+
+    Raises ``MemoryInputError`` (nothing added) for any bad record. Known ids are skipped and
+    exact-duplicate contents in the input collapse to one (the counts say how many).
+    """
+    memories = parse_input(data)
+    with store_lock(store.lock_path):
+        repo = history.open_repo(store.root)
+        recovery.recover(store, repo)
+        state = store.load_state()
+        journal = Journal(store.memories_dir)
+        segments = {f"memories/{seq // 1000:05d}.jsonl"
+                    for seq in range(state.next_seq, state.next_seq + len(memories) + 1)}
+        recovery.begin(store, sorted(segments) + [".scene-engine/state.json"])
+        fresh, report = journal.append(memories, state.next_seq)
+        if fresh:
+            store.save_state(state.model_copy(update={"next_seq": state.next_seq + len(fresh)}))
+            history.commit(repo, f"add: {len(fresh)} memories\n\nMemories-Added: "
+                                 f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})\n")
+        recovery.end(store)
+    return report
+
+
+def make_backend(name: str, model: str = "", api_base: str = ""):
+    """``offline`` (default) or ``llm`` with a litellm model name; raises ``ValueError``."""
+    if name == "offline" and not model:
+        from .offline import OfflineBackend
+
+        return OfflineBackend()
+    if name in ("llm", "offline"):
+        from .llm_backend import LLMBackend
+
+        return LLMBackend(model=model, api_base=api_base or None)
+    raise ValueError(f"unknown backend {name!r}: use offline or llm")
+
+
+def status(store: Store) -> dict:
+    """``{"pending", "scenes", "batches", "last_batch", "memories", "persona"}`` for the store."""
+    state = store.load_state()
+    return {"pending": state.pending, "scenes": len(store.scene_names()),
+            "batches": state.batch, "last_batch": state.batch or None,
+            "memories": state.next_seq, "persona": store.persona_path.exists(),
+            "root": str(store.root)}

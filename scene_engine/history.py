@@ -1,0 +1,140 @@
+"""Git history of a store, through GitPython: commits, hand edits, log, undo, blame.
+
+Every batch is one commit (the aider habit: each model edit is a commit, so undo is safe).
+The engine commits as its own author; a configured git user becomes the committer, so commits
+work on a machine with no git identity at all (DESIGN.md "History").
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ENGINE_NAME = "scene-engine"
+ENGINE_EMAIL = "scene-engine@localhost"
+
+# What the engine tracks; everything else in the work tree is the user's business.
+TRACKED = ("scenes", "persona.md", "memories", ".scene-engine/config.toml",
+           ".scene-engine/state.json", ".gitignore")
+HAND_EDITABLE = ("scenes", "persona.md")
+
+
+class HistoryError(RuntimeError):
+    """A git operation failed or was refused; the message says why and what to do."""
+
+
+def _git():
+    import git  # GitPython imports in ~0.1 s; keep it off the path of commands that skip git
+
+    return git
+
+
+def open_repo(root: Path):
+    """The ``git.Repo`` at ``root`` (raises ``HistoryError`` if there is none)."""
+    git = _git()
+    try:
+        return git.Repo(root)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+        raise HistoryError(f"{root} is not a git repository") from exc
+
+
+def init_repo(root: Path):
+    """``git init`` at ``root`` with branch ``main``; returns the ``git.Repo``."""
+    return _git().Repo.init(root, initial_branch="main")
+
+
+def _identity_env(repo) -> dict[str, str]:
+    """Author = the engine; committer = the configured user, else the engine too."""
+    reader = repo.config_reader()
+    name = reader.get_value("user", "name", "") or ENGINE_NAME
+    email = reader.get_value("user", "email", "") or ENGINE_EMAIL
+    return {
+        "GIT_AUTHOR_NAME": ENGINE_NAME,
+        "GIT_AUTHOR_EMAIL": ENGINE_EMAIL,
+        "GIT_COMMITTER_NAME": str(name),
+        "GIT_COMMITTER_EMAIL": str(email),
+        # No signing prompt or hook may block a batch commit.
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "commit.gpgsign",
+        "GIT_CONFIG_VALUE_0": "false",
+    }
+
+
+def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bool = False) -> str:
+    """Stage ``paths`` (additions, changes and deletions) and commit them; return the new sha.
+
+    Returns "" when nothing changed and ``allow_empty`` is false. Hooks and signing are
+    skipped: a store's commits are the engine's bookkeeping. Raises ``HistoryError`` if git fails.
+    """
+    git = _git()
+    present = [p for p in paths if (Path(repo.working_tree_dir) / p).exists() or _tracked(repo, p)]
+    env = {**os.environ, **_identity_env(repo)}
+    try:
+        if present:
+            repo.git.add("-A", "--", *present)
+        if not allow_empty and not _staged(repo):
+            return ""
+        repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", message, env=env)
+    except git.GitCommandError as exc:
+        raise HistoryError(f"git commit failed: {exc.stderr.strip() or exc}") from exc
+    return repo.head.commit.hexsha
+
+
+def _tracked(repo, path: str) -> bool:
+    return bool(repo.git.ls_files("--", path))
+
+
+def _staged(repo) -> bool:
+    if not repo.head.is_valid():
+        return bool(repo.git.ls_files())
+    return bool(repo.git.diff("--cached", "--name-only"))
+
+
+def dirty_paths(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> list[str]:
+    """Files under ``paths`` that differ from HEAD (changed, added or deleted), sorted."""
+    out = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *paths)
+    names = []
+    for entry in out.split("\0"):
+        if len(entry) > 3:
+            names.append(entry[3:])
+    return sorted(set(names))
+
+
+# ---------------------------------------------------------------- reading the history
+
+def trailers(message: str) -> dict[str, str]:
+    """The ``Key: value`` trailer lines of a commit message's last paragraph."""
+    last = message.strip().split("\n\n")[-1]
+    found = {}
+    for line in last.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and " " not in key:
+            found[key] = value.strip()
+    return found
+
+
+def engine_commits(repo) -> list:
+    """Every commit on the current branch, oldest first (empty for a repo with no commit)."""
+    if not repo.head.is_valid():
+        return []
+    return list(reversed(list(repo.iter_commits())))
+
+
+def live_batches(repo) -> dict[int, object]:
+    """Batch number -> its commit, for batches that are in effect (made and not undone).
+
+    An undo commit carries ``Undo-Batch: N`` and a redo ``Redo-Batch: N``; the last of those
+    decides whether batch N is live.
+    """
+    live: dict[int, object] = {}
+    made: dict[int, object] = {}
+    for c in engine_commits(repo):
+        found = trailers(c.message)
+        if "Batch" in found and "Undo-Batch" not in found:
+            made[int(found["Batch"])] = c
+            live[int(found["Batch"])] = c
+        elif "Undo-Batch" in found:
+            live.pop(int(found["Undo-Batch"]), None)
+        elif "Redo-Batch" in found and int(found["Redo-Batch"]) in made:
+            live[int(found["Redo-Batch"])] = made[int(found["Redo-Batch"])]
+    return live

@@ -1,0 +1,69 @@
+"""The model backend: a litellm model works on the scenes through the sandbox's tools.
+
+The loop itself is ``llm.run_tool_loop``; this module adds the batch-level policy: a model that
+runs out of budget fails the batch (nothing is written), and a change set that breaks the scene
+rules goes back to the model with the problems listed, at most ``repair_rounds`` times.
+"""
+
+from __future__ import annotations
+
+from .llm import Budget, complete_text, run_tool_loop
+from .prompt import fill, repair_message
+
+
+class ModelRunError(RuntimeError):
+    """The model stopped at a budget instead of finishing; nothing is written."""
+
+
+class LLMBackend:
+    """Backend protocol (``name``, ``run(job)``, ``persona(prompt_values)``) over litellm.
+
+    ``model``: any litellm model name (``openai/<name>`` for an OpenAI-compatible server at
+    ``api_base``); keys come from the environment, where litellm reads them.
+    """
+
+    def __init__(self, model: str, api_base: str | None = None, api_key: str | None = None,
+                 budget: Budget | None = None, repair_rounds: int = 2):
+        if not model:
+            raise ValueError("the llm backend needs --model (any litellm model name)")
+        self.name = model
+        self.model = model
+        self.api_base = api_base or None
+        self.api_key = api_key
+        self.budget = budget or Budget()
+        self.repair_rounds = repair_rounds
+
+    def _loop(self, job, messages):
+        result = run_tool_loop(messages, job.box.tool_specs(), job.box.execute, model=self.model,
+                               api_base=self.api_base, api_key=self.api_key, budget=self.budget)
+        if result.stopped != "done":
+            raise ModelRunError(f"the model stopped at its {result.stopped} budget after "
+                                f"{result.steps} calls without finishing")
+        return result
+
+    def run(self, job):
+        """Run the tool loop, then up to ``repair_rounds`` repair rounds; a ``BackendResult``."""
+        from .batch import BackendResult
+
+        result = self._loop(job, job.messages)
+        usage = [result]
+        for _ in range(self.repair_rounds):
+            problems = job.validate()
+            if not problems:
+                break
+            result = self._loop(job, result.messages + [repair_message(job.language, problems)])
+            usage.append(result)
+        costs = [r.cost for r in usage]
+        return BackendResult(
+            final_text=result.final_text.strip(), steps=sum(r.steps for r in usage),
+            prompt_tokens=sum(r.prompt_tokens for r in usage),
+            completion_tokens=sum(r.completion_tokens for r in usage),
+            cost=None if None in costs else sum(costs))
+
+    def persona(self, language: str, scenes: str, max_chars: int) -> tuple[str, int]:
+        """A persona text from the scene digest; returns (text, tokens used)."""
+        prompt = fill(f"persona_{language}", scenes=scenes, max_chars=max_chars)
+        text, usage = complete_text([{"role": "user", "content": prompt}], model=self.model,
+                                    api_base=self.api_base, api_key=self.api_key,
+                                    budget=self.budget)
+        return text, usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)

@@ -1,0 +1,303 @@
+"""L1 memories: all-or-nothing input validation and the append-only journal.
+
+The journal lives in ``memories/`` as JSONL segments of ``SEGMENT`` records each
+(``00000.jsonl`` holds numbers 0-999, ...). A memory's number (``seq``) fixes its segment and
+line, so taking the next batch reads one or two segments: its cost follows the batch, not the
+history. Segments are rewritten whole by temp file + rename, so a crash never leaves half a line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .fsutil import atomic_write_text
+
+SEGMENT = 1000
+MAX_CONTENT_CHARS = 10_000
+MAX_ID_CHARS = 200
+FIELDS = {"id", "content", "created_at", "role", "type", "scope", "metadata"}
+
+
+class MemoryInputError(ValueError):
+    """The input was refused whole. ``problems`` is a list of ``(line, message)``."""
+
+    def __init__(self, problems: list[tuple[int, str]]):
+        self.problems = problems
+        shown = "\n".join(f"  line {line}: {msg}" for line, msg in problems[:50])
+        more = f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else ""
+        super().__init__(f"input refused, nothing added ({len(problems)} problem(s)):\n"
+                         f"{shown}{more}")
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One L1 memory. ``created_at`` is timezone-aware; ``seq`` is its journal number."""
+
+    id: str
+    content: str
+    created_at: datetime
+    seq: int = -1
+    role: str | None = None
+    type: str | None = None
+    scope: str | None = None
+    metadata: dict | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        """The JSON object stored in the journal (absent optional fields left out)."""
+        record = {"seq": self.seq, "id": self.id, "content": self.content,
+                  "created_at": self.created_at.isoformat()}
+        for key in ("role", "type", "scope", "metadata"):
+            if getattr(self, key) is not None:
+                record[key] = getattr(self, key)
+        return record
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Memory:
+        """Inverse of ``to_record``."""
+        return cls(id=record["id"], content=record["content"],
+                   created_at=datetime.fromisoformat(record["created_at"]), seq=record["seq"],
+                   role=record.get("role"), type=record.get("type"), scope=record.get("scope"),
+                   metadata=record.get("metadata"))
+
+
+# ---------------------------------------------------------------- input parsing
+
+def parse_input(data: bytes, now: datetime | None = None) -> list[Memory]:
+    """Parse a JSON list or JSONL of memory objects; validate every record first.
+
+    Returns the memories (``seq`` unset) in input order. Raises ``MemoryInputError`` with the
+    line number of every bad record (not an object, missing/empty/over-long content, bad
+    date, wrong types, unknown fields, invalid UTF-8, invalid JSON); then nothing is added.
+    """
+    now = now or datetime.now(UTC)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise MemoryInputError([(line, f"invalid UTF-8 at byte {exc.start}")]) from exc
+    text = text.removeprefix("\ufeff")
+    items = _split_records(text)
+    problems: list[tuple[int, str]] = []
+    memories = []
+    for line, value in items:
+        try:
+            memories.append(_validate(value, now))
+        except ValueError as exc:
+            problems.append((line, str(exc)))
+    if problems:
+        raise MemoryInputError(problems)
+    return memories
+
+
+def _split_records(text: str) -> list[tuple[int, Any]]:
+    """(line, decoded value) for each record of a JSON list or of JSONL."""
+    stripped = text.lstrip()
+    if not stripped:
+        raise MemoryInputError([(1, "input is empty: give a JSON list or JSONL of memories")])
+    if stripped.startswith("["):
+        return _split_json_list(text)
+    records, problems = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            problems.append((number, f"not valid JSON: {exc.msg} (column {exc.colno})"))
+    if problems:
+        raise MemoryInputError(problems)
+    return records
+
+
+def _split_json_list(text: str) -> list[tuple[int, Any]]:
+    """Decode a JSON list element by element so each record keeps its line number."""
+    decoder = json.JSONDecoder()
+    pos = text.index("[") + 1
+    records = []
+
+    def line_at(index: int) -> int:
+        return text.count("\n", 0, index) + 1
+
+    while True:
+        pos = _skip_ws(text, pos)
+        if pos >= len(text):
+            raise MemoryInputError([(line_at(pos), "JSON list is not closed with ]")])
+        if text[pos] == "]":
+            break
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise MemoryInputError([(exc.lineno, f"not valid JSON: {exc.msg}")]) from exc
+        records.append((line_at(pos), value))
+        pos = _skip_ws(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos += 1
+        elif pos < len(text) and text[pos] != "]":
+            raise MemoryInputError([(line_at(pos), "expected , or ] between records")])
+    if text[pos + 1:].strip():
+        raise MemoryInputError([(line_at(pos + 1), "text after the closing ]")])
+    return records
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _validate(value: Any, now: datetime) -> Memory:
+    """One record -> Memory, or ``ValueError`` saying what is wrong with it."""
+    if not isinstance(value, dict):
+        raise ValueError(f"a memory must be a JSON object, got {type(value).__name__}")
+    unknown = sorted(set(value) - FIELDS)
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(unknown)}; allowed: "
+                         f"{', '.join(sorted(FIELDS))}")
+    content = value.get("content")
+    if not isinstance(content, str):
+        raise ValueError("`content` is required and must be text")
+    content = content.strip()
+    if not content:
+        raise ValueError("`content` is empty")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise ValueError(f"`content` has {len(content)} characters; at most {MAX_CONTENT_CHARS}")
+    if "\x00" in content:
+        raise ValueError("`content` contains a NUL character")
+    created = _parse_time(value.get("created_at"), now)
+    for key in ("role", "type", "scope"):
+        if value.get(key) is not None and not isinstance(value[key], str):
+            raise ValueError(f"`{key}` must be text")
+    if value.get("metadata") is not None and not isinstance(value["metadata"], dict):
+        raise ValueError("`metadata` must be an object")
+    mem_id = value.get("id")
+    if mem_id is None:
+        digest = hashlib.sha256(f"{content}\x00{created.isoformat()}".encode()).hexdigest()
+        mem_id = f"m-{digest[:16]}"
+    elif not isinstance(mem_id, str) or not mem_id.strip():
+        raise ValueError("`id` must be non-empty text")
+    elif len(mem_id) > MAX_ID_CHARS or re.search(r"[\x00-\x1f\x7f]", mem_id):
+        raise ValueError(f"`id` must be at most {MAX_ID_CHARS} printable characters")
+    return Memory(id=mem_id, content=content, created_at=created, role=value.get("role"),
+                  type=value.get("type"), scope=value.get("scope"),
+                  metadata=value.get("metadata"))
+
+
+def _parse_time(value: Any, now: datetime) -> datetime:
+    """ISO-8601 text or epoch seconds -> aware datetime (naive values are taken as UTC)."""
+    if value is None:
+        return now
+    if isinstance(value, bool):
+        raise ValueError("`created_at` must be ISO-8601 text or epoch seconds, not a boolean")
+    if isinstance(value, int | float):
+        try:
+            return datetime.fromtimestamp(value, UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise ValueError(f"`created_at` {value} is out of range") from exc
+    if not isinstance(value, str):
+        raise ValueError("`created_at` must be ISO-8601 text or epoch seconds")
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"`created_at` {value!r} is not an ISO-8601 date") from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+# ---------------------------------------------------------------- journal
+
+@dataclass(frozen=True)
+class AddReport:
+    """What ``Journal.append`` did: ``added`` new memories, ``known`` ids skipped,
+    ``duplicates`` repeated contents collapsed within the input."""
+
+    added: int
+    known: int
+    duplicates: int
+
+
+class Journal:
+    """The append-only journal under ``memories/`` (see the module docstring)."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+
+    def _segment(self, number: int) -> Path:
+        return self.folder / f"{number:05d}.jsonl"
+
+    def _read_segment(self, number: int) -> list[str]:
+        path = self._segment(number)
+        if not path.exists():
+            return []
+        return [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+
+    def known_ids(self) -> set[str]:
+        """Every id in the journal (reads it all: used by ``add``, not by batches)."""
+        ids = set()
+        for path in sorted(self.folder.glob("*.jsonl")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    ids.add(json.loads(line)["id"])
+        return ids
+
+    def append(self, memories: list[Memory], next_seq: int) -> tuple[list[Memory], AddReport]:
+        """Number and append the new ones among ``memories`` starting at ``next_seq``.
+
+        Returns the appended memories (with ``seq``) and the counts. Each touched segment is
+        rewritten atomically.
+        """
+        known = self.known_ids()
+        seen_contents: set[str] = set()
+        fresh, skipped, dupes = [], 0, 0
+        for memory in memories:
+            if memory.id in known:
+                skipped += 1
+                continue
+            if memory.content in seen_contents:
+                dupes += 1
+                continue
+            known.add(memory.id)
+            seen_contents.add(memory.content)
+            fresh.append(_with_seq(memory, next_seq + len(fresh)))
+        by_segment: dict[int, list[str]] = {}
+        for memory in fresh:
+            line = json.dumps(memory.to_record(), ensure_ascii=False)
+            by_segment.setdefault(memory.seq // SEGMENT, []).append(line)
+        for number, lines in by_segment.items():
+            existing = self._read_segment(number)
+            atomic_write_text(self._segment(number), "\n".join(existing + lines) + "\n")
+        return fresh, AddReport(added=len(fresh), known=skipped, duplicates=dupes)
+
+    def read(self, seqs: list[int]) -> list[Memory]:
+        """The memories with these numbers, in the order given; reads only their segments."""
+        cache: dict[int, list[str]] = {}
+        result = []
+        for seq in seqs:
+            number = seq // SEGMENT
+            if number not in cache:
+                cache[number] = self._read_segment(number)
+            lines = cache[number]
+            offset = seq - number * SEGMENT
+            if offset >= len(lines):
+                raise KeyError(f"memory #{seq} is not in the journal")
+            result.append(Memory.from_record(json.loads(lines[offset])))
+        return result
+
+    def all(self) -> list[Memory]:
+        """Every memory, in journal order."""
+        result = []
+        for path in sorted(self.folder.glob("*.jsonl")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    result.append(Memory.from_record(json.loads(line)))
+        return result
+
+
+def _with_seq(memory: Memory, seq: int) -> Memory:
+    from dataclasses import replace
+
+    return replace(memory, seq=seq)

@@ -1,0 +1,244 @@
+"""The offline backend: deterministic, no network, and held to the same rules as a model.
+
+For each memory it finds the most similar scene (``text.Vectorizer``: words and CJK bigrams),
+adds the memory as a dated line to that scene's timeline, creates a scene only when nothing is
+similar enough and the rules allow, and merges the two most similar scenes when the count is at
+the cap. It works only through the sandbox's tools with JSON arguments, like a model would, so
+the policy hooks judge it exactly as they judge a model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from .memories import Memory
+from .rules import is_report_like
+from .scene import parse_scene, render_scene
+from .text import Vectorizer, is_cjk_text, keywords
+
+TIMELINE = "Timeline"
+SIMILAR_ENOUGH = 0.12   # cosine below this opens a new scene (when the rules allow one)
+_LINE = re.compile(r"^- (\d{4}-\d{2}-\d{2}): (.*)$")
+
+
+class OfflineError(RuntimeError):
+    """The sandbox refused one of the offline backend's own calls (a bug, never expected)."""
+
+
+@dataclass
+class Draft:
+    """A scene while the batch works on it: header extras, free text and dated timeline."""
+
+    name: str
+    meta: dict
+    head: str                     # body text before the timeline section (kept as written)
+    lines: list[tuple[str, str]]  # (date, text), oldest first
+    tail: str = ""                # sections after the timeline (kept as written)
+    merged_from: list[str] = field(default_factory=list)
+    changed: bool = False
+
+    def text_for_similarity(self) -> str:
+        return " ".join([self.name.replace("-", " "), str(self.meta.get("summary", "")),
+                         self.head, " ".join(t for _, t in self.lines), self.tail])
+
+
+def parse_draft(name: str, text: str) -> Draft:
+    """Split a scene into the parts the offline backend edits (see ``Draft``)."""
+    scene = parse_scene(text, name=name)
+    body = scene.body
+    match = re.search(rf"^## {TIMELINE}\s*$", body, flags=re.M)
+    if not match:
+        return Draft(name, dict(scene.meta), body.rstrip(), [])
+    head, rest = body[: match.start()].rstrip(), body[match.end():]
+    nxt = re.search(r"^## ", rest, flags=re.M)
+    section, tail = (rest[: nxt.start()], rest[nxt.start():]) if nxt else (rest, "")
+    lines = []
+    for raw in section.splitlines():
+        found = _LINE.match(raw.strip())
+        if found:
+            lines.append((found.group(1), found.group(2)))
+        elif raw.strip() and lines:       # a wrapped or hand-added line joins the entry above
+            lines[-1] = (lines[-1][0], f"{lines[-1][1]} {raw.strip()}")
+    return Draft(name, dict(scene.meta), head, lines, tail.strip())
+
+
+def render_draft(draft: Draft, max_chars: int, style: str) -> str:
+    """Scene text with a fresh summary, trimmed oldest-first to at most ``max_chars`` body chars."""
+    lines = _grouped(draft.lines)
+    while True:
+        body = _body(draft, lines)
+        if len(body.strip()) <= max_chars or not lines:
+            break
+        lines = lines[1:]              # oldest detail goes first
+    if len(body.strip()) > max_chars:  # the hand-written part alone is too long: cut at a sentence
+        body = _cut(body.strip(), max_chars)
+    draft.lines = [(d, t) for d, t in draft.lines if any(d == g[0] for g in lines)] or draft.lines
+    meta = dict(draft.meta)
+    meta["summary"] = _summary(draft)
+    if draft.merged_from:
+        meta["merged_from"] = sorted(set(draft.merged_from))
+    from .scene import Scene
+
+    return render_scene(Scene(name=draft.name, meta=meta, body=body, header="yaml"), style=style)
+
+
+def _grouped(lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """One line per date, facts of the same day joined, oldest first (saves characters)."""
+    days: dict[str, list[str]] = {}
+    for day, text in sorted(lines, key=lambda item: item[0]):
+        days.setdefault(day, [])
+        if text not in days[day]:
+            days[day].append(text)
+    return [(day, " ".join(_sentence(t) for t in texts)) for day, texts in days.items()]
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith((".", "!", "?", "。", "！", "？")) else text + "."
+
+
+def _body(draft: Draft, lines: list[tuple[str, str]]) -> str:
+    parts = [draft.head] if draft.head else []
+    parts.append(f"## {TIMELINE}\n" + "\n".join(f"- {d}: {t}" for d, t in lines))
+    if draft.tail:
+        parts.append(draft.tail)
+    return "\n\n".join(parts) + "\n"
+
+
+def _cut(text: str, max_chars: int) -> str:
+    cut = text[:max_chars]
+    end = max(cut.rfind(". "), cut.rfind("。"), cut.rfind("\n"))
+    return (cut[: end + 1] if end > max_chars // 2 else cut).rstrip() + "\n"
+
+
+def _summary(draft: Draft) -> str:
+    facts = [t for _, t in draft.lines]
+    topic = ", ".join(keywords(facts or [draft.head], k=4)) or draft.name.removesuffix(".md")
+    span = f"{draft.lines[0][0]} to {draft.lines[-1][0]}" if draft.lines else "undated"
+    latest = facts[-1] if facts else draft.head[:160]
+    latest = latest if len(latest) <= 160 else latest[:157] + "..."
+    if is_cjk_text(" ".join(facts)):
+        return f"关于{topic}的记录（{span}）。最近：{latest}"
+    return f"About {topic} ({span}). Latest: {latest}"
+
+
+def scene_name(memory_texts: list[str], taken: set[str]) -> str:
+    """A file name from the memories' keywords, unique (case-insensitive) among ``taken``."""
+    words = [re.sub(r"[^\w\u3400-\u9fff-]", "", w) for w in keywords(memory_texts, k=3)]
+    stem = "-".join(w for w in words if w)[:60] or "notes"
+    if is_report_like(stem):
+        stem = f"about-{stem}"
+    folded = {t.casefold() for t in taken}
+    name, n = f"{stem}.md", 2
+    while name.casefold() in folded:
+        name, n = f"{stem}-{n}.md", n + 1
+    return name
+
+
+class OfflineBackend:
+    """Backend protocol: ``run(job) -> BackendResult``; ``name`` goes in commit trailers."""
+
+    name = "offline"
+
+    def run(self, job):
+        from .batch import BackendResult
+
+        worker = _OfflineWorker(job)
+        worker.fold(job.memories)
+        worker.flush()
+        changed = sorted(d.name for d in worker.drafts.values() if d.changed)
+        summary = (f"Folded {len(job.memories)} memories into {len(changed)} scene(s): "
+                   f"{', '.join(changed)}.")
+        return BackendResult(final_text=summary, steps=len(job.box.calls))
+
+
+class _OfflineWorker:
+    def __init__(self, job):
+        self.job = job
+        self.box = job.box
+        self.limit = job.context.max_scenes - 1
+        self.drafts: dict[str, Draft] = {}
+        self.texts = dict(job.scene_texts)   # name -> current text (not yet read through the box)
+        self.deleted: list[str] = []
+        self.created: str | None = None
+        self.vectors = Vectorizer()
+
+    # -- sandbox calls, exactly as a model would make them
+    def _call(self, tool: str, **arguments) -> str:
+        result = self.box.execute(tool, json.dumps(arguments, ensure_ascii=False))
+        if result.startswith("Error"):
+            raise OfflineError(f"{tool}({arguments.get('path')}) refused: {result}")
+        return result
+
+    def _draft(self, name: str) -> Draft:
+        if name not in self.drafts:
+            self.drafts[name] = parse_draft(name, self._call("read_file", path=name))
+        return self.drafts[name]
+
+    def _live(self) -> list[str]:
+        names = [n for n in self.texts if n not in self.deleted]
+        return names + ([self.created] if self.created and self.created not in names else [])
+
+    def _doc(self, name: str) -> str:
+        if name in self.drafts:
+            return self.drafts[name].text_for_similarity()
+        return self.texts.get(name, "")
+
+    def _ranked(self, text: str) -> list[tuple[float, str]]:
+        self.vectors.fit([self._doc(n) for n in self._live()] + [text])
+        query = self.vectors.vector(text)
+        scored = [(self.vectors.similarity(query, self.vectors.vector(self._doc(n))), n)
+                  for n in self._live()]
+        return sorted(scored, key=lambda item: (-item[0], item[1]))
+
+    # -- folding
+    def fold(self, memories: list[Memory]) -> None:
+        for memory in memories:
+            ranked = self._ranked(memory.content)
+            target = ranked[0][1] if ranked else None
+            if (not ranked or ranked[0][0] < SIMILAR_ENOUGH) and self.created is None:
+                target = self._create(memory, ranked)
+            self._draft(target).lines.append((memory.created_at.date().isoformat(),
+                                              memory.content))
+            self._draft(target).changed = True
+
+    def _create(self, memory: Memory, ranked: list[tuple[float, str]]) -> str:
+        for _, name in ranked[:2]:     # the rules want two existing scenes read first
+            self._draft(name)
+        if len(self._live()) >= self.limit:
+            self._merge_closest()
+        name = scene_name([memory.content], set(self._live()) | set(self.deleted))
+        self.created = name
+        self.drafts[name] = Draft(name, {}, "", [], changed=True)
+        return name
+
+    def _merge_closest(self) -> None:
+        """Fold the scene most similar to another into it and delete it (frees one place)."""
+        live = [n for n in self._live() if n != self.created]
+        self.vectors.fit(self._doc(n) for n in live)
+        vecs = {n: self.vectors.vector(self._doc(n)) for n in live}
+        pairs = sorted(((self.vectors.similarity(vecs[a], vecs[b]), a, b)
+                        for i, a in enumerate(live) for b in live[i + 1:]),
+                       key=lambda item: (-item[0], item[1], item[2]))
+        _, keep, drop = pairs[0]
+        kept, dropped = self._draft(keep), self._draft(drop)
+        kept.lines += dropped.lines
+        kept.head = "\n\n".join(p for p in (kept.head, dropped.head) if p)
+        kept.merged_from.append(drop)
+        kept.changed = True
+        dropped.changed = False
+        self._call("write_to_file", path=drop, content="[DELETED]")
+        self.deleted.append(drop)
+
+    def flush(self) -> None:
+        """Write every changed draft through the sandbox (creation last: reads come first)."""
+        style = self.job.config.meta_style
+        order = sorted((d for d in self.drafts.values() if d.changed),
+                       key=lambda d: (d.name == self.created, d.name))
+        for draft in order:
+            if draft.name in self.deleted:
+                continue
+            text = render_draft(draft, self.job.context.max_scene_chars, style)
+            self._call("write_to_file", path=draft.name, content=text)

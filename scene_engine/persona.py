@@ -1,0 +1,95 @@
+"""The persona (L3): a short portrait distilled from the scenes, in ``persona.md``.
+
+Regenerated (DESIGN.md "A batch", step 8) when the model asks for it in its final text, when
+scenes exist and no persona does, and every ``persona_every`` memories; ``scenes persona
+--force`` on demand. Each regeneration is its own commit, so undo can restore the previous one.
+"""
+
+from __future__ import annotations
+
+from . import history, recovery
+from .fsutil import atomic_write_text
+from .lock import store_lock
+from .rules import parse_checked
+from .store import Store
+from .text import is_cjk_text
+
+MAX_PERSONA_CHARS = 2000
+
+
+def persona_reason(store: Store, requested: bool) -> str | None:
+    """Why the persona should be regenerated now, or None."""
+    if requested:
+        return "the model asked for it"
+    names = store.scene_names()
+    if names and not store.persona_path.exists():
+        return "scenes exist and there is no persona yet"
+    if names and store.load_state().since_persona >= store.config.persona_every:
+        return f"{store.config.persona_every} memories since the last persona"
+    return None
+
+
+def scene_digest(store: Store, excerpt: int = 300) -> tuple[str, list[tuple[str, int, str]]]:
+    """(digest text for a model, [(name, heat, summary)]) of every scene, hottest first."""
+    rows = []
+    for name in store.scene_names():
+        text = (store.scenes_dir / name).read_text(encoding="utf-8", errors="replace")
+        scene, _ = parse_checked(name, text)
+        heat = int(scene.meta.get("heat") or 0) if scene else 0
+        summary = str(scene.meta.get("summary") or "") if scene else ""
+        body = (scene.body if scene else text).strip()
+        rows.append((name, heat, summary, body[:excerpt]))
+    rows.sort(key=lambda r: (-r[1], r[0]))
+    digest = "\n\n".join(f"### {n} (heat {h})\n{s}\n{b}" for n, h, s, b in rows)
+    return digest, [(n, h, s) for n, h, s, _ in rows]
+
+
+def offline_persona(rows: list[tuple[str, int, str]]) -> str:
+    """An extractive persona: the hottest scenes' summaries, one line each."""
+    zh = is_cjk_text(" ".join(s for _, _, s in rows))
+    lines = ["# 人物画像" if zh else "# Persona", "",
+             "主要生活领域（按热度）：" if zh else "Main areas of life, hottest first:", ""]
+    for name, heat, summary in rows:
+        lines.append(f"- **{name.removesuffix('.md')}** (heat {heat}): {summary}")
+    return "\n".join(lines) + "\n"
+
+
+def clip(text: str, limit: int = MAX_PERSONA_CHARS) -> str:
+    """``text`` cut to ``limit`` characters at a line or sentence end."""
+    text = text.strip() + "\n"
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = max(cut.rfind("\n"), cut.rfind(". "), cut.rfind("。"))
+    return (cut[: end + 1] if end > limit // 2 else cut).rstrip() + "\n"
+
+
+def regenerate(store: Store, backend, reason: str) -> str:
+    """Write ``persona.md`` from the scenes and commit it; return the commit sha ("" if none).
+
+    ``backend`` may offer ``persona(language, digest, max_chars) -> (text, tokens)``; the
+    offline backend doesn't, and the extractive persona is used. Takes the store lock.
+    """
+    with store_lock(store.lock_path):
+        repo = history.open_repo(store.root)
+        recovery.recover(store, repo)
+        digest, rows = scene_digest(store)
+        if not rows:
+            return ""
+        tokens = 0
+        if hasattr(backend, "persona"):
+            language = store.config.language
+            if language == "auto":
+                language = "zh" if is_cjk_text(digest) else "en"
+            text, tokens = backend.persona(language, digest, MAX_PERSONA_CHARS)
+        else:
+            text = offline_persona(rows)
+        state = store.load_state().model_copy(update={"since_persona": 0})
+        recovery.begin(store, ["persona.md", str(store.state_path.relative_to(store.root))])
+        atomic_write_text(store.persona_path, clip(text))
+        store.save_state(state)
+        sha = history.commit(repo, f"persona: regenerated from {len(rows)} scenes\n\n"
+                                   f"Reason: {reason}.\n\nPersona: yes\nBackend: {backend.name}\n"
+                                   f"Tokens: {tokens}\n")
+        recovery.end(store)
+        return sha

@@ -1,0 +1,85 @@
+"""Prompt building from the plain-text templates in ``prompts/`` (Chinese and English).
+
+Templates use ``$name`` placeholders (string.Template), so braces in scene text never break them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from string import Template
+
+from .memories import Memory
+from .text import is_cjk_text
+
+
+@cache
+def template(name: str) -> str:
+    """The text of ``prompts/<name>.md``; raises ``FileNotFoundError`` if absent."""
+    return files("prompts").joinpath(f"{name}.md").read_text(encoding="utf-8")
+
+
+def fill(name: str, **values) -> str:
+    """``template(name)`` with ``$placeholders`` filled; missing ones raise ``KeyError``."""
+    return Template(template(name)).substitute(**{k: str(v) for k, v in values.items()})
+
+
+def choose_language(setting: str, memories: list[Memory]) -> str:
+    """"en" or "zh": the configured language, or by the memories' script when "auto"."""
+    if setting in ("en", "zh"):
+        return setting
+    return "zh" if is_cjk_text(" ".join(m.content for m in memories)) else "en"
+
+
+def tier(language: str, count: int, limit: int) -> str:
+    """The tier message for ``count`` scenes of at most ``limit`` (prompts/tiers_*.md)."""
+    lines = dict(line.split(": ", 1) for line in template(f"tiers_{language}").splitlines()
+                 if ": " in line)
+    if count == 0:
+        return lines["empty"]
+    if count >= limit:
+        return lines["cap"]
+    return lines["high"] if count >= limit - 3 else lines["low"]
+
+
+@dataclass(frozen=True)
+class SceneInfo:
+    """One line of the scene list: name, heat, updated (ISO text), summary."""
+
+    name: str
+    heat: int
+    updated: str
+    summary: str
+
+
+def format_memory(memory: Memory) -> str:
+    """``- [2023-05-08] (id) content`` — dated so the model can make dates absolute."""
+    return f"- [{memory.created_at.date().isoformat()}] ({memory.id}) {memory.content}"
+
+
+def batch_messages(*, language: str, batch: int, memories: list[Memory], scenes: list[SceneInfo],
+                   limit: int, max_scene_chars: int, related: dict[str, str]) -> list[dict]:
+    """The system and user messages for one batch.
+
+    ``scenes``: every existing scene; ``related``: name -> full text of the few scenes most
+    related to the batch; ``limit``: scene files allowed (``max_scenes - 1``).
+    """
+    scene_list = "\n".join(
+        f"- {s.name} (heat {s.heat}, updated {s.updated}): {s.summary}" for s in scenes
+    ) or "(none)"
+    related_text = "\n\n".join(f"### {name}\n{text}" for name, text in related.items()) or "(none)"
+    user = fill(
+        f"batch_{language}", count=len(scenes), limit=limit, tier=tier(language, len(scenes), limit),
+        scene_list=scene_list, readable=", ".join(s.name for s in scenes) or "(none)",
+        template=template(f"template_{language}"), related=related_text, batch=batch,
+        memories="\n".join(format_memory(m) for m in memories),
+    )
+    system = fill(f"system_{language}", max_scene_chars=max_scene_chars)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def repair_message(language: str, problems: list[str]) -> dict:
+    """The user message of a repair round, listing what is still wrong."""
+    return {"role": "user",
+            "content": fill(f"repair_{language}", problems="\n".join(f"- {p}" for p in problems))}

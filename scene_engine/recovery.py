@@ -1,0 +1,94 @@
+"""Crash safety: a write-ahead marker around every multi-file write of the engine.
+
+Before a batch (or an ``add``) writes anything it records, in ``.scene-engine/run/intent.json``,
+the HEAD commit and the paths it is about to change. The marker is removed after the commit. If
+a process dies in between, the next command under the lock finds the marker: if HEAD has not
+moved, the listed paths are put back as HEAD has them (files the batch created are removed); if
+the commit landed, only the marker goes. Paths not listed — hand edits that predate the batch —
+are never touched. So a crash at any instant leaves the store as it was before the batch or
+after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+from . import history
+from .fsutil import atomic_write_text
+
+
+def _marker(store) -> Path:
+    return store.meta_dir / "run" / "intent.json"
+
+
+def begin(store, paths: list[str]) -> None:
+    """Record the intent to change ``paths`` (relative to the store root) before writing."""
+    repo = history.open_repo(store.root)
+    head = repo.head.commit.hexsha if repo.head.is_valid() else ""
+    marker = _marker(store)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(marker, json.dumps({"head": head, "paths": sorted(set(paths)),
+                                          "pid": os.getpid()}))
+
+
+def end(store) -> None:
+    """The change is committed: drop the marker."""
+    with contextlib.suppress(FileNotFoundError):
+        _marker(store).unlink()
+
+
+def pending_intent(store) -> dict | None:
+    """The marker of an interrupted change, or None."""
+    try:
+        return json.loads(_marker(store).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return {"head": None, "paths": []}   # torn marker: nothing was written after it
+
+
+def recover(store, repo) -> list[str]:
+    """Undo an interrupted change (see module docstring); return the paths restored.
+
+    Call it with the store lock held. Also clears a stale ``.git/index.lock`` left by a git
+    process killed mid-commit (no other engine process can be in git while we hold the lock)
+    and the sandbox's orphan temp files.
+    """
+    stale = Path(repo.git_dir) / "index.lock"
+    with contextlib.suppress(FileNotFoundError):
+        stale.unlink()
+    intent = pending_intent(store)
+    if intent is None:
+        return []
+    restored = []
+    head = repo.head.commit.hexsha if repo.head.is_valid() else ""
+    if intent.get("head") == head:
+        for path in intent.get("paths", []):
+            _restore(repo, store.root, path)
+            restored.append(path)
+    _remove_temp_files(store.scenes_dir)
+    end(store)
+    return restored
+
+
+def _restore(repo, root: Path, path: str) -> None:
+    """Put ``path`` back as HEAD has it: checkout if tracked, unlink if new."""
+    if repo.git.ls_tree("HEAD", "--", path):
+        repo.git.checkout("HEAD", "--", path)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            (root / path).unlink()
+        with contextlib.suppress(Exception):
+            repo.git.rm("--cached", "--quiet", "--ignore-unmatch", "--", path)
+
+
+def _remove_temp_files(folder: Path) -> None:
+    """The sandbox writes hidden ``.*.tmp`` files before renaming; a crash can orphan them."""
+    if folder.is_dir():
+        for entry in folder.iterdir():
+            if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    entry.unlink()
