@@ -7,8 +7,8 @@ import re
 DELETE_MARKER = "[DELETED]"
 """Whole-file content (after trimming) that stages removal of a file (DESIGN.md soft delete)."""
 
-# Any lone bracketed upper-case word; models invent [ARCHIVE], [CONSOLIDATED], ... meaning delete.
-_MARKER_RE = re.compile(r"\[[A-Z][A-Z0-9_ -]*\]")
+# A lone bracketed word, any case: models invent [ARCHIVE], [CONSOLIDATED], [deleted] to delete.
+_MARKER_RE = re.compile(r"\[[A-Z][A-Z0-9_ -]*\]", re.IGNORECASE)
 
 
 class ContentProblem(Exception):

@@ -216,12 +216,12 @@ class Sandbox:
     def _read_file(self, args: dict) -> str:
         check_fields(args, "read_file", ("path",))
         name, key = self._resolve(args["path"])
-        if not self._may_read(key):
+        current = self._view(name, key)
+        if current is not None and not self._may_read(key):
             raise _Refusal(
                 f"{name} is not available to read in this session. "
                 f"Files you may read: {self._listing_hint()}."
             )
-        current = self._view(name, key)
         if current is DELETED:
             raise _Refusal(
                 f"{name} is marked as deleted in this session. To keep it, write its full "
@@ -262,9 +262,12 @@ class Sandbox:
         new_text: str = args["new"]
         if not old_text:
             raise _Refusal("'old' is empty. Copy the exact text to replace from the file.")
-        if not self._may_read(key):
-            raise _Refusal(f"{name} is not available in this session. Files: {self._listing_hint()}.")
         current = self._view(name, key)
+        if current is not None and not self._may_read(key):
+            raise _Refusal(
+                f"{name} is not available in this session; only files you may read can be "
+                f"edited piecewise. Files you may read: {self._listing_hint()}."
+            )
         if current is DELETED:
             raise _Refusal(f"{name} is marked as deleted. Use write_to_file to write it anew.")
         if current is None:
