@@ -1,0 +1,216 @@
+"""Scene file model: a META header (YAML front matter or the older block form) plus a body.
+
+DESIGN.md "Scene file": the canonical form is YAML front matter between ``---`` lines; the reader
+also accepts the block form between ``-----META-START-----`` and ``-----META-END-----``. Keys the
+engine knows (``created``, ``updated``, ``summary``, ``heat``) are typed and come first; unknown
+keys are kept in their original order. A header that cannot be read leaves the whole text as body,
+warns with file and line, and is never rewritten (``render_scene`` refuses such a scene).
+
+python-frontmatter's own ``loads`` strips the body and reports no line numbers, so the split is
+done here; the YAML work uses python-frontmatter's choice of the (C-accelerated when available)
+safe PyYAML loader and dumper.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from frontmatter.default_handlers import SafeDumper, SafeLoader, YAMLHandler
+
+HeaderStyle = Literal["yaml", "block"]
+KNOWN_KEYS = ("created", "updated", "summary", "heat")
+YAML_DELIM = YAMLHandler.START_DELIMITER  # "---"
+BLOCK_START = "-----META-START-----"
+BLOCK_END = "-----META-END-----"
+_OPENERS = {YAML_DELIM: ("yaml", YAML_DELIM), BLOCK_START: ("block", BLOCK_END)}
+# Characters YAML or our CRLF folding would treat as line breaks: such text stays double-quoted.
+_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+
+
+class SceneHeaderWarning(UserWarning):
+    """A scene header could not be parsed; the file is read as body only.
+
+    ``name``: the file name given to the parser; ``line``: 1-based line in the file where the
+    problem was found; ``reason``: what was wrong. ``str(warning)`` says all three.
+    """
+
+    def __init__(self, name: str, line: int, reason: str):
+        self.name, self.line, self.reason = name, line, reason
+        super().__init__(f"{name}, line {line}: {reason}; the whole file is read as body")
+
+
+@dataclass
+class Scene:
+    """One scene file.
+
+    ``name``: file name (e.g. ``travel.md``). ``meta``: header values, ordered ``created``,
+    ``updated`` (timezone-aware ``datetime``), ``summary`` (str), ``heat`` (int >= 0), then unknown
+    keys in file order; only the keys present in the file. ``body``: text after the header (LF line
+    ends). ``header``: ``"yaml"``, ``"block"``, or ``None`` when the file has no readable header.
+    ``header_error``: why the header was unreadable (``None`` if it was fine or absent); such a
+    scene must not be rendered back, since the broken header is still inside ``body``.
+    """
+
+    name: str
+    meta: dict[str, Any]
+    body: str
+    header: HeaderStyle | None = None
+    header_error: str | None = field(default=None, compare=False)
+
+
+class _HeaderError(ValueError):
+    def __init__(self, line: int, reason: str):
+        super().__init__(reason)
+        self.line, self.reason = line, reason
+
+
+def parse_scene(text: str, name: str = "<scene>") -> Scene:
+    """Parse a scene file's text into a ``Scene``.
+
+    ``text``: the whole file (a BOM, CRLF line ends and a missing final newline are tolerated).
+    ``name``: used in warnings and stored on the scene. Never raises on bad content: an unreadable
+    header (bad YAML, unclosed header, not a mapping, heat not an int >= 0, date not a date) gives
+    ``header=None``, the whole text as ``body``, ``header_error`` set, and a ``SceneHeaderWarning``.
+    A text without any header gives ``header=None`` and no warning.
+    """
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if line.strip()), None)
+    opener = lines[start].rstrip() if start is not None else None
+    if opener not in _OPENERS:
+        return Scene(name=name, meta={}, body=text, header=None)
+    style, closer = _OPENERS[opener]
+    try:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].rstrip() == closer), None)
+        if end is None:
+            raise _HeaderError(start + 1, f"header opened by {opener!r} is never closed")
+        meta = _load_meta("\n".join(lines[start + 1:end]), first_line=start + 2)
+    except _HeaderError as err:
+        warnings.warn(SceneHeaderWarning(name, err.line, err.reason), stacklevel=2)
+        return Scene(name=name, meta={}, body=text, header=None,
+                     header_error=f"line {err.line}: {err.reason}")
+    return Scene(name=name, meta=meta, body="\n".join(lines[end + 1:]), header=style)
+
+
+def _load_meta(source: str, first_line: int) -> dict[str, Any]:
+    """YAML header text -> ordered, typed meta; raises ``_HeaderError`` with a file line."""
+    loader = SafeLoader(source)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else {}
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError) as err:
+        # ValueError/TypeError: PyYAML builds e.g. `2026-13-45` as a timestamp and fails.
+        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+        line = first_line + (mark.line if mark else 0)
+        raise _HeaderError(line, f"invalid YAML ({getattr(err, 'problem', None) or err})") from err
+    finally:
+        loader.dispose()
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise _HeaderError(first_line, f"header is a {type(data).__name__}, not key: value pairs")
+    key_lines = {k.value: first_line + k.start_mark.line for k, _ in node.value
+                 if isinstance(k, yaml.ScalarNode)}
+    return _typed_meta(data, key_lines, first_line)
+
+
+def _typed_meta(data: dict, key_lines: dict, first_line: int) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    for key in ("created", "updated"):
+        if data.get(key) is not None:
+            meta[key] = _as_datetime(data[key], key, key_lines.get(key, first_line))
+    if "summary" in data:
+        meta["summary"] = _as_summary(data["summary"], key_lines.get("summary", first_line))
+    if data.get("heat") is not None:
+        heat = data["heat"]
+        if isinstance(heat, bool) or not isinstance(heat, int) or heat < 0:
+            raise _HeaderError(key_lines.get("heat", first_line),
+                               f"heat must be a whole number >= 0, not {heat!r}")
+        meta["heat"] = heat
+    meta.update((k, v) for k, v in data.items() if k not in KNOWN_KEYS)
+    return meta
+
+
+def _as_datetime(value: Any, key: str, line: int) -> datetime:
+    """YAML timestamp, date or ISO-8601 text -> aware datetime (naive values are UTC)."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise _HeaderError(line, f"{key} is not an ISO-8601 date: {value!r}") from None
+    if isinstance(value, date) and not isinstance(value, datetime):
+        value = datetime.combine(value, time())
+    if not isinstance(value, datetime):
+        raise _HeaderError(line, f"{key} is not a date: {value!r}")
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _as_summary(value: Any, line: int) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        raise _HeaderError(line, "summary must be text")
+    return value if isinstance(value, str) else str(value)
+
+
+class _SceneDumper(SafeDumper):
+    """Safe dumper: ISO-8601 ``T`` timestamps, multi-line text as readable literal blocks."""
+
+
+def _represent_datetime(dumper: yaml.SafeDumper, value: datetime) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", value.isoformat())
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    block = "\n" in value and not any(b in value for b in _BREAKS)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if block else None)
+
+
+_SceneDumper.add_representer(datetime, _represent_datetime)
+_SceneDumper.add_representer(str, _represent_str)
+
+
+def ordered_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` in canonical order: created, updated, summary, heat, then the rest as given."""
+    head = {k: meta[k] for k in KNOWN_KEYS if k in meta}
+    return head | {k: v for k, v in meta.items() if k not in KNOWN_KEYS}
+
+
+def render_scene(scene: Scene, style: HeaderStyle = "yaml") -> str:
+    """Render a scene as file text: header in ``style`` (``"yaml"`` or ``"block"``), then body.
+
+    Keys in canonical order (``ordered_meta``), dates as ISO-8601 with offset, Unicode kept
+    readable. The body follows the closing delimiter line unchanged. Raises ``ValueError`` for a
+    scene whose header could not be parsed (its body still holds the broken header; writing it
+    back would add a second header) and for an unknown style.
+    """
+    if scene.header_error:
+        raise ValueError(f"{scene.name}: header unreadable ({scene.header_error}); "
+                         "refusing to rewrite the file")
+    if style not in ("yaml", "block"):
+        raise ValueError(f"unknown header style {style!r}; use 'yaml' or 'block'")
+    meta = ordered_meta(scene.meta)
+    dumped = yaml.dump(meta, Dumper=_SceneDumper, allow_unicode=True, sort_keys=False,
+                       default_flow_style=False, width=1_000_000) if meta else ""
+    opener, closer = (YAML_DELIM, YAML_DELIM) if style == "yaml" else (BLOCK_START, BLOCK_END)
+    return f"{opener}\n{dumped}{closer}\n{scene.body}"
+
+
+def read_scene(path: Path) -> Scene:
+    """Read and parse the scene file at ``path`` (UTF-8); name is the file name.
+
+    Raises ``OSError`` if unreadable and ``UnicodeDecodeError`` if not UTF-8; header problems only
+    warn (see ``parse_scene``).
+    """
+    path = Path(path)
+    return parse_scene(path.read_text(encoding="utf-8"), name=path.name)
+
+
+def body_chars(scene: Scene) -> int:
+    """Characters in the body without surrounding whitespace (the ``max_scene_chars`` rule)."""
+    return len(scene.body.strip())
