@@ -251,11 +251,8 @@ def list_scenes(as_json: JsonOpt = False) -> None:
 def show(name: Annotated[str, typer.Argument(help="Scene name (with or without .md).")]) -> None:
     """Print one scene file as it is on disk."""
     store = _store()
-    wanted = name if name.lower().endswith(".md") else f"{name}.md"
-    match = [n for n in store.scene_names() if n.casefold() == wanted.casefold()]
-    if not match:
-        _fail(f"no scene named {wanted}; `scenes list` shows them", 2)
-    typer.echo((store.scenes_dir / match[0]).read_text(encoding="utf-8"), nl=False)
+    path = store.scenes_dir / _scene_match(store, name)
+    typer.echo(path.read_text(encoding="utf-8"), nl=False)
 
 
 def _index(store):
@@ -351,6 +348,74 @@ def persona(force: Annotated[bool, typer.Option("--force", help="Regenerate now.
     if not store.persona_path.exists():
         _fail("no persona yet: it is written after the first batch (or use --force)", 1)
     typer.echo(store.persona_path.read_text(encoding="utf-8"), nl=False)
+
+
+@app.command()
+@handled
+def log(as_json: JsonOpt = False,
+        adds: Annotated[bool, typer.Option("--adds", help="Also list `add` commits.")] = False
+        ) -> None:
+    """Batches newest first, with hand edits, undos and persona commits between them."""
+    from .history import log_entries, open_repo
+
+    entries = log_entries(open_repo(_store().root), include_adds=adds)
+    if as_json:
+        _echo_json(entries)
+        return
+    for e in entries:
+        flag = " (undone)" if e.get("undone") else ""
+        typer.echo(f"{e['commit'][:8]} {e['time'][:19]} {e['subject']}{flag}")
+        if e["kind"] == "batch":
+            typer.echo(f"    {e['summary']}\n    memories: {e['memories']}; "
+                       f"model: {e['model']}; tokens: {e['tokens']}")
+
+
+@app.command()
+@handled
+def undo(target: Annotated[str | None, typer.Argument(
+            help="Batch number or commit; default the newest batch not yet undone. "
+                 "Naming an undone batch redoes it.")] = None,
+         forget: Annotated[bool, typer.Option(
+             "--forget", help="Never process the batch's memories again.")] = False) -> None:
+    """Revert one batch with a new commit; its memories become pending again."""
+    from .undo import UndoError
+    from .undo import undo as do_undo
+
+    try:
+        result = do_undo(_store(), target, forget=forget)
+    except UndoError as exc:
+        _fail(str(exc), exc.exit_code)
+    what = f"batch {result.batch}" if result.batch is not None else result.target[:8]
+    fate = ("forgotten" if forget else "pending again") if result.action == "undo" else "folded"
+    typer.echo(f"{result.action} {what}: commit {result.commit[:8]}; "
+               f"{result.memories} memories {fate}")
+
+
+@app.command()
+@handled
+def blame(name: Annotated[str, typer.Argument(help="Scene name.")],
+          as_json: JsonOpt = False) -> None:
+    """Each line of a scene with the batch (or hand edit) that last changed it."""
+    from .history import blame_lines, open_repo
+
+    store = _store()
+    match = _scene_match(store, name)
+    rows = blame_lines(open_repo(store.root), f"scenes/{match}")
+    if as_json:
+        _echo_json(rows)
+        return
+    for row in rows:
+        who = (f"batch {row['batch']}" if row["kind"] == "batch"
+               else row["kind"] + (f" {row['batch']}" if row["batch"] else ""))
+        typer.echo(f"{row['line']:>4} {who:<14} {row['memories'][:40]:<40} | {row['text']}")
+
+
+def _scene_match(store, name: str) -> str:
+    wanted = name if name.lower().endswith(".md") else f"{name}.md"
+    match = [n for n in store.scene_names() if n.casefold() == wanted.casefold()]
+    if not match:
+        _fail(f"no scene named {wanted}; `scenes list` shows them", 2)
+    return match[0]
 
 
 def main() -> None:

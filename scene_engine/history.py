@@ -17,6 +17,7 @@ ENGINE_EMAIL = "scene-engine@localhost"
 TRACKED = ("scenes", "persona.md", "memories", ".scene-engine/config.toml",
            ".scene-engine/state.json", ".gitignore")
 HAND_EDITABLE = ("scenes", "persona.md")
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 
 
 class HistoryError(RuntimeError):
@@ -138,3 +139,82 @@ def live_batches(repo) -> dict[int, object]:
         elif "Redo-Batch" in found and int(found["Redo-Batch"]) in made:
             live[int(found["Redo-Batch"])] = made[int(found["Redo-Batch"])]
     return live
+
+
+def commit_kind(message: str) -> str:
+    """"batch" | "undo" | "redo" | "persona" | "hand edit" | "add" | "init" | "other"."""
+    found = trailers(message)
+    if "Undo-Batch" in found or "Undo-Commit" in found:
+        return "undo"
+    if "Redo-Batch" in found:
+        return "redo"
+    if "Batch" in found:
+        return "batch"
+    if "Persona" in found:
+        return "persona"
+    subject = message.split("\n", 1)[0]
+    for kind in ("hand edit", "add", "init"):
+        if subject.startswith(kind + ":"):
+            return kind
+    return "other"
+
+
+def log_entries(repo, include_adds: bool = False) -> list[dict]:
+    """Batches newest first, with hand edits, undos and persona commits between them.
+
+    Each entry: ``kind``, ``commit`` (sha), ``time`` (ISO-8601), ``subject``, ``summary``
+    (first body line), and for batches ``batch``, ``memories`` (trailer text), ``model``,
+    ``tokens`` and ``undone`` (bool).
+    """
+    live = live_batches(repo)
+    entries = []
+    for c in reversed(engine_commits(repo)):
+        kind = commit_kind(c.message)
+        if kind in ("init", "other") or (kind == "add" and not include_adds):
+            continue
+        found = trailers(c.message)
+        parts = c.message.strip().split("\n\n")
+        entry = {"kind": kind, "commit": c.hexsha, "time": c.committed_datetime.isoformat(),
+                 "subject": parts[0].splitlines()[0],
+                 "summary": parts[1].splitlines()[0] if len(parts) > 2 else ""}
+        if kind == "batch":
+            number = int(found["Batch"])
+            entry.update(batch=number, memories=found.get("Memories", ""),
+                         model=found.get("Backend", ""), tokens=int(found.get("Tokens", 0) or 0),
+                         undone=live.get(number) is None)
+        entries.append(entry)
+    return entries
+
+
+def blame_lines(repo, path: str) -> list[dict]:
+    """Each line of ``path`` (relative to the store root) with the commit that last changed it.
+
+    Entry: ``line`` (1-based), ``text``, ``commit`` (sha, or "" when not committed yet),
+    ``kind`` (see ``commit_kind``), ``batch`` (number or None), ``memories`` (trailer text).
+    Raises ``HistoryError`` if git cannot blame the file.
+    """
+    git = _git()
+    try:
+        out = repo.git.blame("--line-porcelain", "--", path)
+    except git.GitCommandError as exc:
+        raise HistoryError(f"cannot blame {path}: {exc.stderr.strip()}") from exc
+    rows, sha, cache = [], "", {}
+    for raw in out.split("\n"):
+        if raw.startswith("\t"):
+            info = cache.setdefault(sha, _blame_info(repo, sha))
+            rows.append({"line": len(rows) + 1, "text": raw[1:], "commit": info["commit"],
+                         "kind": info["kind"], "batch": info["batch"],
+                         "memories": info["memories"]})
+        elif raw and len(raw.split(" ", 1)[0]) == 40 and raw[0] in "0123456789abcdef":
+            sha = raw.split(" ", 1)[0]
+    return rows
+
+
+def _blame_info(repo, sha: str) -> dict:
+    if set(sha) == {"0"}:
+        return {"commit": "", "kind": "uncommitted", "batch": None, "memories": ""}
+    commit = repo.commit(sha)
+    found = trailers(commit.message)
+    number = found.get("Batch") or found.get("Undo-Batch") or found.get("Redo-Batch")
+    return {"commit": sha, "kind": commit_kind(commit.message),
+            "batch": int(number) if number else None, "memories": found.get("Memories", "")}

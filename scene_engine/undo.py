@@ -1,0 +1,220 @@
+"""``scenes undo``: revert one batch (or persona commit) with a new commit; redo the same way.
+
+Never a hard reset, never a force, never conflict markers: the reverse patch of the batch's
+changes under ``scenes/`` and ``persona.md`` is checked with ``git apply --check`` first; if a
+later commit changed the same lines it refuses, names those commits, and leaves the work tree
+and index exactly as they were. ``state.json`` is not patched but rewritten: the batch's
+memories become pending again (or forgotten with ``--forget``), so reverting an old batch
+never conflicts on the state file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import history, recovery
+from .batch import commit_hand_edits, expand_seqs, refresh_index
+from .fsutil import atomic_write_text
+from .lock import store_lock
+from .store import Store
+
+PATHS = history.HAND_EDITABLE
+
+
+class UndoError(RuntimeError):
+    """The undo was refused or failed; nothing changed. ``exit_code``: 1 refused, 2 bad usage."""
+
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    """What an undo did: ``action`` ("undo" | "redo"), the batch (or None for a persona or
+    hand-edit commit), the target commit, the new commit, and how many memories it re-queued
+    (or forgot, or took back for a redo)."""
+
+    action: str
+    batch: int | None
+    target: str
+    commit: str
+    memories: int
+
+
+def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoResult:
+    """Revert batch ``target`` (a number), or a commit (sha prefix); default the newest live batch.
+
+    If ``target`` names a batch that is already undone, the undo is undone (a redo). Raises
+    ``UndoError`` when there is nothing to undo, the target is unknown, or a later commit
+    changed the same lines (the message names them).
+    """
+    with store_lock(store.lock_path):
+        repo = history.open_repo(store.root)
+        recovery.recover(store, repo)
+        commit_hand_edits(repo)
+        action, commit, batch = _resolve(repo, target)
+        seqs = expand_seqs(history.trailers(commit.message).get("Memory-Seqs", ""))
+        state = store.load_state()
+        if action == "redo":
+            _check_redo(repo, batch, seqs)
+        _apply_reverse(store, repo, commit)
+        store.save_state(_new_state(state, action, seqs, forget))
+        sha = history.commit(repo, _message(action, commit, batch, seqs, forget),
+                             paths=PATHS + (".scene-engine/state.json",), allow_empty=True)
+        recovery.end(store)
+        refresh_index(store)
+        return UndoResult(action=action, batch=batch, target=commit.hexsha, commit=sha,
+                          memories=len(seqs))
+
+
+def _resolve(repo, target: str | None):
+    """-> (action, commit to reverse, batch number or None)."""
+    live = history.live_batches(repo)
+    if target is None:
+        if not live:
+            raise UndoError("no batch to undo")
+        number = max(live)
+        return "undo", live[number], number
+    if target.isdigit() and len(target) < 7:
+        number = int(target)
+        if number in live:
+            return "undo", live[number], number
+        undo_commit = _last_undo(repo, number)
+        if undo_commit is None:
+            raise UndoError(f"there is no batch {number}; `scenes log` lists them", 2)
+        return "redo", undo_commit, number
+    try:
+        commit = repo.commit(target)
+    except Exception as exc:
+        raise UndoError(f"{target!r} is neither a batch number nor a commit", 2) from exc
+    found = history.trailers(commit.message)
+    if "Batch" in found and "Undo-Batch" not in found:
+        return _resolve(repo, found["Batch"])
+    if "Undo-Batch" in found:
+        return "redo", commit, int(found["Undo-Batch"])
+    return "undo", commit, None
+
+
+def _last_undo(repo, number: int):
+    last = None
+    for commit in history.engine_commits(repo):
+        if history.trailers(commit.message).get("Undo-Batch") == str(number):
+            last = commit
+    return last
+
+
+def _check_redo(repo, batch: int, seqs: list[int]) -> None:
+    """A redo must not fold memories a later batch already took again."""
+    taken = set()
+    for number, commit in history.live_batches(repo).items():
+        if number != batch:
+            taken |= set(expand_seqs(history.trailers(commit.message).get("Memory-Seqs", "")))
+    again = sorted(set(seqs) & taken)
+    if again:
+        raise UndoError(f"batch {batch}'s memories were processed again by a later batch "
+                        f"(e.g. memory #{again[0]}); undo that batch first")
+
+
+def _apply_reverse(store: Store, repo, commit) -> list[str]:
+    """Undo ``commit``'s changes under PATHS in the work tree; return the paths written.
+
+    Each file is merged three-way (``git merge-file``): base = the file as ``commit`` left it,
+    ours = the file now, theirs = the file before ``commit``. Later changes elsewhere in the
+    file survive; overlapping ones refuse the whole undo before anything is written.
+    """
+    parent = commit.parents[0] if commit.parents else None
+    names = repo.git.diff("--name-only", "-z", parent.hexsha if parent else history.EMPTY_TREE,
+                          commit.hexsha, "--", *PATHS).split("\0")
+    results: dict[str, str | None] = {}
+    conflicts = []
+    for path in filter(None, names):
+        before = _blob(parent, path)
+        after = _blob(commit, path)
+        now_path = store.root / path
+        now = now_path.read_text(encoding="utf-8") if now_path.exists() else None
+        merged = _merge(repo, now, after, before)
+        if merged is False:
+            conflicts.append(path)
+        else:
+            results[path] = merged
+    if conflicts:
+        raise UndoError(_conflict_message(repo, commit, conflicts))
+    recovery.begin(store, list(results) + [".scene-engine/state.json"])
+    for path, text in results.items():
+        target = store.root / path
+        if text is None:
+            target.unlink(missing_ok=True)
+        else:
+            atomic_write_text(target, text)
+    return list(results)
+
+
+def _blob(commit, path: str) -> str | None:
+    if commit is None:
+        return None
+    try:
+        return (commit.tree / path).data_stream.read().decode("utf-8")
+    except KeyError:
+        return None
+
+
+def _merge(repo, now: str | None, base: str | None, other: str | None) -> str | None | bool:
+    """Three-way merge of one file; None = the file should not exist; False = conflict."""
+    if now == base:
+        return other                       # untouched since the commit: plain revert
+    if now is None or base is None or other is None:
+        return False                       # created/deleted on one side, changed on the other
+    import tempfile
+
+    git = history._git()
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for label, text in (("now", now), ("base", base), ("other", other)):
+            path = Path(tmp) / label
+            path.write_text(text, encoding="utf-8")
+            files.append(str(path))
+        try:
+            return repo.git.merge_file("-p", "--quiet", *files, strip_newline_in_stdout=False)
+        except git.GitCommandError:
+            return False
+
+
+def _conflict_message(repo, commit, files: list[str]) -> str:
+    later = repo.git.log("--format=%h %s", f"{commit.hexsha}..HEAD", "--", *files).splitlines()
+    names = "; ".join(later[:10]) or "(uncommitted changes)"
+    return (f"cannot undo {commit.hexsha[:8]} ({commit.message.splitlines()[0]}): later "
+            f"commits changed the same lines of {', '.join(files)}: {names}. Undo those first "
+            f"(newest first), or edit the scene by hand. Nothing was changed.")
+
+
+def _new_state(state, action: str, seqs: list[int], forget: bool):
+    requeued, forgotten = list(state.requeued), list(state.forgotten)
+    if action == "undo":
+        if forget:
+            forgotten = sorted(set(forgotten) | set(seqs))
+        else:
+            requeued = sorted(set(requeued) | set(seqs))
+    else:
+        requeued = [s for s in requeued if s not in set(seqs)]
+        forgotten = [s for s in forgotten if s not in set(seqs)]
+    return state.model_copy(update={"requeued": requeued, "forgotten": forgotten})
+
+
+def _message(action: str, commit, batch: int | None, seqs: list[int], forget: bool) -> str:
+    subject = commit.message.splitlines()[0]
+    what = f"batch {batch}" if batch is not None else commit.hexsha[:8]
+    if action == "undo":
+        fate = ("forgotten" if forget else "pending again") if seqs else "none"
+        lines = [f"undo {what}: {subject}", "",
+                 f"Reverts {commit.hexsha}. Memories: {len(seqs)} {fate}.", ""]
+        trailer = [f"Undo-Batch: {batch}"] if batch is not None else [f"Undo-Commit: {commit.hexsha}"]
+    else:
+        lines = [f"redo {what}", "", f"Reverts the undo {commit.hexsha}.", ""]
+        trailer = [f"Redo-Batch: {batch}"]
+    if seqs:
+        from .batch import compress_seqs
+
+        trailer.append(f"Memory-Seqs: {compress_seqs(seqs)}")
+    return "\n".join(lines + trailer) + "\n"
