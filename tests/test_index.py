@@ -1,0 +1,224 @@
+"""Search index: incremental sync by checksum, CJK + English search, safety, self-repair."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+import warnings
+
+import pytest
+
+from scene_engine.index import SceneIndex, fts_query, tokenize
+
+
+def write(folder, name, summary, body, heat=1):
+    path = folder / name
+    path.write_text(f"---\nsummary: {summary}\nheat: {heat}\n---\n{body}", encoding="utf-8")
+    return path
+
+
+def checksums(folder):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.glob("*.md")}
+
+
+@pytest.fixture
+def store(tmp_path):
+    scenes = tmp_path / "scenes"
+    scenes.mkdir()
+    write(scenes, "coffee.md", "Morning routine", "用户每天早上在上海喝咖啡，然后去跑步。", heat=2)
+    write(scenes, "work.md", "Career and projects", "Works as a backend engineer on payments.")
+    write(scenes, "travel.md", "Trips", "去年秋天去了杭州和北京旅行。Visited Hangzhou.", heat=5)
+    index = SceneIndex(tmp_path / ".scene-engine" / "index.sqlite", scenes)
+    index.sync()
+    yield scenes, index
+    index.close()
+
+
+def names(hits):
+    return [h.name for h in hits]
+
+
+def test_entries_hold_header_values_and_checksums(store):
+    scenes, index = store
+    entries = index.entries()
+    assert {n: e.checksum for n, e in entries.items()} == checksums(scenes)
+    assert entries["travel.md"].heat == 5 and entries["work.md"].summary == "Career and projects"
+    assert entries["coffee.md"].size == (scenes / "coffee.md").stat().st_size
+
+
+def test_two_character_chinese_and_english_words_are_found(store):
+    _, index = store
+    assert names(index.search("咖啡")) == ["coffee.md"]
+    assert names(index.search("上海")) == ["coffee.md"]
+    assert names(index.search("杭州")) == ["travel.md"]
+    assert names(index.search("engineer")) == ["work.md"]
+    assert names(index.search("ENGINEER")) == ["work.md"]  # case folded
+    hit = index.search("咖啡")[0]
+    assert hit.summary == "Morning routine" and hit.heat == 2 and "咖啡" in hit.snippet
+
+
+def test_longer_and_single_chinese_queries(store):
+    _, index = store
+    assert names(index.search("喝咖啡")) == ["coffee.md"]
+    assert names(index.search("咖啡跑步")) == []  # phrase: characters must be adjacent...
+    assert set(names(index.search("州"))) == {"travel.md"}  # ...a single char matches anywhere
+    assert "coffee.md" in names(index.search("啡"))
+
+
+def test_all_terms_preferred_then_any_term(store):
+    _, index = store
+    assert names(index.search("Hangzhou 杭州")) == ["travel.md"]
+    assert set(names(index.search("payments 北京"))) == {"work.md", "travel.md"}
+
+
+def test_heat_breaks_ties(tmp_path):
+    scenes = tmp_path / "scenes"
+    scenes.mkdir()
+    for name, heat in [("a.md", 1), ("b.md", 7), ("c.md", 3)]:
+        write(scenes, name, "same", "identical body about gardens", heat=heat)
+    with SceneIndex(tmp_path / "i.sqlite", scenes) as index:
+        index.sync()
+        assert names(index.search("gardens")) == ["b.md", "c.md", "a.md"]
+
+
+@pytest.mark.parametrize("query", ['"', 'a "b', "NEAR(a b)", "a*", "*", "summary:x", "a OR",
+                                   "AND", "(", "^start", "-x", "'; DROP TABLE scenes; --",
+                                   "咖啡*", "", "   ", "!!!"])
+def test_fts_syntax_in_queries_is_plain_text(store, query):
+    _, index = store
+    assert isinstance(index.search(query), list)
+    assert index.entries()  # still there
+
+
+def test_query_builder_quotes_everything():
+    assert fts_query('NEAR "x" a*:b') == '"NEAR" AND "x" AND "a" AND "b"'
+    assert fts_query("上海咖啡") == '"上海 海咖 咖啡"'
+    assert fts_query("..") is None
+    assert tokenize("like咖啡馆") == "like 咖啡 啡馆 馆 "
+
+
+def test_sync_is_incremental_and_notices_changes(store):
+    scenes, index = store
+    report = index.sync()
+    assert not report.changed and report.unchanged == 3
+    write(scenes, "work.md", "Career", "Now a data engineer in 深圳.")
+    (scenes / "travel.md").unlink()
+    write(scenes, "family.md", "Family", "Two kids.")
+    (scenes / "notes.txt").write_text("not a scene")
+    report = index.sync()
+    assert (report.added, report.updated, report.removed) == (["family.md"], ["work.md"],
+                                                              ["travel.md"])
+    assert {n: e.checksum for n, e in index.entries().items()} == checksums(scenes)
+    assert names(index.search("深圳")) == ["work.md"]
+    assert index.search("杭州") == []
+
+
+def test_same_size_same_mtime_edit_is_still_seen(store):
+    # A fresh file's size+mtime is not trusted (racy clean), so an edit within the clock's
+    # granularity that keeps the size is still indexed.
+    scenes, index = store
+    path = write(scenes, "coffee.md", "Morning routine", "AAAA")
+    index.sync()
+    stat = path.stat()
+    path.write_text(path.read_text().replace("AAAA", "BBBB"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert index.sync().updated == ["coffee.md"]
+    assert names(index.search("BBBB")) == ["coffee.md"]
+
+
+def test_touch_without_content_change_is_not_a_change(store):
+    scenes, index = store
+    os.utime(scenes / "work.md", ns=(time.time_ns(), time.time_ns() - 10**10))
+    assert not index.sync().changed
+
+
+def test_index_file_updates_and_removes_one(store):
+    scenes, index = store
+    assert index.index_file("work.md") is False
+    write(scenes, "work.md", "Career", "Switched to robotics.")
+    assert index.index_file("work.md") is True
+    assert names(index.search("robotics")) == ["work.md"]
+    (scenes / "work.md").unlink()
+    assert index.index_file("work.md") is True
+    assert "work.md" not in index.entries()
+    assert index.index_file("../escape.md") is False
+
+
+def test_bad_header_is_indexed_as_body_with_warning(store):
+    scenes, index = store
+    (scenes / "broken.md").write_text("---\nsummary: [oops\n---\nbody mentions zebras\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the index captures the warning, never leaks it
+        report = index.sync()
+    assert report.added == ["broken.md"]
+    assert any("broken.md, line" in w for w in report.warnings)
+    assert names(index.search("zebras")) == ["broken.md"]
+    assert index.entries()["broken.md"].summary == ""
+
+
+def test_corrupt_database_is_rebuilt(tmp_path, store):
+    scenes, index = store
+    db = index.db_path
+    index.close()
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(f"{db}{suffix}"):
+            os.unlink(f"{db}{suffix}")
+    db.write_bytes(b"this is not a database" * 100)
+    with SceneIndex(db, scenes) as again:
+        again.sync()
+        assert {n: e.checksum for n, e in again.entries().items()} == checksums(scenes)
+
+
+def test_old_schema_version_is_rebuilt(store):
+    scenes, index = store
+    index.conn.execute("PRAGMA user_version = 0")
+    index.close()
+    with SceneIndex(index.db_path, scenes) as again:
+        assert again.entries() == {}  # recreated empty ...
+        again.sync()                  # ... and refilled from the files
+        assert names(again.search("咖啡")) == ["coffee.md"]
+        version = again.conn.execute("PRAGMA user_version").fetchone()[0]
+        assert version >= 1
+
+
+def test_rebuild_matches_sync(store):
+    scenes, index = store
+    before = index.entries()
+    report = index.rebuild()
+    assert sorted(report.added) == sorted(before) and index.entries() == before
+
+
+@pytest.mark.slow
+def test_twelve_thousand_scenes_sync_and_search(tmp_path):
+    scenes = tmp_path / "scenes"
+    scenes.mkdir()
+    for i in range(12_000):
+        (scenes / f"s{i:05d}.md").write_text(
+            f"---\nsummary: scene {i}\nheat: {i % 7}\n---\nword{i} common 上海{'咖啡' * (i % 2)}\n")
+    started = time.perf_counter()
+    with SceneIndex(tmp_path / "i.sqlite", scenes) as index:
+        assert len(index.sync().added) == 12_000
+        for i in range(0, 12_000, 2):  # delete half: thousands of removals in one sync
+            (scenes / f"s{i:05d}.md").unlink()
+        assert len(index.sync().removed) == 6_000
+        assert names(index.search("word11999")) == ["s11999.md"]
+        assert len(index.search("咖啡", k=50)) == 50
+        assert len(index.entries()) == 6_000
+    assert time.perf_counter() - started < 30
+
+
+def test_connection_errors_other_than_corruption_are_raised(tmp_path):
+    scenes = tmp_path / "scenes"
+    scenes.mkdir()
+    with SceneIndex(tmp_path / "i.sqlite", scenes) as index:
+        locker = sqlite3.connect(tmp_path / "i.sqlite", isolation_level=None)
+        locker.execute("BEGIN IMMEDIATE")
+        index.conn.execute("PRAGMA busy_timeout = 50")
+        write(scenes, "a.md", "x", "y")
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            index.sync()
+        locker.execute("ROLLBACK")
+        locker.close()
+        assert index.sync().added == ["a.md"]  # nothing was lost or dropped
