@@ -1,0 +1,184 @@
+"""The store on disk (DESIGN.md "A store on disk", "Command line"): init, open, status, list, show.
+
+Every test runs with no git identity at all (empty HOME, no system or global git config), as on
+a fresh machine or in CI: `scenes init` and batches must still commit.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import git
+import pytest
+from typer.testing import CliRunner
+
+from scene_engine.cli import app
+from scene_engine.store import FORMAT_VERSION, init_store, open_store
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def no_git_identity(tmp_path_factory, monkeypatch):
+    """HOME is an empty folder and git reads no system or global config."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                 "GIT_COMMITTER_EMAIL", "EMAIL", "SCENE_ENGINE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def scenes(*args: str, stdin: str | None = None):
+    """Run the CLI in-process; return the click Result (exit_code, stdout, stderr)."""
+    return runner.invoke(app, list(args), input=stdin)
+
+
+def write_scene(store_dir: Path, name: str, heat: int, summary: str, body: str = "Text.\n"):
+    (store_dir / "scenes" / name).write_text(
+        f"---\ncreated: 2024-01-01T00:00:00+00:00\nupdated: 2024-01-02T00:00:00+00:00\n"
+        f"summary: {summary}\nheat: {heat}\n---\n{body}", encoding="utf-8")
+
+
+# ---------------------------------------------------------------- init
+
+def test_init_makes_the_layout_with_a_first_commit_and_no_git_identity(tmp_path):
+    root = tmp_path / "store"
+    result = scenes("init", str(root))
+    assert result.exit_code == 0, result.output
+    for folder in ("scenes", "memories", ".scene-engine"):
+        assert (root / folder).is_dir()
+    assert (root / ".scene-engine" / "config.toml").is_file()
+    assert (root / ".scene-engine" / "state.json").is_file()
+
+    repo = git.Repo(root)
+    commits = list(repo.iter_commits())
+    assert len(commits) == 1
+    tracked = set(repo.git.ls_files().splitlines())
+    assert {".scene-engine/config.toml", ".scene-engine/state.json"} <= tracked
+    assert not repo.is_dirty(untracked_files=True)
+    # Derived files stay out of git (DESIGN.md: index.sqlite and lock are ignored).
+    for derived in (".scene-engine/index.sqlite", ".scene-engine/lock"):
+        assert repo.ignored(derived) == [derived]
+
+
+def test_init_writes_the_default_settings_and_a_format_version(tmp_path):
+    init_store(tmp_path / "s")
+    config = tomllib.loads((tmp_path / "s/.scene-engine/config.toml").read_text("utf-8"))
+    assert config["max_scenes"] == 15
+    assert config["max_scene_chars"] == 1500
+    assert config["batch_size"] == 20
+    assert config["persona_every"] == 50
+    assert config["language"] == "auto"
+    assert config["meta_style"] == "yaml"
+    state = json.loads((tmp_path / "s/.scene-engine/state.json").read_text("utf-8"))
+    assert state["format"] == FORMAT_VERSION
+
+
+def test_init_refuses_an_existing_store_and_a_non_empty_folder(tmp_path):
+    init_store(tmp_path / "s")
+    again = scenes("init", str(tmp_path / "s"))
+    assert again.exit_code != 0
+    assert "already" in again.output
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "mine.txt").write_text("keep me")
+    refused = scenes("init", str(other))
+    assert refused.exit_code != 0
+    assert (other / "mine.txt").read_text() == "keep me"
+    assert not (other / ".scene-engine").exists()
+
+
+# ---------------------------------------------------------------- opening
+
+@pytest.mark.parametrize("command", [["status"], ["list"], ["add", "-"], ["run"], ["doctor"]])
+def test_a_folder_that_is_not_a_store_is_refused_with_exit_2(tmp_path, command):
+    result = scenes("--dir", str(tmp_path), *command, stdin='[{"content": "x"}]')
+    assert result.exit_code == 2
+    assert "not a scene store" in result.output
+    assert list(tmp_path.iterdir()) == []       # nothing written into the wrong folder
+
+
+def test_a_store_of_a_newer_format_is_refused_naming_both_versions(tmp_path):
+    root = tmp_path / "s"
+    init_store(root)
+    state_path = root / ".scene-engine" / "state.json"
+    state = json.loads(state_path.read_text("utf-8"))
+    state["format"] = FORMAT_VERSION + 7
+    state_path.write_text(json.dumps(state), encoding="utf-8")
+    result = scenes("--dir", str(root), "status", "--json")
+    assert result.exit_code == 2
+    assert str(FORMAT_VERSION + 7) in result.output
+    assert str(FORMAT_VERSION) in result.output.replace(str(FORMAT_VERSION + 7), "")
+
+
+def test_dir_defaults_to_the_environment_variable(tmp_path, monkeypatch):
+    root = tmp_path / "s"
+    init_store(root)
+    monkeypatch.setenv("SCENE_ENGINE_DIR", str(root))
+    assert open_store().root == root.resolve()
+    result = scenes("status", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["root"] == str(root.resolve())
+
+
+# ---------------------------------------------------------------- status, list, show
+
+def test_status_json_counts_pending_scenes_and_batches(tmp_path):
+    root = tmp_path / "s"
+    init_store(root)
+    empty = json.loads(scenes("--dir", str(root), "status", "--json").stdout)
+    assert (empty["pending"], empty["scenes"], empty["batches"]) == (0, 0, 0)
+    assert "last_batch" in empty and empty["last_batch"] is None
+
+    memories = [{"id": f"m{i}", "content": f"walked the dog on morning {i}"} for i in range(25)]
+    added = scenes("--dir", str(root), "add", "-", stdin=json.dumps(memories))
+    assert added.exit_code == 0, added.output
+    assert json.loads(scenes("--dir", str(root), "status", "--json").stdout)["pending"] == 25
+
+    ran = scenes("--dir", str(root), "run", "--max-batches", "1")
+    assert ran.exit_code == 0, ran.output
+    after = json.loads(scenes("--dir", str(root), "status", "--json").stdout)
+    assert after["pending"] == 5
+    assert after["batches"] == 1
+    assert after["last_batch"] == 1
+    assert after["scenes"] == len(list((root / "scenes").glob("*.md"))) >= 1
+
+
+def test_list_sorts_by_heat_then_name_and_json_has_the_fields(tmp_path):
+    root = tmp_path / "s"
+    init_store(root)
+    write_scene(root, "cooking.md", 2, "Pasta and bread.")
+    write_scene(root, "travel.md", 5, "Trips abroad.")
+    write_scene(root, "books.md", 2, "Novels read.")
+    write_scene(root, "work.md", 9, "The job.")
+
+    result = scenes("--dir", str(root), "list", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [r["name"] for r in rows] == ["work.md", "travel.md", "books.md", "cooking.md"]
+    assert [r["heat"] for r in rows] == [9, 5, 2, 2]
+    assert rows[1]["summary"] == "Trips abroad."
+    assert rows[0]["updated"].startswith("2024-01-02")
+
+    table = scenes("--dir", str(root), "list")
+    assert table.exit_code == 0
+    positions = [table.stdout.index(n) for n in ("work", "travel", "books", "cooking")]
+    assert positions == sorted(positions)
+
+
+def test_show_prints_the_file_as_on_disk_and_unknown_names_exit_2(tmp_path):
+    root = tmp_path / "s"
+    init_store(root)
+    write_scene(root, "travel.md", 1, "Trips.", body="## 旅行\nWent to Kyoto.\n")
+    on_disk = (root / "scenes" / "travel.md").read_text("utf-8")
+    for name in ("travel", "travel.md", "TRAVEL.md"):
+        result = scenes("--dir", str(root), "show", name)
+        assert result.exit_code == 0
+        assert result.stdout == on_disk
+    missing = scenes("--dir", str(root), "show", "nowhere")
+    assert missing.exit_code == 2
+    assert "nowhere" in missing.stderr
