@@ -88,7 +88,8 @@ def write_all(dir_fd: int, plans: list[Planned]) -> None:
             if plan.new is DELETED:
                 os.unlink(plan.name, dir_fd=dir_fd)
             else:
-                os.replace(temps.pop(plan.name), plan.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                os.replace(temps[plan.name], plan.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                del temps[plan.name]  # only once renamed: a failed rename leaves it to clean up
         os.fsync(dir_fd)
     except Exception as exc:
         for temp in temps.values():

@@ -61,6 +61,10 @@ def _check_chars(name: str) -> None:
                 f"the name contains {_describe(ch)}, which looks like a dot or slash. "
                 "Use plain ASCII '.' only before the suffix, and no slashes."
             )
+        if unicodedata.category(ch) == "Zs" and ch != " ":
+            raise NameRefused(
+                f"the name contains the unusual space {_describe(ch)}. Use a plain space or '-'."
+            )
         if unicodedata.category(ch) in _BAD_CATEGORIES:
             raise NameRefused(
                 f"the name contains the invisible or control character {_describe(ch)}. "
