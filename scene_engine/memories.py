@@ -103,7 +103,7 @@ def _split_records(text: str) -> list[tuple[int, Any]]:
     if stripped.startswith("["):
         return _split_json_list(text)
     records, problems = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # JSONL: only \n ends a line
         if not line.strip():
             continue
         try:
@@ -233,15 +233,14 @@ class Journal:
         path = self._segment(number)
         if not path.exists():
             return []
-        return [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        return _lines(path.read_text(encoding="utf-8"))
 
     def known_ids(self) -> set[str]:
         """Every id in the journal (reads it all: used by ``add``, not by batches)."""
         ids = set()
         for path in sorted(self.folder.glob("*.jsonl")):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    ids.add(json.loads(line)["id"])
+            for line in _lines(path.read_text(encoding="utf-8")):
+                ids.add(json.loads(line)["id"])
         return ids
 
     def append(self, memories: list[Memory], next_seq: int) -> tuple[list[Memory], AddReport]:
@@ -291,10 +290,15 @@ class Journal:
         """Every memory, in journal order."""
         result = []
         for path in sorted(self.folder.glob("*.jsonl")):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    result.append(Memory.from_record(json.loads(line)))
+            for line in _lines(path.read_text(encoding="utf-8")):
+                result.append(Memory.from_record(json.loads(line)))
         return result
+
+
+def _lines(text: str) -> list[str]:
+    """The non-blank lines of JSONL text. Only ``\\n`` ends a line: ``str.splitlines`` would
+    also split on U+2028, U+0085 and friends, which ``json.dumps`` leaves unescaped in text."""
+    return [line for line in text.split("\n") if line.strip()]
 
 
 def _with_seq(memory: Memory, seq: int) -> Memory:
