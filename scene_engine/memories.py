@@ -159,6 +159,11 @@ def _validate(value: Any, now: datetime) -> Memory:
     if unknown:
         raise ValueError(f"unknown field(s) {', '.join(unknown)}; allowed: "
                          f"{', '.join(sorted(FIELDS))}")
+    try:  # JSON escapes can smuggle in lone surrogates, which no UTF-8 journal can hold
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("text contains a lone surrogate (invalid Unicode) "
+                         f"{exc.object[exc.start:exc.end]!r}") from exc
     content = value.get("content")
     if not isinstance(content, str):
         raise ValueError("`content` is required and must be text")
