@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from .arguments import ArgumentProblem, check_fields, parse_arguments
@@ -78,7 +79,7 @@ class Sandbox:
         self._call_name: str | None = None  # canonical name of the call in progress, for calls
 
     @property
-    def root(self) -> os.PathLike[str]:
+    def root(self) -> Path:
         """Absolute path of the root directory."""
         return self._root.path
 
