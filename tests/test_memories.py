@@ -1,0 +1,295 @@
+"""L1 memories (DESIGN.md "Command line", memory input): `scenes add`, validation, the journal."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from datetime import UTC, datetime
+
+import git
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from scene_engine.batch import select_batch
+from scene_engine.cli import app
+from scene_engine.engine import add_memories
+from scene_engine.memories import MAX_CONTENT_CHARS, SEGMENT, Journal, MemoryInputError
+from scene_engine.store import init_store
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def no_git_identity(tmp_path_factory, monkeypatch):
+    """HOME is an empty folder and git reads no system or global config."""
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.delenv("SCENE_ENGINE_DIR", raising=False)
+
+
+@pytest.fixture
+def store(tmp_path):
+    return init_store(tmp_path / "s")
+
+
+def add(store, data: bytes | str):
+    """`scenes --dir STORE add -` with ``data`` on stdin; returns the click Result."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    return runner.invoke(app, ["--dir", str(store.root), "add", "-"], input=raw)
+
+
+def snapshot(store) -> tuple[str, dict[str, bytes], str]:
+    """(HEAD sha, journal files' bytes, state.json text): what a refused add must not change."""
+    repo = git.Repo(store.root)
+    files = {p.name: p.read_bytes() for p in sorted(store.memories_dir.glob("*.jsonl"))}
+    return repo.head.commit.hexsha, files, store.state_path.read_text("utf-8")
+
+
+# ---------------------------------------------------------------- accepted input
+
+def test_json_list_and_jsonl_are_both_accepted(store):
+    as_list = json.dumps([{"id": "a", "content": "Bought a bike"},
+                          {"id": "b", "content": "Rode the bike to work"}], indent=2)
+    as_lines = '{"id": "c", "content": "骑车去了西湖"}\n\n{"id": "d", "content": "Fixed a flat"}\r\n'
+    assert add(store, as_list).exit_code == 0
+    result = add(store, as_lines)
+    assert result.exit_code == 0, result.output
+    memories = Journal(store.memories_dir).all()
+    assert [m.id for m in memories] == ["a", "b", "c", "d"]
+    assert [m.seq for m in memories] == [0, 1, 2, 3]
+    assert memories[2].content == "骑车去了西湖"
+    assert store.load_state().pending == 4
+
+
+def test_each_add_is_one_commit(store):
+    repo = git.Repo(store.root)
+    before = len(list(repo.iter_commits()))
+    add(store, '{"content": "one"}\n{"content": "two"}\n')
+    assert len(list(repo.iter_commits())) == before + 1
+    assert not repo.is_dirty(untracked_files=True)
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    (1_700_000_000, datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)),
+    (1_700_000_000.5, datetime(2023, 11, 14, 22, 13, 20, 500000, tzinfo=UTC)),
+    ("2024-03-01", datetime(2024, 3, 1, tzinfo=UTC)),
+    ("2024-03-01T10:30:00Z", datetime(2024, 3, 1, 10, 30, tzinfo=UTC)),
+    ("2024-03-01T10:30:00+08:00", datetime(2024, 3, 1, 2, 30, tzinfo=UTC)),
+])
+def test_epoch_seconds_and_iso_dates_are_accepted(store, given, expected):
+    assert add(store, json.dumps([{"content": "dated", "created_at": given}])).exit_code == 0
+    (memory,) = Journal(store.memories_dir).all()
+    assert memory.created_at == expected
+    assert memory.created_at.tzinfo is not None
+
+
+def test_known_ids_are_skipped_and_counted(store):
+    add(store, json.dumps([{"id": "a", "content": "first"}, {"id": "b", "content": "second"}]))
+    result = add(store, json.dumps([{"id": "a", "content": "first, again"},
+                                    {"id": "c", "content": "third"}]))
+    assert result.exit_code == 0
+    assert "added 1 memories (1 known ids skipped" in result.stdout
+    memories = Journal(store.memories_dir).all()
+    assert [(m.id, m.content) for m in memories] == [("a", "first"), ("b", "second"),
+                                                     ("c", "third")]
+    # Re-adding only known ids is a no-op: no commit either.
+    head = git.Repo(store.root).head.commit.hexsha
+    assert add(store, '{"id": "b", "content": "second"}').exit_code == 0
+    assert git.Repo(store.root).head.commit.hexsha == head
+
+
+def test_exact_duplicate_contents_in_one_input_collapse_to_one(store):
+    records = [{"id": f"x{i}", "content": "Ate ramen"} for i in range(3)]
+    records.append({"id": "y", "content": "Ate udon"})
+    result = add(store, json.dumps(records))
+    assert result.exit_code == 0
+    assert "2 duplicates collapsed" in result.stdout
+    assert [m.content for m in Journal(store.memories_dir).all()] == ["Ate ramen", "Ate udon"]
+
+
+def test_ids_default_to_a_stable_hash_of_content_and_time(store):
+    add(store, '{"content": "x", "created_at": 1700000000}')
+    # The same content and time gives the same id, so a re-sent memory is known.
+    result = add(store, '{"content": "x", "created_at": "2023-11-14T22:13:20+00:00"}')
+    assert "1 known ids skipped" in result.stdout
+    assert len(Journal(store.memories_dir).all()) == 1
+
+
+def test_line_separators_inside_content_survive_the_journal(store):
+    tricky = "one\u2028two\u0085three\u2029four"
+    assert add(store, json.dumps({"id": "t", "content": tricky}, ensure_ascii=False)).exit_code == 0
+    assert add(store, '{"id": "u", "content": "after"}').exit_code == 0
+    memories = Journal(store.memories_dir).all()
+    assert [m.content for m in memories] == [tricky, "after"]
+    assert [m.content for m in select_batch(store, store.load_state(), 5)] == [tricky, "after"]
+
+
+# ---------------------------------------------------------------- refused input
+
+BAD_JSONL = [
+    ("not an object", '42', "JSON object"),
+    ("a list", '["content"]', "JSON object"),
+    ("missing content", '{"id": "q"}', "content"),
+    ("empty content", '{"content": "   "}', "empty"),
+    ("over-long content", json.dumps({"content": "x" * (MAX_CONTENT_CHARS + 1)}), "at most"),
+    ("bad date", '{"content": "x", "created_at": "last tuesday"}', "ISO-8601"),
+    ("boolean date", '{"content": "x", "created_at": true}', "created_at"),
+    ("date out of range", '{"content": "x", "created_at": 1e20}', "out of range"),
+    ("content not text", '{"content": 5}', "content"),
+    ("role not text", '{"content": "x", "role": 3}', "role"),
+    ("metadata not an object", '{"content": "x", "metadata": [1]}', "metadata"),
+    ("id not text", '{"content": "x", "id": 7}', "id"),
+    ("unknown field", '{"content": "x", "tags": ["a"]}', "tags"),
+    ("bad JSON", '{"content": "x"', "not valid JSON"),
+    ("lone surrogate", '{"content": "a\\ud800b"}', "surrogate"),
+]
+
+
+@pytest.mark.parametrize(("bad", "expected"), [b[1:] for b in BAD_JSONL],
+                         ids=[b[0] for b in BAD_JSONL])
+def test_one_bad_record_refuses_the_whole_input(store, bad, expected):
+    before = snapshot(store)
+    good = '{"id": "g1", "content": "fine"}'
+    text = "\n".join([good, good.replace("g1", "g2").replace("fine", "also fine"), bad, good])
+    result = add(store, text)
+    assert result.exit_code == 2
+    assert "line 3" in result.stderr
+    assert expected in result.stderr
+    assert snapshot(store) == before
+
+
+def test_invalid_utf8_is_refused_with_its_line(store):
+    before = snapshot(store)
+    data = b'{"content": "ok"}\n{"content": "caf\xe9"}\n'
+    result = add(store, data)
+    assert result.exit_code == 2
+    assert "line 2" in result.stderr and "UTF-8" in result.stderr
+    assert snapshot(store) == before
+
+
+def test_every_bad_line_is_named(store):
+    before = snapshot(store)
+    records = [{"content": "ok"}, {"content": ""}, {"content": "ok 2"}, {"content": 1},
+               {"content": "ok 3", "colour": "red"}]
+    result = add(store, "\n".join(json.dumps(r) for r in records))
+    assert result.exit_code == 2
+    for line in ("line 2", "line 4", "line 5"):
+        assert line in result.stderr
+    assert "line 1:" not in result.stderr and "line 3:" not in result.stderr
+    assert snapshot(store) == before
+
+
+def test_json_list_errors_name_the_line_of_the_record(store):
+    text = '[\n  {"content": "ok"},\n  {"content": "ok too"},\n  {"content": ""}\n]'
+    result = add(store, text)
+    assert result.exit_code == 2
+    assert "line 4" in result.stderr
+
+
+@pytest.mark.parametrize("text", ["", "   \n", "[", '[{"content": "x"}] trailing'])
+def test_empty_or_malformed_input_exits_2(store, text):
+    before = snapshot(store)
+    assert add(store, text).exit_code == 2
+    assert snapshot(store) == before
+
+
+# ---------------------------------------------------------------- round trip (property)
+
+record = st.fixed_dictionaries(
+    {"content": st.text(min_size=1, max_size=80).filter(lambda s: s.strip() and "\0" not in s)},
+    optional={
+        "created_at": st.one_of(
+            st.integers(min_value=0, max_value=4_000_000_000),
+            st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2100, 1, 1),
+                         timezones=st.just(UTC)).map(datetime.isoformat)),
+        "role": st.sampled_from(["user", "assistant"]),
+        "type": st.text(max_size=10),
+        "scope": st.text(max_size=10),
+        "metadata": st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5),
+                                    max_size=3),
+    })
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=st.lists(record, min_size=1, max_size=12), as_list=st.booleans())
+def test_valid_records_round_trip_through_add_and_the_journal(tmp_path_factory, records,
+                                                                as_list):
+    store = init_store(tmp_path_factory.mktemp("prop") / "s")
+    for i, r in enumerate(records):
+        r["id"] = f"id-{i}"
+    text = (json.dumps(records, ensure_ascii=False) if as_list
+            else "\n".join(json.dumps(r, ensure_ascii=False) for r in records))
+    report = add_memories(store, text.encode("utf-8"))
+
+    expected, seen = [], set()
+    for r in records:
+        if r["content"].strip() not in seen:
+            seen.add(r["content"].strip())
+            expected.append(r)
+    journal = Journal(store.memories_dir).all()
+    assert report.added == len(expected) == len(journal)
+    assert report.duplicates == len(records) - len(expected)
+    for r, m in zip(expected, journal, strict=True):
+        assert m.id == r["id"]
+        assert m.content == r["content"].strip()
+        for key in ("role", "type", "scope", "metadata"):
+            assert getattr(m, key) == r.get(key)
+        if isinstance(r.get("created_at"), int):
+            assert m.created_at.timestamp() == r["created_at"]
+        elif "created_at" in r:
+            assert m.created_at == datetime.fromisoformat(r["created_at"])
+    assert store.load_state().next_seq == len(journal)
+    # What a batch reads is what was added.
+    batch = select_batch(store, store.load_state(), len(journal))
+    assert [m.content for m in batch] == [m.content for m in journal]
+
+
+# ---------------------------------------------------------------- batch selection cost
+
+def test_selecting_a_batch_reads_only_the_segments_it_needs(store, monkeypatch):
+    total = 5 * SEGMENT
+    lines = "\n".join(json.dumps({"id": f"m{i}", "content": f"memory number {i}",
+                                  "created_at": 1_700_000_000 + i}) for i in range(total))
+    add_memories(store, lines.encode())
+    assert sorted(p.name for p in store.memories_dir.glob("*.jsonl")) == [
+        f"{n:05d}.jsonl" for n in range(5)]
+    # Pretend the first 2,990 memories were folded already: the batch straddles two segments.
+    state = store.load_state().model_copy(update={"cursor": 3 * SEGMENT - 10})
+    store.save_state(state)
+
+    reads: list[str] = []
+    real_read_text, real_read_bytes = pathlib.Path.read_text, pathlib.Path.read_bytes
+
+    def counting_read_text(self, *args, **kwargs):
+        reads.append(self.name)
+        return real_read_text(self, *args, **kwargs)
+
+    def counting_read_bytes(self, *args, **kwargs):
+        reads.append(self.name)
+        return real_read_bytes(self, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "read_text", counting_read_text)
+    monkeypatch.setattr(pathlib.Path, "read_bytes", counting_read_bytes)
+    batch = select_batch(store, state, 20)
+
+    assert [m.seq for m in batch] == list(range(2990, 3010))
+    assert [m.id for m in batch] == [f"m{i}" for i in range(2990, 3010)]
+    assert sorted(n for n in reads if n.endswith(".jsonl")) == ["00002.jsonl", "00003.jsonl"]
+
+
+def test_requeued_memories_come_first(store):
+    add_memories(store, "\n".join(json.dumps({"content": f"m {i}"}) for i in range(10)).encode())
+    state = store.load_state().model_copy(update={"cursor": 6, "requeued": [2, 3]})
+    assert [m.seq for m in select_batch(store, state, 4)] == [2, 3, 6, 7]
+
+
+def test_parse_error_lists_every_problem():
+    from scene_engine.memories import parse_input
+
+    with pytest.raises(MemoryInputError) as caught:
+        parse_input(b'{"content": ""}\n{"content": "ok"}\n{"content": 3}\n')
+    assert [line for line, _ in caught.value.problems] == [1, 3]
