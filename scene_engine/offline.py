@@ -126,7 +126,10 @@ def _summary(draft: Draft) -> str:
 
 def scene_name(memory_texts: list[str], taken: set[str]) -> str:
     """A file name from the memories' keywords, unique (case-insensitive) among ``taken``."""
-    words = [re.sub(r"[^\w\u3400-\u9fff-]", "", w) for w in keywords(memory_texts, k=3)]
+    # Numbers (dates, counts, note numbers) name no area of a life: words first.
+    found = keywords(memory_texts, k=8)
+    found = [w for w in found if not w.isdigit()][:3] or found[:3]
+    words = [re.sub(r"[^\w\u3400-\u9fff-]", "", w) for w in found]
     stem = "-".join(w for w in words if w)[:60] or "notes"
     if is_report_like(stem):
         stem = f"about-{stem}"
