@@ -1,0 +1,229 @@
+"""The offline backend under the scene rules (DESIGN.md "A batch", step 5, and "Scene file" heat).
+
+200 memories in English and Chinese over six areas of a life, generated from a fixed seed, are
+folded batch by batch; after every batch the store must keep every rule.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import git
+import pytest
+
+from scene_engine.batch import expand_seqs, run_batch, run_pending
+from scene_engine.doctor import check_store
+from scene_engine.engine import add_memories
+from scene_engine.history import trailers
+from scene_engine.offline import OfflineBackend
+from scene_engine.rules import is_report_like
+from scene_engine.scene import parse_scene
+from scene_engine.store import init_store, open_store
+
+AREAS = {
+    "hiking": ["Went hiking on the {p} trail with Bob and saw {t}",
+               "Bought new hiking boots for the {p} mountain trip",
+               "Camped near {p} lake; the hike up the ridge was hard but {t}"],
+    "work": ["Finished the quarterly report for the {p} project; my manager said {t}",
+             "Wrote the summary slides for the {p} software release at work",
+             "The {p} release deadline at work moved and the team was {t}"],
+    "cooking": ["Cooked {p} pasta for dinner and it tasted {t}",
+                "Learned a recipe for {p} soup in cooking class",
+                "Baked {p} sourdough bread in the kitchen, the oven was {t}"],
+    "family": ["我和妈妈去{p}看望外婆，{t}", "爸爸的生日在{p}的餐厅庆祝，{t}",
+               "妹妹考上了{p}的大学，全家{t}"],
+    "health": ["Saw the doctor about my {p} knee pain and was told {t}",
+               "Started physiotherapy for the knee injury from {p}; {t}",
+               "Running again after the knee injury, {p} loop felt {t}"],
+    "music": ["我在学习弹钢琴，{p}的老师说{t}", "周末在{p}听了钢琴音乐会，{t}",
+              "买了一台二手钢琴，放在{p}的家里，练琴{t}"],
+}
+PLACES = ["Alpine", "Cedar", "Nova", "Maple", "Orion", "Willow", "北京", "上海", "杭州", "成都"]
+TAILS = ["very happy", "it was great", "to rest more", "quite surprising", "很开心", "非常顺利",
+         "有点累"]
+DAY = 86_400
+
+
+def make_memories(n: int = 200, seed: int = 7) -> list[dict]:
+    """``n`` memories over the six AREAS, one every ~7 hours, the same for the same seed."""
+    rng = random.Random(seed)
+    areas = sorted(AREAS)
+    out = []
+    for i in range(n):
+        template = rng.choice(AREAS[rng.choice(areas)])
+        text = template.format(p=rng.choice(PLACES), t=rng.choice(TAILS))
+        out.append({"id": f"m{i:04d}", "content": f"{text} (note {i})",
+                    "created_at": 1_700_000_000 + i * DAY // 3})
+    return out
+
+
+@pytest.fixture(autouse=True)
+def no_git_identity(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+
+
+def new_store(root: Path, max_scenes: int | None = None):
+    store = init_store(root)
+    if max_scenes is not None:
+        text = store.config_path.read_text("utf-8")
+        store.config_path.write_text(re.sub(r"(?m)^max_scenes = \d+",
+                                            f"max_scenes = {max_scenes}", text), "utf-8")
+    return open_store(root)
+
+
+def scenes_on_disk(store) -> dict[str, dict]:
+    """name -> {"meta", "body"} of every scene file."""
+    out = {}
+    for name in store.scene_names():
+        scene = parse_scene((store.scenes_dir / name).read_text("utf-8"), name=name)
+        out[name] = {"meta": scene.meta, "body": scene.body}
+    return out
+
+
+def check_batch(store, repo, before: dict, after: dict, head_before: str, result) -> None:
+    """Every rule of DESIGN.md "A batch" step 5 for one committed batch."""
+    config = store.config
+    assert len(after) < config.max_scenes
+    created = set(after) - set(before)
+    deleted = set(before) - set(after)
+    assert len(created) <= 1, created
+    for name, scene in after.items():
+        assert len(scene["body"].strip()) <= config.max_scene_chars, name
+        assert str(scene["meta"].get("summary", "")).strip(), name
+        assert not is_report_like(name), name
+        assert isinstance(scene["meta"].get("heat"), int)
+    # Merged-away scenes are gone, and whoever names them in merged_from got their heat.
+    for name, scene in after.items():
+        sources = [s for s in scene["meta"].get("merged_from") or [] if s in deleted]
+        if name in before and sources:
+            expected = before[name]["meta"]["heat"] + sum(
+                before[s]["meta"]["heat"] for s in sources) + 1
+            assert scene["meta"]["heat"] == expected, (name, sources)
+            for source in sources:
+                assert not (store.scenes_dir / source).exists()
+        elif name in before and scene["body"] != before[name]["body"]:
+            assert scene["meta"]["heat"] == before[name]["meta"]["heat"] + 1, name
+        elif name in before:
+            assert scene == before[name], f"{name} changed without a reason"
+    merged_into = {s for scene in after.values() for s in scene["meta"].get("merged_from") or []}
+    assert deleted <= merged_into, f"deleted but merged nowhere: {deleted - merged_into}"
+    # One commit for the batch, whose trailers list exactly its memories.
+    commit = repo.head.commit
+    assert commit.hexsha == result.commit
+    assert [p.hexsha for p in commit.parents] == [head_before]
+    found = trailers(commit.message)
+    assert found["Batch"] == str(result.number)
+    assert found["Backend"] == "offline"
+    assert not repo.is_dirty(untracked_files=True)
+    assert check_store(store) == []
+
+
+def fold_all(store, check: bool = True) -> list[list[int]]:
+    """Run batches until nothing is pending, checking each; return each batch's memory seqs."""
+    repo = git.Repo(store.root)
+    backend = OfflineBackend()
+    taken = []
+    while True:
+        before, head = scenes_on_disk(store), repo.head.commit.hexsha
+        result = run_batch(store, backend)
+        if result is None:
+            return taken
+        if check:
+            check_batch(store, repo, before, scenes_on_disk(store), head, result)
+        seqs = expand_seqs(trailers(repo.head.commit.message)["Memory-Seqs"])
+        assert len(seqs) == len(result.memory_ids)
+        taken.append(seqs)
+
+
+@pytest.mark.parametrize("max_scenes", [6, 15])
+def test_every_rule_holds_after_every_batch(tmp_path, max_scenes):
+    store = new_store(tmp_path / "s", max_scenes)
+    add_memories(store, json.dumps(make_memories(), ensure_ascii=False).encode())
+    taken = fold_all(store)
+
+    assert len(taken) == 10                               # 200 memories, 20 per batch
+    every = [s for seqs in taken for s in seqs]
+    assert sorted(every) == list(range(200))              # each memory exactly once
+    assert store.load_state().pending == 0
+    assert 2 <= len(store.scene_names()) < max_scenes
+
+
+def test_a_small_cap_forces_merges_and_merged_heat_is_the_sum_plus_one(tmp_path):
+    store = new_store(tmp_path / "s", max_scenes=4)
+    add_memories(store, json.dumps(make_memories(), ensure_ascii=False).encode())
+    repo = git.Repo(store.root)
+    merges = 0
+    while True:
+        before = scenes_on_disk(store)
+        head = repo.head.commit.hexsha
+        result = run_batch(store, OfflineBackend())
+        if result is None:
+            break
+        after = scenes_on_disk(store)
+        check_batch(store, repo, before, after, head, result)
+        merges += len(set(before) - set(after))
+    assert merges >= 2, "the cap never forced a merge: the test data is too uniform"
+    assert len(store.scene_names()) <= 3
+
+
+@pytest.mark.xfail(strict=True, reason="batch.finalize_headers infers the batch's new scene as "
+                   "the merge target when the backend merged into an existing scene, so the "
+                   "new scene gets the merged heat too (reported; batch.py is not ours)")
+def test_a_scene_created_in_a_merge_batch_starts_at_heat_one(tmp_path):
+    store = new_store(tmp_path / "s", max_scenes=4)
+    add_memories(store, json.dumps(make_memories(), ensure_ascii=False).encode())
+    seen_merge_with_creation = False
+    while True:
+        before = scenes_on_disk(store)
+        if run_batch(store, OfflineBackend()) is None:
+            break
+        after = scenes_on_disk(store)
+        created = set(after) - set(before)
+        if created and set(before) - set(after):
+            seen_merge_with_creation = True
+            (name,) = created
+            assert after[name]["meta"]["heat"] == 1
+            assert not after[name]["meta"].get("merged_from")
+    assert seen_merge_with_creation
+
+
+def without_dates(text: str) -> str:
+    return re.sub(r"(?m)^(created|updated): .*\n", "", text)
+
+
+def test_the_same_input_gives_the_same_scenes(tmp_path):
+    outputs = []
+    for run in ("a", "b"):
+        store = new_store(tmp_path / run, max_scenes=6)
+        add_memories(store, json.dumps(make_memories(120), ensure_ascii=False).encode())
+        run_pending(store, OfflineBackend())
+        outputs.append({n: without_dates((store.scenes_dir / n).read_text("utf-8"))
+                        for n in store.scene_names()})
+    assert outputs[0] == outputs[1]
+    assert outputs[0]
+
+
+def test_memories_land_in_the_scene_of_their_area(tmp_path):
+    """A coarse check that routing is by content: a hiking scene gets hiking, not cooking."""
+    store = new_store(tmp_path / "s")
+    add_memories(store, json.dumps(make_memories(), ensure_ascii=False).encode())
+    run_pending(store, OfflineBackend())
+    scenes = scenes_on_disk(store)
+    hikes = [n for n, s in scenes.items() if s["body"].count("hik") >= 3]
+    assert hikes, "no scene collects the hiking memories"
+    best = max(hikes, key=lambda n: scenes[n]["body"].count("hik"))
+    assert scenes[best]["body"].count("hik") > scenes[best]["body"].count("pasta")
+
+
+def test_names_are_words_not_note_numbers(tmp_path):
+    store = new_store(tmp_path / "s")
+    add_memories(store, json.dumps(make_memories(), ensure_ascii=False).encode())
+    run_pending(store, OfflineBackend())
+    for name in store.scene_names():
+        first = name.removesuffix(".md").split("-")[0]
+        assert not first.isdigit(), name
