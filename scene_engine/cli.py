@@ -418,6 +418,46 @@ def _scene_match(store, name: str) -> str:
     return match[0]
 
 
+@app.command("recall")
+@handled
+def recall_cmd(query: str,
+               budget: Annotated[int, typer.Option("--budget", min=100,
+                                                   help="Characters at most.")] = 4000,
+               as_json: JsonOpt = False) -> None:
+    """What an agent would put in its context for QUERY: persona, scene map, best passages."""
+    from .recall import recall
+
+    result = recall(_store(), query, budget=budget)
+    if as_json:
+        _echo_json(result.to_json())
+    else:
+        typer.echo(result.text, nl=False)
+
+
+@app.command()
+@handled
+def demo(directory: Annotated[Path | None, typer.Argument(
+        help="Folder for the demo store (default: ./scene-demo).")] = None) -> None:
+    """Make a demo store from ~60 sample memories with the offline backend and show it."""
+    from .demo import DEMO_QUERIES, build_demo
+    from .recall import recall
+
+    directory = directory or Path("scene-demo")
+    typer.echo(f"making a demo store at {directory} ...", err=True)
+    store, report, results = build_demo(directory)
+    typer.echo(f"added {report.added} memories ({report.duplicates} repeated ones collapsed); "
+               f"{len(results)} batches, one git commit each\n")
+    _DIR["dir"] = store.root
+    list_scenes(as_json=False)
+    rows = _scene_rows(store)
+    typer.echo(f"\n=== scenes show {rows[0]['name']} ===")
+    typer.echo((store.scenes_dir / rows[0]["name"]).read_text(encoding="utf-8"))
+    for query in DEMO_QUERIES:
+        typer.echo(f"=== scenes recall {query!r} --budget 1200 ===")
+        typer.echo(recall(store, query, budget=1200).text)
+    typer.echo(f"Try: cd {directory} && scenes log && scenes undo && scenes status")
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

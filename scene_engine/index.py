@@ -354,14 +354,15 @@ class SceneIndex:
 
     # -- reading ------------------------------------------------------------------------
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
+    def search(self, query: str, k: int = 10, any_term: bool = False) -> list[Hit]:
         """Best ``k`` scenes for ``query`` (free text, any language; FTS syntax is not
-        interpreted). All terms must match; if no scene has them all, any term may match.
+        interpreted). All terms must match; if no scene has them all, any term may match
+        (``any_term=True`` skips straight to that, as recall wants for questions).
         Ranked by BM25 (name, summary, body weighted 4:2:1), then by heat. Returns ``[]`` for a
         query without words."""
         if k <= 0:
             return []
-        for any_term in (False, True):
+        for any_term in ((True,) if any_term else (False, True)):
             expr = fts_query(query, any_term)
             if expr is None:
                 return []
@@ -377,6 +378,22 @@ class SceneIndex:
                 return [Hit(name, summary, heat, make_snippet(body, terms), -rank)
                         for name, summary, heat, body, rank in rows]
         return []
+
+    def bodies(self, names: list[str]) -> dict[str, str]:
+        """``{name: body}`` for the given scene names (unknown names are left out)."""
+        found = {}
+        for start in range(0, len(names), 500):   # stay under SQLite's bound-parameter limit
+            chunk = names[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(self.conn.execute(
+                f"SELECT name, body FROM scenes WHERE name IN ({marks})", chunk).fetchall())
+        return found
+
+    def hottest(self, n: int) -> list[Hit]:
+        """The ``n`` hottest scenes (ties by name) as hits without snippet or score."""
+        rows = self.conn.execute(
+            "SELECT name, summary, heat FROM scenes ORDER BY heat DESC, name LIMIT ?", (n,))
+        return [Hit(name, summary, heat, "", 0.0) for name, summary, heat in rows]
 
     def entries(self) -> dict[str, Entry]:
         """Every indexed scene: ``{name: Entry}``."""

@@ -1,0 +1,32 @@
+"""``scenes demo``: a ready example — about 60 memories of one person's year, in English and
+Chinese, with repeats and contradictions, folded by the offline backend into scenes.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+DEMO_QUERIES = ("When did I get promoted at Northwind?", "李伟 咖啡")
+
+
+def demo_memories() -> bytes:
+    """The demo's JSONL memories (shipped with the package)."""
+    return files("scene_engine").joinpath("demo_memories.jsonl").read_bytes()
+
+
+def build_demo(directory: Path, on_batch=None):
+    """Make a store at ``directory``, add the demo memories and fold them offline.
+
+    Returns ``(store, add_report, batch_results)``. Raises ``StoreError`` if ``directory``
+    is not new or empty.
+    """
+    from .batch import run_pending
+    from .engine import add_memories
+    from .offline import OfflineBackend
+    from .store import init_store
+
+    store = init_store(directory)
+    report = add_memories(store, demo_memories())
+    results = run_pending(store, OfflineBackend(), on_batch=on_batch)
+    return store, report, results

@@ -1,0 +1,177 @@
+"""Recall: what an agent puts in its context for a query, within a character budget.
+
+The text has three parts, in this order: the persona, a compact map of the scenes (name, heat,
+summary; the scenes that match the query first), and the passages of the matching scenes that
+best answer the query, most relevant first. Passages are whole sentences (a timeline line's date
+is kept with each of its sentences); nothing is cut mid-sentence and the total never exceeds
+the budget. Candidate scenes come from the FTS index (so a store of 10,000 scenes costs about
+what a store of 15 does); passages are ranked with BM25 over the candidates' sentences.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .store import Store
+from .text import terms
+
+DEFAULT_BUDGET = 4000
+CANDIDATES = 8            # scenes whose sentences compete for the passage budget
+PERSONA_SHARE = 0.2       # at most this share of the budget for the persona
+MAP_SHARE = 0.2           # ... and for the scene map
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+_TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")
+
+
+@dataclass
+class Passage:
+    """One sentence of a scene: ``scene`` name, ``text`` (date-prefixed for timeline lines),
+    ``score`` (BM25 against the query)."""
+
+    scene: str
+    text: str
+    score: float = 0.0
+
+
+@dataclass
+class Recall:
+    """A recall result: ``text`` (what goes in the context, ``len(text) <= budget``), the
+    ``persona`` part, the ``scenes`` map rows and the chosen ``passages``."""
+
+    text: str
+    budget: int
+    persona: str = ""
+    scenes: list[dict] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict of the result."""
+        return {"budget": self.budget, "chars": len(self.text), "text": self.text,
+                "persona": self.persona, "scenes": self.scenes,
+                "passages": [{"scene": p.scene, "text": p.text, "score": round(p.score, 4)}
+                             for p in self.passages]}
+
+
+def readable_date(year: str, month: str, day: str) -> str:
+    """``("2023","05","08")`` -> ``"8 May 2023"`` (how people, and questions, write dates)."""
+    return f"{int(day)} {_MONTHS[int(month) - 1]} {year}"
+
+
+def split_passages(scene: str, body: str) -> list[Passage]:
+    """The sentences of a scene body; timeline sentences carry their line's date."""
+    passages = []
+    for line in body.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        found = _TIMELINE.match(line)
+        prefix = ""
+        if found:
+            prefix = readable_date(*found.groups()[:3]) + ": "
+            line = found.group(4)
+        line = line.lstrip("-* ")
+        for sentence in _SENTENCE.split(line):
+            if sentence.strip():
+                passages.append(Passage(scene, prefix + sentence.strip()))
+    return passages
+
+
+def rank_passages(query: str, passages: list[Passage]) -> list[Passage]:
+    """BM25 (k1 1.2, b 0.75) of each passage against the query terms; best first, ties by
+    original order. Passages with no query term are dropped."""
+    wanted = set(terms(query))
+    if not wanted or not passages:
+        return []
+    docs = [Counter(terms(p.text)) for p in passages]
+    avg = sum(sum(d.values()) for d in docs) / len(docs) or 1.0
+    df = Counter(t for d in docs for t in wanted & d.keys())
+    n = len(docs)
+    for passage, doc in zip(passages, docs, strict=True):
+        length = sum(doc.values())
+        passage.score = sum(
+            math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            * doc[t] * 2.2 / (doc[t] + 1.2 * (0.25 + 0.75 * length / avg))
+            for t in wanted & doc.keys())
+    order = sorted(range(n), key=lambda i: (-passages[i].score, i))
+    return [passages[i] for i in order if passages[i].score > 0]
+
+
+def _fit_lines(lines: list[str], limit: int) -> str:
+    """Whole lines, in order, while they fit in ``limit`` characters."""
+    out, used = [], 0
+    for line in lines:
+        if used + len(line) + 1 > limit:
+            continue
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out)
+
+
+def _persona_part(store: Store, limit: int) -> str:
+    if not store.persona_path.exists() or limit <= 20:
+        return ""
+    text = store.persona_path.read_text(encoding="utf-8", errors="replace").strip()
+    sentences = [s for line in text.splitlines() for s in _SENTENCE.split(line) if s.strip()]
+    return _fit_lines(sentences, limit)
+
+
+def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None) -> Recall:
+    """Build the recall text for ``query`` in at most ``budget`` characters.
+
+    ``index``: an open ``SceneIndex`` to reuse (for speed in a loop); otherwise one is opened
+    and synced. Raises ``ValueError`` for a budget under 100 characters.
+    """
+    if budget < 100:
+        raise ValueError("the recall budget must be at least 100 characters")
+    from .index import SceneIndex
+
+    own = index is None
+    if own:
+        index = SceneIndex(store.index_path, store.scenes_dir)
+        index.sync()
+    try:
+        hits = index.search(query, k=CANDIDATES, any_term=True)
+        bodies = index.bodies([h.name for h in hits])
+        hot = index.hottest(12)
+    finally:
+        if own:
+            index.close()
+    return assemble(store, query, budget, hits, bodies, hot)
+
+
+def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str],
+             hot: list) -> Recall:
+    """Lay out persona, scene map and passages within ``budget`` (see module docstring)."""
+    persona = _persona_part(store, int(budget * PERSONA_SHARE))
+    map_rows, seen = [], set()
+    for row in [*hits, *hot]:
+        if row.name not in seen:
+            seen.add(row.name)
+            summary = " ".join(str(row.summary or "").split())
+            map_rows.append({"name": row.name, "heat": row.heat, "summary": summary[:200]})
+    header = "## Persona\n" + persona + "\n\n" if persona else ""
+    map_text = _fit_lines([f"- {r['name']} (heat {r['heat']}): {r['summary']}"
+                           for r in map_rows], int(budget * MAP_SHARE))
+    header += "## Scenes\n" + map_text + "\n\n" if map_text else ""
+    title = "## Passages\n"
+    room = budget - len(header) - len(title)
+    chosen, used = [], 0
+    passages = [p for name in (h.name for h in hits) for p in split_passages(name, bodies.get(name, ""))]
+    for passage in rank_passages(query, passages):
+        line = f"- [{passage.scene.removesuffix('.md')}] {passage.text}"
+        if used + len(line) + 1 <= room:
+            chosen.append((passage, line))
+            used += len(line) + 1
+    text = header + (title + "\n".join(line for _, line in chosen) if chosen else "")
+    text = text.rstrip() + "\n"
+    if len(text) > budget:                  # the trailing newline alone can tip it over
+        text = text[:budget]
+    shown = [r for r in map_rows if r["name"] in map_text]
+    return Recall(text=text, budget=budget, persona=persona, scenes=shown,
+                  passages=[p for p, _ in chosen])
+
