@@ -2,7 +2,8 @@
 
 filelock's Unix lock is an ``fcntl`` lock: the kernel drops it when its holder dies, so a lock
 left by a killed process is simply taken over. The holder's pid goes to a side file so a
-waiting process can say who holds the lock.
+waiting process can say who holds the lock. The wait is ``DEFAULT_TIMEOUT`` seconds unless the
+environment sets ``SCENE_ENGINE_LOCK_TIMEOUT`` (seconds; negative waits forever).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 DEFAULT_TIMEOUT = 60.0
+TIMEOUT_ENV = "SCENE_ENGINE_LOCK_TIMEOUT"
 
 
 class LockBusyError(RuntimeError):
@@ -22,16 +24,19 @@ class LockBusyError(RuntimeError):
 
 
 @contextlib.contextmanager
-def store_lock(lock_path: Path, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
+def store_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
     """Hold the store's lock for the ``with`` body.
 
-    ``timeout`` in seconds (negative waits forever). Raises ``LockBusyError`` on timeout. The
-    lock is re-entrant within one process (filelock counts nested acquisitions).
+    ``timeout`` in seconds (negative waits forever; None: ``lock_timeout()``). Raises
+    ``LockBusyError`` on timeout. The lock is re-entrant within one process: one filelock
+    instance per path (``is_singleton``) counts nested acquisitions, where a second instance
+    would wait on its own process's lock.
     """
-    lock = FileLock(str(lock_path), timeout=timeout)
+    timeout = lock_timeout() if timeout is None else timeout
+    lock = FileLock(str(lock_path), is_singleton=True)
     info = Path(f"{lock_path}.pid")
     try:
-        lock.acquire()
+        lock.acquire(timeout=timeout)
     except Timeout as exc:
         holder = _holder(info)
         raise LockBusyError(
@@ -43,6 +48,22 @@ def store_lock(lock_path: Path, timeout: float = DEFAULT_TIMEOUT) -> Iterator[No
         yield
     finally:
         lock.release()
+
+
+def lock_timeout() -> float:
+    """Seconds to wait for the lock: ``$SCENE_ENGINE_LOCK_TIMEOUT``, else ``DEFAULT_TIMEOUT``.
+
+    Raises ``ConfigError`` (exit 2 on the command line) if the variable is not a number.
+    """
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT
+    try:
+        return float(raw)
+    except ValueError:
+        from .config import ConfigError
+
+        raise ConfigError(f"{TIMEOUT_ENV} must be a number of seconds, not {raw!r}") from None
 
 
 def _holder(info: Path) -> str:
