@@ -45,6 +45,7 @@ class BackendResult:
     completion_tokens: int = 0
     cost: float | None = None
     problems: list[str] = field(default_factory=list)
+    deferred: list[int] = field(default_factory=list)   # memory seqs left for a later batch
 
 
 @dataclass
@@ -100,10 +101,11 @@ def select_batch(store: Store, state: State, size: int) -> list[Memory]:
     return Journal(store.memories_dir).read(seqs)
 
 
-def advance_state(state: State, taken: list[Memory]) -> State:
-    """The state after ``taken`` were folded: cursor past them, re-queue trimmed, batch + 1."""
-    taken_seqs = {m.seq for m in taken}
-    requeued = [s for s in state.requeued if s not in taken_seqs]
+def advance_state(state: State, taken: list[Memory], deferred: list[int] = ()) -> State:
+    """The state after a batch: cursor past everything it selected, ``taken`` out of the
+    re-queue, ``deferred`` memories (selected but left by the backend) re-queued, batch + 1."""
+    taken_seqs = {m.seq for m in taken} | set(deferred)
+    requeued = [s for s in state.requeued if s not in taken_seqs] + sorted(deferred)
     cursor = state.cursor
     while cursor < state.next_seq and (cursor in taken_seqs or cursor in set(state.forgotten)):
         cursor += 1
@@ -177,13 +179,14 @@ def finalize_headers(job: BatchJob, now: datetime) -> dict[str, int]:
     deleted = [n for n, c in pending.items() if c is DELETED]
     created = [n for n, c in pending.items() if c is not DELETED and n.casefold() not in folded]
     counts = {"updated": 0, "created": 0, "merged": 0, "deleted": 0}
-    for name, content in sorted(pending.items()):
-        if content is DELETED:
-            continue
-        scene = parse_scene(content, name=name)
+    scenes = {n: parse_scene(c, name=n) for n, c in pending.items() if c is not DELETED}
+    # A deletion another scene already names in merged_from is not a source to infer.
+    claimed = {m.casefold() for s in scenes.values() for m in merged_from(s)}
+    unclaimed = sorted(n for n in deleted if n.casefold() not in claimed)
+    for name, scene in sorted(scenes.items()):
         sources = [folded[m.casefold()] for m in merged_from(scene) if m.casefold() in folded]
-        if not sources and name in created and len(created) == 1 and deleted:
-            sources = sorted(deleted)
+        if not sources and name in created and len(created) == 1 and unclaimed:
+            sources = unclaimed
         before = old.get(folded.get(name.casefold(), name), {})
         meta = dict(scene.meta)
         meta["created"] = before.get("created") or now
@@ -296,10 +299,17 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
         raise BatchError(f"batch {number} breaks the scene rules; nothing written:\n- "
                          + "\n- ".join(problems))
     counts = finalize_headers(job, datetime.now(UTC).replace(microsecond=0))
-    # Every selected memory counts as taken, duplicates dropped by _dedupe included.
-    new_state = advance_state(state, taken)
+    # Every selected memory counts as taken (duplicates dropped by _dedupe included), except
+    # those the backend deferred: they are pending again and belong to a later batch.
+    if set(outcome.deferred) >= {m.seq for m in taken}:
+        raise BatchError(f"batch {number}: the backend deferred every memory")
+    taken = [m for m in taken if m.seq not in set(outcome.deferred)]
+    new_state = advance_state(state, taken, outcome.deferred)
     tokens = outcome.prompt_tokens + outcome.completion_tokens
     message = commit_message(number, counts, outcome.final_text, taken, backend.name, tokens)
+    # Edits a person made while the model worked get their own commit too, so the batch commit
+    # holds only the batch (a clash with the batch's own files is caught by apply below).
+    commit_hand_edits(repo)
     recovery.begin(store, [f"scenes/{n}" for n in job.box.pending()]
                    + [str(store.state_path.relative_to(store.root))])
     job.box.apply()

@@ -114,9 +114,10 @@ def _cut(text: str, max_chars: int) -> str:
 
 
 def _summary(draft: Draft) -> str:
-    facts = [t for _, t in draft.lines]
+    lines = sorted(draft.lines, key=lambda item: item[0])
+    facts = [t for _, t in lines]
     topic = ", ".join(keywords(facts or [draft.head], k=4)) or draft.name.removesuffix(".md")
-    span = f"{draft.lines[0][0]} to {draft.lines[-1][0]}" if draft.lines else "undated"
+    span = f"{lines[0][0]} to {lines[-1][0]}" if lines else "undated"
     latest = facts[-1] if facts else draft.head[:160]
     latest = latest if len(latest) <= 160 else latest[:157] + "..."
     if is_cjk_text(" ".join(facts)):
@@ -149,12 +150,15 @@ class OfflineBackend:
         from .batch import BackendResult
 
         worker = _OfflineWorker(job)
-        worker.fold(job.memories)
+        deferred = worker.fold(job.memories)
         worker.flush()
         changed = sorted(d.name for d in worker.drafts.values() if d.changed)
-        summary = (f"Folded {len(job.memories)} memories into {len(changed)} scene(s): "
-                   f"{', '.join(changed)}.")
-        return BackendResult(final_text=summary, steps=len(job.box.calls))
+        summary = (f"Folded {len(job.memories) - len(deferred)} memories into {len(changed)} "
+                   f"scene(s): {', '.join(changed)}.")
+        if deferred:
+            summary += f" {len(deferred)} unrelated memories wait for a scene of their own."
+        return BackendResult(final_text=summary, steps=len(job.box.calls),
+                             deferred=[m.seq for m in deferred])
 
 
 class _OfflineWorker:
@@ -197,22 +201,60 @@ class _OfflineWorker:
         return sorted(scored, key=lambda item: (-item[0], item[1]))
 
     # -- folding
-    def fold(self, memories: list[Memory]) -> None:
+    def fold(self, memories: list[Memory]) -> list[Memory]:
+        """Route each memory to a scene; return the memories deferred to a later batch.
+
+        1. memories similar enough to a scene join it; 2. among the rest, the largest group of
+        mutually similar ones opens the batch's one new scene (rules: one per batch);
+        3. what is left waits for a later batch, where it may open a scene of its own, while
+        there is room for more scenes; otherwise it joins its closest scene. Every batch that
+        defers also creates a scene, so deferral ends once the scene count reaches the cap.
+        """
+        unmatched = []
         for memory in memories:
             ranked = self._ranked(memory.content)
-            target = ranked[0][1] if ranked else None
-            if (not ranked or ranked[0][0] < SIMILAR_ENOUGH) and self.created is None:
-                target = self._create(memory, ranked)
-            self._draft(target).lines.append((memory.created_at.date().isoformat(),
-                                              memory.content))
-            self._draft(target).changed = True
+            if ranked and ranked[0][0] >= SIMILAR_ENOUGH:
+                self._add(ranked[0][1], memory)
+            else:
+                unmatched.append(memory)
+        if not unmatched:
+            return []
+        group = self._largest_group(unmatched)
+        target = self._create(group, self._ranked(group[0].content))
+        for memory in group:
+            self._add(target, memory)
+        rest = [m for m in unmatched if m not in group]
+        room = len(self._live()) < self.limit
+        deferred = rest if room else []
+        for memory in rest:
+            if memory not in deferred:
+                self._add(self._ranked(memory.content)[0][1], memory)
+        return deferred
 
-    def _create(self, memory: Memory, ranked: list[tuple[float, str]]) -> str:
+    def _add(self, name: str, memory: Memory) -> None:
+        draft = self._draft(name)
+        draft.lines.append((memory.created_at.date().isoformat(), memory.content))
+        draft.changed = True
+
+    def _largest_group(self, memories: list[Memory]) -> list[Memory]:
+        """The memory with most similar peers among ``memories``, with those peers (ties: the
+        earliest), so a new scene starts from a topic, not from a stray fact."""
+        vectors = Vectorizer().fit(m.content for m in memories)
+        vecs = [vectors.vector(m.content) for m in memories]
+        best: list[int] = []
+        for i, vec in enumerate(vecs):
+            peers = [j for j, other in enumerate(vecs)
+                     if j == i or vectors.similarity(vec, other) >= SIMILAR_ENOUGH]
+            if len(peers) > len(best):
+                best = peers
+        return [memories[j] for j in best]
+
+    def _create(self, group: list[Memory], ranked: list[tuple[float, str]]) -> str:
         for _, name in ranked[:2]:     # the rules want two existing scenes read first
             self._draft(name)
         if len(self._live()) >= self.limit:
             self._merge_closest()
-        name = scene_name([memory.content], set(self._live()) | set(self.deleted))
+        name = scene_name([m.content for m in group], set(self._live()) | set(self.deleted))
         self.created = name
         self.drafts[name] = Draft(name, {}, "", [], changed=True)
         return name

@@ -23,6 +23,9 @@ were what when where which while who whom why will with would you your yours als
 again all am any because before both down during each few further here just like many much
 now off once only other out over own same should through under until up upon us via yet one two
 said says say got get gets go goes went going really thing things lot lots way ve ll re
+start started starting new first last time times week weeks day days today yesterday recently
+every year years month months felt feel feels made make makes want wants wanted like likes
+liked love loves loved took take takes think thinks thought told tell tells asked ask know
 """.split())
 CJK_STOP = frozenset("我的 你的 他的 她的 我们 你们 他们 一个 这个 那个 就是 还是 已经 因为 所以 但是 而且 自己".split())
 
@@ -87,4 +90,12 @@ def keywords(texts: Iterable[str], vectorizer: Vectorizer | None = None, k: int 
     counts = Counter(t for text in texts for t in terms(text))
     weight = (lambda t: vectorizer.idf(t)) if vectorizer else (lambda t: 1.0)
     ranked = sorted(counts, key=lambda t: (-counts[t] * weight(t), t))
-    return ranked[:k]
+    chosen: list[str] = []
+    for term in ranked:
+        # Overlapping CJK bigrams (上海 / 去上) are one word cut twice: keep the stronger.
+        if _CJK.fullmatch(term) and any(set(term) & set(c) for c in chosen if _CJK.fullmatch(c)):
+            continue
+        chosen.append(term)
+        if len(chosen) == k:
+            break
+    return chosen
