@@ -53,13 +53,16 @@ def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoR
     with store_lock(store.lock_path):
         repo = history.open_repo(store.root)
         recovery.recover(store, repo)
-        commit_hand_edits(repo)
         action, commit, batch = _resolve(repo, target)
         seqs = expand_seqs(history.trailers(commit.message).get("Memory-Seqs", ""))
-        state = store.load_state()
         if action == "redo":
             _check_redo(repo, batch, seqs)
-        _apply_reverse(store, repo, commit)
+        # Plan on the files as they are (hand edits included) before committing anything,
+        # so a refused undo leaves HEAD, index and work tree exactly as they were.
+        results = _plan_reverse(store, repo, commit)
+        commit_hand_edits(repo)
+        state = store.load_state()
+        _write_reverse(store, results)
         store.save_state(_new_state(state, action, seqs, forget))
         sha = history.commit(repo, _message(action, commit, batch, seqs, forget),
                              paths=PATHS + (".scene-engine/state.json",), allow_empty=True)
@@ -117,12 +120,14 @@ def _check_redo(repo, batch: int, seqs: list[int]) -> None:
                         f"(e.g. memory #{again[0]}); undo that batch first")
 
 
-def _apply_reverse(store: Store, repo, commit) -> list[str]:
-    """Undo ``commit``'s changes under PATHS in the work tree; return the paths written.
+def _plan_reverse(store: Store, repo, commit) -> dict[str, str | None]:
+    """What undoing ``commit``'s changes under PATHS makes of each file: path -> text, or
+    None for a file to remove. Writes nothing; raises ``UndoError`` naming the later commits
+    on a conflict.
 
     Each file is merged three-way (``git merge-file``): base = the file as ``commit`` left it,
     ours = the file now, theirs = the file before ``commit``. Later changes elsewhere in the
-    file survive; overlapping ones refuse the whole undo before anything is written.
+    file survive; overlapping ones refuse the whole undo.
     """
     parent = commit.parents[0] if commit.parents else None
     names = repo.git.diff("--name-only", "-z", parent.hexsha if parent else history.EMPTY_TREE,
@@ -141,6 +146,11 @@ def _apply_reverse(store: Store, repo, commit) -> list[str]:
             results[path] = merged
     if conflicts:
         raise UndoError(_conflict_message(repo, commit, conflicts))
+    return results
+
+
+def _write_reverse(store: Store, results: dict[str, str | None]) -> list[str]:
+    """Write the planned files (behind a recovery marker); return the paths written."""
     recovery.begin(store, list(results) + [".scene-engine/state.json"])
     for path, text in results.items():
         target = store.root / path
