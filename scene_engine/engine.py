@@ -29,8 +29,11 @@ def add_memories(store: Store, data: bytes) -> AddReport:
         fresh, report = journal.append(memories, state.next_seq)
         if fresh:
             store.save_state(state.model_copy(update={"next_seq": state.next_seq + len(fresh)}))
+            # Only the journal and state: a hand edit waiting under scenes/ gets its own
+            # "hand edit" commit from the next batch, not a place in this one.
             history.commit(repo, f"add: {len(fresh)} memories\n\nMemories-Added: "
-                                 f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})\n")
+                                 f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})\n",
+                           paths=("memories", ".scene-engine/state.json"))
         recovery.end(store)
     return report
 

@@ -73,6 +73,11 @@ def regenerate(store: Store, backend, reason: str) -> str:
     with store_lock(store.lock_path):
         repo = history.open_repo(store.root)
         recovery.recover(store, repo)
+        from .batch import commit_hand_edits
+
+        # Hand edits (persona.md's included) get their own commit first, so undoing this
+        # persona commit never reverts them and overwriting persona.md never loses one.
+        commit_hand_edits(repo)
         digest, rows = scene_digest(store)
         if not rows:
             return ""
@@ -90,6 +95,7 @@ def regenerate(store: Store, backend, reason: str) -> str:
         store.save_state(state)
         sha = history.commit(repo, f"persona: regenerated from {len(rows)} scenes\n\n"
                                    f"Reason: {reason}.\n\nPersona: yes\nBackend: {backend.name}\n"
-                                   f"Tokens: {tokens}\n")
+                                   f"Tokens: {tokens}\n",
+                            paths=("persona.md", ".scene-engine/state.json"))
         recovery.end(store)
         return sha
