@@ -1,0 +1,362 @@
+"""History (DESIGN.md "History", "A batch" step 1): commits, log, undo/redo, blame.
+
+Every test runs with no git identity (empty HOME, no system or global git config) and the
+deterministic offline backend. Memories come in topics with no shared words, so the offline
+backend gives each topic its own scene and a clean undo really is clean.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import git
+import pytest
+from typer.testing import CliRunner
+
+from scene_engine.batch import expand_seqs
+from scene_engine.cli import app
+from scene_engine.history import trailers
+
+runner = CliRunner()
+
+TOPICS = {
+    "garden": "tomatoes basil compost seedlings greenhouse mulch trellis watering pruning "
+              "harvest beans squash",
+    "chess": "openings endgame blitz tournament rating gambit castling sicilian rook bishop "
+             "checkmate pawns",
+    "cooking": "sourdough risotto kitchen spices oven dough simmer saffron braise knead "
+               "skillet broth",
+}
+
+
+@pytest.fixture(autouse=True)
+def no_git_identity(tmp_path_factory, monkeypatch):
+    """HOME is an empty folder and git reads no system or global config."""
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                 "GIT_COMMITTER_EMAIL", "EMAIL", "SCENE_ENGINE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def scenes(root: Path, *args: str, stdin: str | None = None):
+    """Run the CLI in-process on the store at ``root``; return the click Result."""
+    return runner.invoke(app, ["--dir", str(root), *args], input=stdin)
+
+
+def ok(root: Path, *args: str, stdin: str | None = None):
+    result = scenes(root, *args, stdin=stdin)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def topic_memories(topic: str, start: int, count: int, month: int) -> str:
+    """JSONL: ``count`` memories of ``topic`` (ids ``topic-N``), one a day in ``month``."""
+    words = TOPICS[topic].split()
+    rows = []
+    for i in range(start, start + count):
+        picked = " ".join(words[(i + k) % len(words)] for k in range(3))
+        rows.append({"id": f"{topic}-{i}", "content": f"{topic} {picked} {topic}",
+                     "created_at": f"2024-{month:02d}-{i + 1:02d}T09:00:00Z"})
+    return "\n".join(json.dumps(r) for r in rows) + "\n"
+
+
+def new_store(tmp_path: Path, *chunks: str, batch_size: int = 5) -> Path:
+    """A store with each chunk of memories folded by its own run (batches of ``batch_size``)."""
+    root = tmp_path / "store"
+    ok(tmp_path, "init", str(root))
+    for chunk in chunks:
+        ok(root, "add", "-", stdin=chunk)
+        ok(root, "run", "--batch-size", str(batch_size))
+    return root
+
+
+def scene_for(root: Path, topic: str) -> Path:
+    """The one scene file whose name starts with ``topic``."""
+    found = sorted((root / "scenes").glob(f"{topic}*.md"))
+    assert len(found) == 1, [p.name for p in (root / "scenes").glob("*.md")]
+    return found[0]
+
+
+def head_message(root: Path, rev: str = "HEAD") -> str:
+    return git.Repo(root).commit(rev).message
+
+
+def changed_files(root: Path, rev: str) -> set[str]:
+    repo = git.Repo(root)
+    return set(repo.git.diff("--name-only", f"{rev}~1", rev).splitlines())
+
+
+def live_seqs(root: Path) -> list[int]:
+    """Memory numbers of every live batch (made and not undone), one entry per batch."""
+    from scene_engine.history import live_batches
+
+    seqs = []
+    for commit in live_batches(git.Repo(root)).values():
+        seqs += expand_seqs(trailers(commit.message).get("Memory-Seqs", ""))
+    return seqs
+
+
+def status(root: Path) -> dict:
+    return json.loads(ok(root, "status", "--json").stdout)
+
+
+def log_json(root: Path) -> list[dict]:
+    return json.loads(ok(root, "log", "--json").stdout)
+
+
+def doctor_clean(root: Path) -> None:
+    result = scenes(root, "doctor", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"ok": True, "problems": []}
+
+
+def snapshot(root: Path) -> dict:
+    """Everything an undo could change: HEAD, index entries, status, and each file's hash."""
+    repo = git.Repo(root)
+    files = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not rel.startswith(".git/") and "/lock" not in rel:
+            files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return {"head": repo.head.commit.hexsha, "index": repo.git.ls_files("-s"),
+            "status": repo.git.status("--porcelain", "--untracked-files=all"), "files": files}
+
+
+# ---------------------------------------------------------------- identity and hand edits
+
+def test_commits_work_with_no_git_identity_and_the_engine_is_author(tmp_path):
+    root = new_store(tmp_path, topic_memories("garden", 0, 5, 1))
+    repo = git.Repo(root)
+    batch = next(c for c in repo.iter_commits() if "Batch" in trailers(c.message))
+    assert (batch.author.name, batch.author.email) == ("scene-engine", "scene-engine@localhost")
+    assert batch.committer.name == "scene-engine"
+
+
+def test_a_configured_user_becomes_the_committer(tmp_path):
+    root = tmp_path / "store"
+    ok(tmp_path, "init", str(root))
+    with git.Repo(root).config_writer() as config:   # repo-local: HOME has no config at all
+        config.set_value("user", "name", "Ada Lovelace")
+        config.set_value("user", "email", "ada@example.org")
+    ok(root, "add", "-", stdin=topic_memories("garden", 0, 5, 1))
+    ok(root, "run")
+    repo = git.Repo(root)
+    batch = next(c for c in repo.iter_commits() if "Batch" in trailers(c.message))
+    assert (batch.committer.name, batch.committer.email) == ("Ada Lovelace", "ada@example.org")
+    assert batch.author.name == "scene-engine"
+
+
+def test_hand_edits_are_committed_on_their_own_before_a_batch(tmp_path):
+    root = new_store(tmp_path, topic_memories("garden", 0, 5, 1), topic_memories("chess", 0, 5, 2))
+    chess = scene_for(root, "chess")
+    chess.write_text(chess.read_text(encoding="utf-8") + "\nMy own note on chess.\n",
+                     encoding="utf-8")
+    (root / "persona.md").write_text("# Persona\n\nWritten by hand.\n", encoding="utf-8")
+    ok(root, "add", "-", stdin=topic_memories("garden", 5, 5, 1))
+    ok(root, "run")
+
+    repo = git.Repo(root)
+    batch, edit = list(repo.iter_commits(max_count=2))
+    assert edit.message.startswith("hand edit: ")
+    assert changed_files(root, edit.hexsha) == {f"scenes/{chess.name}", "persona.md"}
+    assert "Batch" in trailers(batch.message)
+    touched = changed_files(root, batch.hexsha)
+    assert f"scenes/{chess.name}" not in touched and "persona.md" not in touched
+    assert f"scenes/{scene_for(root, 'garden').name}" in touched
+    assert "My own note on chess." in chess.read_text(encoding="utf-8")
+    doctor_clean(root)
+
+
+# ---------------------------------------------------------------- log
+
+def test_log_lists_batches_newest_first_with_hand_edits_and_undos_between(tmp_path):
+    root = new_store(tmp_path, topic_memories("garden", 0, 5, 1), topic_memories("chess", 0, 5, 2))
+    chess = scene_for(root, "chess")
+    chess.write_text(chess.read_text(encoding="utf-8") + "\nEdited.\n", encoding="utf-8")
+    ok(root, "add", "-", stdin=topic_memories("cooking", 0, 5, 3))
+    ok(root, "run")
+    ok(root, "undo", "3")
+
+    entries = log_json(root)
+    kinds = [e["kind"] for e in entries]
+    assert kinds[:3] == ["undo", "batch", "hand edit"]
+    batches = [e for e in entries if e["kind"] == "batch"]
+    assert [e["batch"] for e in batches] == [3, 2, 1]
+    assert [e["undone"] for e in batches] == [True, False, False]
+    times = [e["time"] for e in entries]
+    assert times == sorted(times, reverse=True)
+    first = batches[-1]
+    assert "1 created" in first["subject"]
+    assert first["memories"] == ", ".join(f"garden-{i}" for i in range(5))
+    assert first["model"] == "offline" and first["tokens"] == 0
+    assert "garden" in first["summary"]
+    assert kinds.index("persona") > kinds.index("batch")   # persona after batch 1 is listed
+
+    text = ok(root, "log").stdout
+    assert text.index("undo batch 3") < text.index("batch 3:") < text.index("hand edit")
+    batch3 = next(line for line in text.splitlines() if "batch 3:" in line and "undo batch" not in line)
+    assert batch3.endswith("(undone)")
+    assert "memories: garden-0, garden-1" in text and "model: offline; tokens: 0" in text
+
+
+# ---------------------------------------------------------------- undo
+
+def test_undo_first_batch_keeps_hand_edit_and_requeues_its_memories(tmp_path):
+    root = new_store(tmp_path, *(topic_memories(t, 0, 5, m + 1) for m, t in enumerate(TOPICS)))
+    garden, chess = scene_for(root, "garden"), scene_for(root, "chess")
+    edited = chess.read_text(encoding="utf-8") + "\nMy own note on chess.\n"
+    chess.write_text(edited, encoding="utf-8")
+
+    result = ok(root, "undo", "1")
+    assert "5 memories pending again" in result.stdout
+    repo = git.Repo(root)
+    assert trailers(head_message(root))["Undo-Batch"] == "1"
+    assert head_message(root, "HEAD~1").startswith("hand edit: ")
+    assert changed_files(root, "HEAD") == {f"scenes/{garden.name}", ".scene-engine/state.json"}
+    assert not garden.exists()
+    assert chess.read_text(encoding="utf-8") == edited
+    assert scene_for(root, "cooking").exists()
+    assert repo.git.status("--porcelain") == ""
+    assert status(root)["pending"] == 5
+    doctor_clean(root)
+
+    ok(root, "run")
+    assert status(root)["pending"] == 0
+    assert trailers(head_message(root))["Memories"].startswith("garden-0")
+    assert "2024-01-01: garden tomatoes" in scene_for(root, "garden").read_text(encoding="utf-8")
+    seqs = live_seqs(root)
+    assert sorted(seqs) == list(range(15))                   # each memory in exactly one batch
+    doctor_clean(root)
+
+
+def test_conflicting_undo_refuses_names_the_later_commit_and_changes_nothing(tmp_path):
+    root = new_store(tmp_path, topic_memories("garden", 0, 5, 1), topic_memories("garden", 5, 5, 1))
+    later = git.Repo(root).head.commit
+    assert "Batch" in trailers(later.message)            # batch 2 changed batch 1's scene
+    before = snapshot(root)
+
+    result = scenes(root, "undo", "1")
+    assert result.exit_code == 1
+    assert later.hexsha[:7] in result.output and "batch 2" in result.output
+    assert "<<<<<<<" not in result.output
+    assert snapshot(root) == before
+
+
+def test_conflicting_undo_leaves_an_uncommitted_hand_edit_uncommitted(tmp_path):
+    root = new_store(tmp_path, topic_memories("garden", 0, 5, 1), topic_memories("chess", 0, 5, 2),
+                     topic_memories("garden", 5, 5, 1))
+    chess = scene_for(root, "chess")
+    chess.write_text(chess.read_text(encoding="utf-8") + "\nNot yet committed.\n",
+                     encoding="utf-8")
+    before = snapshot(root)
+    assert scenes(root, "undo", "1").exit_code == 1
+    assert snapshot(root) == before
+
+
+def test_undo_forget_keeps_memories_from_coming_back(tmp_path):
+    root = new_store(tmp_path, *(topic_memories(t, 0, 5, m + 1) for m, t in enumerate(TOPICS)))
+    ok(root, "undo", "3", "--forget")
+    assert status(root)["pending"] == 0
+    assert "0 batch(es) committed" in ok(root, "run").stdout
+    doctor_clean(root)
+
+    ok(root, "add", "-", stdin=topic_memories("chess", 5, 5, 2))
+    ok(root, "run")
+    assert trailers(head_message(root))["Memories"] == ", ".join(f"chess-{i}" for i in range(5, 10))
+    assert sorted(live_seqs(root)) == list(range(10)) + list(range(15, 20))
+    doctor_clean(root)
+
+
+def test_undoing_an_undone_batch_redoes_it(tmp_path):
+    root = new_store(tmp_path, *(topic_memories(t, 0, 5, m + 1) for m, t in enumerate(TOPICS)))
+    cooking = scene_for(root, "cooking")
+    text = cooking.read_text(encoding="utf-8")
+    ok(root, "undo", "3")
+    assert not cooking.exists()
+    result = ok(root, "undo", "3")
+    assert result.stdout.startswith("redo batch 3")
+    assert cooking.read_text(encoding="utf-8") == text
+    assert status(root)["pending"] == 0
+    assert [e["undone"] for e in log_json(root) if e["kind"] == "batch"] == [False] * 3
+    doctor_clean(root)
+    assert "0 batch(es) committed" in ok(root, "run").stdout
+
+
+def test_redo_refuses_when_a_later_batch_took_the_memories_again(tmp_path):
+    root = new_store(tmp_path, topic_memories("garden", 0, 5, 1), topic_memories("chess", 0, 5, 2))
+    ok(root, "undo", "2")
+    ok(root, "run")                                     # batch 3 folds chess-0..4 again
+    before = snapshot(root)
+    result = scenes(root, "undo", "2")
+    assert result.exit_code == 1 and "processed again" in result.output
+    assert snapshot(root) == before
+    doctor_clean(root)
+
+
+def test_undo_of_a_persona_commit_restores_the_previous_persona(tmp_path):
+    root = new_store(tmp_path, *(topic_memories(t, 0, 5, m + 1) for m, t in enumerate(TOPICS)))
+    first = (root / "persona.md").read_text(encoding="utf-8")
+    ok(root, "persona", "--force")
+    assert (root / "persona.md").read_text(encoding="utf-8") != first
+    sha = next(e["commit"] for e in log_json(root) if e["kind"] == "persona")
+    ok(root, "undo", sha[:10])
+    assert (root / "persona.md").read_text(encoding="utf-8") == first
+    assert trailers(head_message(root))["Undo-Commit"] == sha
+    doctor_clean(root)
+
+
+def test_undo_with_nothing_to_undo_or_an_unknown_batch_fails(tmp_path):
+    root = tmp_path / "store"
+    ok(tmp_path, "init", str(root))
+    assert scenes(root, "undo").exit_code == 1
+    assert scenes(root, "undo", "7").exit_code == 2
+
+
+# ---------------------------------------------------------------- blame
+
+def test_blame_maps_lines_to_batches_hand_edits_and_memory_ids(tmp_path):
+    root = new_store(tmp_path, topic_memories("garden", 0, 5, 1), topic_memories("garden", 5, 5, 1))
+    garden = scene_for(root, "garden")
+    garden.write_text(garden.read_text(encoding="utf-8") + "\nA line typed by hand.\n",
+                      encoding="utf-8")
+    ok(root, "add", "-", stdin=topic_memories("chess", 0, 5, 2))
+    ok(root, "run")                                     # commits the hand edit first
+
+    rows = json.loads(ok(root, "blame", garden.stem, "--json").stdout)
+    assert [r["text"] for r in rows] == garden.read_text(encoding="utf-8").splitlines()
+
+    def row(fragment: str) -> dict:
+        return next(r for r in rows if fragment in r["text"])
+
+    first = row("2024-01-01:")                            # garden-0, folded by batch 1
+    assert (first["kind"], first["batch"]) == ("batch", 1)
+    assert "garden-0" in first["memories"].split(", ")
+    sixth = row("2024-01-06:")                            # garden-5, folded by batch 2
+    assert (sixth["kind"], sixth["batch"]) == ("batch", 2)
+    assert "garden-5" in sixth["memories"].split(", ")
+    assert row("heat: 2")["batch"] == 2
+    assert row("A line typed by hand.")["kind"] == "hand edit"
+
+    text = ok(root, "blame", garden.stem).stdout.splitlines()
+    line = next(t for t in text if "2024-01-01:" in t)
+    assert "batch 1" in line and "garden-0" in line
+    assert "hand edit" in next(t for t in text if "A line typed by hand." in t)
+
+
+def test_add_and_persona_commits_leave_hand_edits_to_their_own_commit(tmp_path):
+    root = new_store(tmp_path, topic_memories("garden", 0, 5, 1), topic_memories("chess", 0, 5, 2))
+    chess = scene_for(root, "chess")
+    chess.write_text(chess.read_text(encoding="utf-8") + "\nEdited.\n", encoding="utf-8")
+    ok(root, "add", "-", stdin=topic_memories("cooking", 0, 5, 3))
+    assert changed_files(root, "HEAD") == {"memories/00000.jsonl", ".scene-engine/state.json"}
+    ok(root, "persona", "--force")
+    assert head_message(root, "HEAD~1").startswith("hand edit: ")
+    assert changed_files(root, "HEAD~1") == {f"scenes/{chess.name}"}
+    assert changed_files(root, "HEAD") <= {"persona.md", ".scene-engine/state.json"}
+    ok(root, "undo", git.Repo(root).head.commit.hexsha)   # undoing the persona keeps the edit
+    assert chess.read_text(encoding="utf-8").endswith("\nEdited.\n")
+    doctor_clean(root)
