@@ -362,8 +362,8 @@ class SceneIndex:
         query without words."""
         if k <= 0:
             return []
-        for any_term in ((True,) if any_term else (False, True)):
-            expr = fts_query(query, any_term)
+        for either in ((True,) if any_term else (False, True)):
+            expr = fts_query(query, either)
             if expr is None:
                 return []
             # Rank inside FTS first (cheap), join the few best rows, then break ties by heat.
