@@ -31,10 +31,13 @@ def no_git_identity(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("SCENE_ENGINE_DIR", raising=False)
 
 
-def memories(n: int, start: int = 0) -> str:
-    topics = ["walked the dog in the park", "cooked curry for dinner", "我在图书馆看书",
-              "fixed a bug in the payment service"]
-    return "\n".join(json.dumps({"id": f"m{i}", "content": f"{topics[i % 4]} ({i})",
+TOPICS = ("walked the dog in the park", "cooked curry for dinner", "我在图书馆看书",
+          "fixed a bug in the payment service")
+
+
+def memories(n: int, start: int = 0, topics: tuple[str, ...] = TOPICS) -> str:
+    """JSONL of ``n`` memories with ids m<start>..., cycling through ``topics``."""
+    return "\n".join(json.dumps({"id": f"m{i}", "content": f"{topics[i % len(topics)]} ({i})",
                                  "created_at": 1_700_000_000 + 3600 * i}, ensure_ascii=False)
                      for i in range(start, start + n))
 
@@ -85,7 +88,8 @@ def test_run_with_nothing_pending_exits_0_and_commits_nothing(root):
 
 
 def test_run_honours_batch_size_and_max_batches(root):
-    scenes(root, "add", "-", stdin=memories(30))
+    # One topic, so the offline backend folds every memory it takes (none deferred).
+    scenes(root, "add", "-", stdin=memories(30, topics=("walked the dog in the park",)))
     assert scenes(root, "run", "--batch-size", "7", "--max-batches", "2").exit_code == 0
     assert (status(root)["pending"], status(root)["batches"]) == (16, 2)
 
@@ -122,13 +126,26 @@ def test_doctor_exits_1_when_an_invariant_is_broken(root):
     assert report["ok"] is False and any(scene.name in p for p in report["problems"])
 
 
-def test_a_failing_model_backend_exits_1_and_keeps_memories_pending(root):
+class BrokenBackend:
+    """A backend whose model call fails (as a provider outage would, after its retries)."""
+
+    name = "broken"
+
+    def run(self, job):
+        job.box.execute("write_to_file", {"path": "x.md",
+                                          "content": "---\nsummary: s\n---\nhalf done\n"})
+        raise ConnectionError("provider unreachable (simulated)")
+
+
+def test_a_failing_backend_exits_1_and_keeps_memories_pending(root, monkeypatch):
+    import scene_engine.engine
+
     scenes(root, "add", "-", stdin=memories(5))
     before = files_of(root)
-    # Nothing listens on port 9 (discard): the llm backend fails without touching the network.
-    result = scenes(root, "run", "--backend", "llm", "--model", "openai/none",
-                    "--api-base", "http://127.0.0.1:9/v1")
+    monkeypatch.setattr(scene_engine.engine, "make_backend", lambda *a, **k: BrokenBackend())
+    result = scenes(root, "run")
     assert result.exit_code == 1, result.output
+    assert "provider unreachable" in result.stderr
     assert files_of(root) == before
     assert status(root)["pending"] == 5
 

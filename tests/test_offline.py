@@ -146,7 +146,9 @@ def test_every_rule_holds_after_every_batch(tmp_path, max_scenes):
     add_memories(store, json.dumps(make_memories(), ensure_ascii=False).encode())
     taken = fold_all(store)
 
-    assert len(taken) == 10                               # 200 memories, 20 per batch
+    # 20 per batch; the backend may leave unrelated memories for a later batch (deferral).
+    assert 10 <= len(taken) <= 20
+    assert all(0 < len(seqs) <= 20 for seqs in taken)
     every = [s for seqs in taken for s in seqs]
     assert sorted(every) == list(range(200))              # each memory exactly once
     assert store.load_state().pending == 0
@@ -171,9 +173,6 @@ def test_a_small_cap_forces_merges_and_merged_heat_is_the_sum_plus_one(tmp_path)
     assert len(store.scene_names()) <= 3
 
 
-@pytest.mark.xfail(strict=True, reason="batch.finalize_headers infers the batch's new scene as "
-                   "the merge target when the backend merged into an existing scene, so the "
-                   "new scene gets the merged heat too (reported; batch.py is not ours)")
 def test_a_scene_created_in_a_merge_batch_starts_at_heat_one(tmp_path):
     store = new_store(tmp_path / "s", max_scenes=4)
     add_memories(store, json.dumps(make_memories(), ensure_ascii=False).encode())
