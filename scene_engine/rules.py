@@ -47,7 +47,12 @@ def parse_checked(name: str, content: str) -> tuple[Scene | None, str | None]:
     """Parse a scene the model wrote; return ``(scene, None)`` or ``(None, problem)``."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SceneHeaderWarning)
-        scene = parse_scene(content, name=name)
+        try:
+            scene = parse_scene(content, name=name)
+        except Exception as exc:  # a parser bug must still give the model a usable refusal
+            return None, (f"the header of {name} cannot be read ({type(exc).__name__}). Start "
+                          "the file with a YAML front matter block: a line `---`, then "
+                          "`summary: ...`, then `---`.")
     if scene.header is None:
         where = next((str(w.message) for w in caught), "no header found")
         return None, (f"the header of {name} cannot be read ({where}). Start the file with a "
