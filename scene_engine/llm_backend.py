@@ -53,6 +53,9 @@ class LLMBackend:
                 break
             result = self._loop(job, result.messages + [repair_message(job.language, problems)])
             usage.append(result)
+        if not result.final_text.strip() and not job.box.pending():
+            # Committing would mark the memories processed although nothing holds them.
+            raise ModelRunError("the model sent an empty answer and changed no scene")
         costs = [r.cost for r in usage]
         return BackendResult(
             final_text=result.final_text.strip(), steps=sum(r.steps for r in usage),
