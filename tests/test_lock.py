@@ -1,0 +1,160 @@
+"""The store lock (DESIGN.md "A batch" step 1): waits, names the holder, survives a kill.
+
+Commands run as real subprocesses, because the lock is between processes. The wait is set with
+``SCENE_ENGINE_LOCK_TIMEOUT`` so a busy store fails in about a second, not a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import git
+import pytest
+
+from scene_engine.batch import expand_seqs
+from scene_engine.config import ConfigError
+from scene_engine.engine import add_memories
+from scene_engine.history import live_batches, trailers
+from scene_engine.lock import LockBusyError, lock_timeout, store_lock
+from scene_engine.store import init_store, open_store
+
+CLI = [sys.executable, "-c", "from scene_engine.cli import main; main()"]
+HOLDER = ("import sys, time\n"
+          "from scene_engine.lock import store_lock\n"
+          "with store_lock(sys.argv[1]):\n"
+          "    print('held', flush=True)\n"
+          "    time.sleep(120)\n")
+WORDS = ("garden chess cooking travel music running reading coding painting sailing finance "
+         "family health movies").split()
+
+
+@pytest.fixture(autouse=True)
+def no_git_identity(tmp_path_factory, monkeypatch):
+    """HOME is an empty folder and git reads no system or global config."""
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                 "GIT_COMMITTER_EMAIL", "EMAIL", "SCENE_ENGINE_DIR", "SCENE_ENGINE_LOCK_TIMEOUT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def make_store(tmp_path: Path, count: int) -> Path:
+    """A store with ``count`` pending memories on a handful of topics."""
+    root = tmp_path / "store"
+    store = init_store(root)
+    rows = [{"id": f"m{i:04d}", "content": f"{WORDS[i % len(WORDS)]} {WORDS[i * 7 % 13]} note {i}",
+             "created_at": 1_700_000_000 + 3600 * i} for i in range(count)]
+    add_memories(store, "\n".join(json.dumps(r) for r in rows).encode())
+    return root
+
+
+def scenes(root: Path, *args: str, timeout: float | None = None, **popen):
+    """Start ``scenes --dir root ARGS`` as a subprocess (lock wait ``timeout`` seconds)."""
+    env = dict(os.environ)
+    if timeout is not None:
+        env["SCENE_ENGINE_LOCK_TIMEOUT"] = str(timeout)
+    return subprocess.Popen([*CLI, "--dir", str(root), *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
+
+
+def hold_lock(root: Path) -> subprocess.Popen:
+    """A subprocess holding the store lock until it is killed."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(root / ".scene-engine" / "lock")],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def live_seqs(root: Path) -> list[int]:
+    seqs = []
+    for commit in live_batches(git.Repo(root)).values():
+        seqs += expand_seqs(trailers(commit.message).get("Memory-Seqs", ""))
+    return seqs
+
+
+def doctor_problems(root: Path) -> list[str]:
+    from scene_engine.doctor import check_store
+
+    return check_store(open_store(root))
+
+
+def test_a_second_run_waits_then_names_the_holder(tmp_path):
+    root = make_store(tmp_path, 10)
+    holder = hold_lock(root)
+    try:
+        started = time.monotonic()
+        out, err = scenes(root, "run", timeout=1.5).communicate(timeout=60)
+        waited = time.monotonic() - started
+        busy = scenes(root, "run", timeout=1.5)
+        assert busy.wait(timeout=60) == 1
+    finally:
+        holder.kill()
+        holder.wait()
+    assert f"pid {holder.pid}" in err and "busy" in err, err
+    assert waited >= 1.5
+    assert open_store(root).load_state().pending == 10          # nothing was processed
+
+
+def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path):
+    root = make_store(tmp_path, 10)
+    holder = hold_lock(root)
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+    run = scenes(root, "run", timeout=2)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 0, err
+    assert open_store(root).load_state().pending == 0
+    assert doctor_problems(root) == []
+
+
+def test_two_runs_at_once_never_process_a_memory_twice(tmp_path):
+    root = make_store(tmp_path, 300)
+    runs = [scenes(root, "run", "--batch-size", "4") for _ in range(2)]
+    outcomes = [(run.wait(timeout=120), run.stdout.read(), run.stderr.read()) for run in runs]
+    for code, _, err in outcomes:
+        assert code == 0 or (code == 1 and "busy" in err), err
+    assert sorted(live_seqs(root)) == list(range(300))
+    assert doctor_problems(root) == []
+    # Every committed batch was reported by exactly one of the two runs.
+    made = [line.split(":")[0] for _, _, err in outcomes for line in err.splitlines()
+            if line.startswith("batch ")]
+    assert len(made) == len(set(made)) == len(live_batches(git.Repo(root)))
+
+
+def test_the_lock_is_reentrant_within_one_process(tmp_path):
+    path = tmp_path / "lock"
+    with store_lock(path, timeout=0.5), store_lock(path, timeout=0.5):
+        assert (tmp_path / "lock.pid").read_text(encoding="utf-8") == str(os.getpid())
+    with store_lock(path, timeout=0.5):      # and free again afterwards
+        pass
+
+
+def test_an_in_process_wait_raises_lock_busy_with_the_pid(tmp_path):
+    root = make_store(tmp_path, 1)
+    holder = hold_lock(root)
+    try:
+        with pytest.raises(LockBusyError, match=f"pid {holder.pid}"), \
+                store_lock(root / ".scene-engine" / "lock", timeout=0.2):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_lock_timeout_comes_from_the_environment(monkeypatch, tmp_path):
+    root = make_store(tmp_path, 1)
+    monkeypatch.setenv("SCENE_ENGINE_LOCK_TIMEOUT", "2.5")
+    assert lock_timeout() == 2.5
+    monkeypatch.setenv("SCENE_ENGINE_LOCK_TIMEOUT", "soon")
+    with pytest.raises(ConfigError, match="SCENE_ENGINE_LOCK_TIMEOUT"):
+        lock_timeout()
+    run = scenes(root, "run")
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 2 and "SCENE_ENGINE_LOCK_TIMEOUT" in err
