@@ -312,7 +312,13 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
     commit_hand_edits(repo)
     recovery.begin(store, [f"scenes/{n}" for n in job.box.pending()]
                    + [str(store.state_path.relative_to(store.root))])
-    job.box.apply()
+    try:
+        job.box.apply()
+    except ConflictError:
+        # apply wrote nothing; a marker left behind would make the next command "recover"
+        # the batch's files to HEAD, reverting a hand edit made after the last hand-edit commit.
+        recovery.end(store)
+        raise
     store.save_state(new_state)
     sha = history.commit(repo, message, allow_empty=True)
     recovery.end(store)
