@@ -260,14 +260,27 @@ class _OfflineWorker:
         return name
 
     def _merge_closest(self) -> None:
-        """Fold the scene most similar to another into it and delete it (frees one place)."""
+        """Fold one scene into its closest peer and delete it (frees one place).
+
+        Among pairs whose merged text fits ``max_scene_chars`` the most similar pair wins;
+        if none fits, the smallest pair (a merge that overflows loses its oldest detail).
+        """
         live = [n for n in self._live() if n != self.created]
         self.vectors.fit(self._doc(n) for n in live)
         vecs = {n: self.vectors.vector(self._doc(n)) for n in live}
+        size = {n: len(self._doc(n)) for n in live}
+        limit = self.job.context.max_scene_chars
+
+        def rank(pair):
+            sim, a, b = pair
+            combined = size[a] + size[b]
+            return (combined > limit, -sim if combined <= limit else combined, a, b)
+
         pairs = sorted(((self.vectors.similarity(vecs[a], vecs[b]), a, b)
-                        for i, a in enumerate(live) for b in live[i + 1:]),
-                       key=lambda item: (-item[0], item[1], item[2]))
+                        for i, a in enumerate(live) for b in live[i + 1:]), key=rank)
         _, keep, drop = pairs[0]
+        if size[drop] > size[keep]:       # keep the bigger scene's name: it says more
+            keep, drop = drop, keep
         kept, dropped = self._draft(keep), self._draft(drop)
         kept.lines += dropped.lines
         kept.head = "\n\n".join(p for p in (kept.head, dropped.head) if p)

@@ -19,9 +19,10 @@ from .store import Store
 from .text import terms
 
 DEFAULT_BUDGET = 4000
-CANDIDATES = 8            # scenes whose sentences compete for the passage budget
-PERSONA_SHARE = 0.2       # at most this share of the budget for the persona
-MAP_SHARE = 0.2           # ... and for the scene map
+CANDIDATES = 16           # scenes whose sentences compete for the passage budget
+PERSONA_SHARE = 0.1       # at most this share of the budget for the persona
+MAP_SHARE = 0.12          # ... and for the scene map
+SUMMARY_CHARS = 120       # a summary in the map is cut (at a word) to this
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
@@ -146,32 +147,42 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None) -
 
 def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str],
              hot: list) -> Recall:
-    """Lay out persona, scene map and passages within ``budget`` (see module docstring)."""
+    """Lay out persona, scene map and passages within ``budget`` (see module docstring).
+
+    Scenes in the map get short tags (S1, S2, ...) that the passages cite, so a passage costs
+    a few characters of attribution instead of the scene's whole name.
+    """
     persona = _persona_part(store, int(budget * PERSONA_SHARE))
-    map_rows, seen = [], set()
+    rows, seen = [], set()
     for row in [*hits, *hot]:
         if row.name not in seen:
             seen.add(row.name)
-            summary = " ".join(str(row.summary or "").split())
-            map_rows.append({"name": row.name, "heat": row.heat, "summary": summary[:200]})
+            rows.append({"name": row.name, "heat": row.heat,
+                         "summary": _cut_words(" ".join(str(row.summary or "").split()))})
+    lines = [f"S{i} {r['name']} (heat {r['heat']}): {r['summary']}"
+             for i, r in enumerate(rows, start=1)]
+    map_text = _fit_lines(lines, int(budget * MAP_SHARE))
+    shown = [r for r, line in zip(rows, lines, strict=True) if line in map_text.split("\n")]
+    tags = {r["name"]: f"S{rows.index(r) + 1}" for r in shown}
     header = "## Persona\n" + persona + "\n\n" if persona else ""
-    map_text = _fit_lines([f"- {r['name']} (heat {r['heat']}): {r['summary']}"
-                           for r in map_rows], int(budget * MAP_SHARE))
     header += "## Scenes\n" + map_text + "\n\n" if map_text else ""
     title = "## Passages\n"
-    room = budget - len(header) - len(title)
+    room = budget - len(header) - len(title) - 1
     chosen, used = [], 0
-    passages = [p for name in (h.name for h in hits) for p in split_passages(name, bodies.get(name, ""))]
+    passages = [p for h in hits for p in split_passages(h.name, bodies.get(h.name, ""))]
     for passage in rank_passages(query, passages):
-        line = f"- [{passage.scene.removesuffix('.md')}] {passage.text}"
+        tag = tags.get(passage.scene, passage.scene.removesuffix(".md"))
+        line = f"- [{tag}] {passage.text}"
         if used + len(line) + 1 <= room:
             chosen.append((passage, line))
             used += len(line) + 1
     text = header + (title + "\n".join(line for _, line in chosen) if chosen else "")
-    text = text.rstrip() + "\n"
-    if len(text) > budget:                  # the trailing newline alone can tip it over
-        text = text[:budget]
-    shown = [r for r in map_rows if r["name"] in map_text]
-    return Recall(text=text, budget=budget, persona=persona, scenes=shown,
+    return Recall(text=text.rstrip() + "\n", budget=budget, persona=persona, scenes=shown,
                   passages=[p for p, _ in chosen])
 
+
+def _cut_words(text: str, limit: int = SUMMARY_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut + "…"
