@@ -8,6 +8,7 @@ memory to the scene it belongs to without a model.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -39,13 +40,19 @@ def is_cjk_text(text: str) -> bool:
 
 def terms(text: str) -> list[str]:
     """The index terms of ``text``: lower-cased words (no stop words) and CJK bigrams."""
+    return list(_terms(text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _terms(text: str) -> tuple[str, ...]:
+    # Cached: the offline backend re-ranks every scene text once per memory of a batch.
     found = [w.lower().strip("'’-") for w in _WORD.findall(text)]
     found = [w for w in found if w not in STOP_WORDS and len(w) > 1]
     for run in _CJK.findall(text):
         if len(run) == 1:
             found.append(run)
         found.extend(b for b in (run[i:i + 2] for i in range(len(run) - 1)) if b not in CJK_STOP)
-    return found
+    return tuple(found)
 
 
 class Vectorizer:
