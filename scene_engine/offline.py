@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from .memories import Memory
 from .rules import is_report_like
 from .scene import parse_scene, render_scene
-from .text import Vectorizer, is_cjk_text, keywords
+from .text import Vectorizer, is_cjk_text, keywords, terms
 
 TIMELINE = "Timeline"
 SIMILAR_ENOUGH = 0.12   # cosine below this opens a new scene (when the rules allow one)
@@ -125,6 +125,15 @@ def _summary(draft: Draft) -> str:
     return f"About {topic} ({span}). Latest: {latest}"
 
 
+def restates(fact: str, lines: list[str], share: float = 0.8) -> bool:
+    """True when some line already holds at least ``share`` of ``fact``'s terms (and at
+    least three): the fact repeats what the scene says, so writing it again only costs room."""
+    wanted = set(terms(fact))
+    if len(wanted) < 3:
+        return False
+    return any(len(wanted & set(terms(line))) >= share * len(wanted) for line in lines)
+
+
 def scene_name(memory_texts: list[str], taken: set[str]) -> str:
     """A file name from the memories' keywords, unique (case-insensitive) among ``taken``."""
     # Numbers (dates, counts, note numbers) name no area of a life: words first.
@@ -214,7 +223,7 @@ class _OfflineWorker:
         for memory in memories:
             ranked = self._ranked(memory.content)
             if ranked and ranked[0][0] >= SIMILAR_ENOUGH:
-                self._add(ranked[0][1], memory)
+                self._add(self._roomiest(ranked, memory), memory)
             else:
                 unmatched.append(memory)
         if not unmatched:
@@ -231,10 +240,24 @@ class _OfflineWorker:
                 self._add(self._ranked(memory.content)[0][1], memory)
         return deferred
 
+    def _roomiest(self, ranked: list[tuple[float, str]], memory: Memory) -> str:
+        """The best-matching scene, unless it is full and a close second (at least half its
+        similarity, and similar enough) still has room: a full scene would drop old detail."""
+        limit = self.job.context.max_scene_chars
+        best_score, best = ranked[0]
+        for score, name in ranked:
+            if score < max(SIMILAR_ENOUGH, best_score / 2):
+                break
+            if len(self._doc(name)) + len(memory.content) + 16 <= limit:
+                return name
+        return best
+
     def _add(self, name: str, memory: Memory) -> None:
         draft = self._draft(name)
-        draft.lines.append((memory.created_at.date().isoformat(), memory.content))
         draft.changed = True
+        if restates(memory.content, [text for _, text in draft.lines]):
+            return                        # a repeat adds no detail, only heat
+        draft.lines.append((memory.created_at.date().isoformat(), memory.content))
 
     def _largest_group(self, memories: list[Memory]) -> list[Memory]:
         """The memory with most similar peers among ``memories``, with those peers (ties: the
