@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sandbox import DELETED, ConflictError, Sandbox
+from sandbox import DELETED, ConflictError, Sandbox, SandboxError
 
 from . import history, recovery
 from .config import Config
@@ -319,8 +319,17 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
         # the batch's files to HEAD, reverting a hand edit made after the last hand-edit commit.
         recovery.end(store)
         raise
-    store.save_state(new_state)
-    sha = history.commit(repo, message, allow_empty=True)
+    except (SandboxError, OSError) as exc:   # apply restored what it had replaced
+        recovery.end(store)
+        raise BatchError(f"batch {number}: writing the scenes failed ({exc}); nothing "
+                         "written, memories still pending") from exc
+    try:
+        store.save_state(new_state)
+        sha = history.commit(repo, message, allow_empty=True)
+    except (OSError, history.HistoryError) as exc:
+        recovery.recover(store, repo)        # roll the applied files back to HEAD right away
+        raise BatchError(f"batch {number}: saving the batch failed ({exc}); rolled back, "
+                         "memories still pending") from exc
     recovery.end(store)
     refresh_index(store)
     return BatchResult(number=number, memory_ids=[m.id for m in taken], counts=counts,

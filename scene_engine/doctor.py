@@ -50,7 +50,8 @@ def _check_index(store: Store) -> list[str]:
     from .index import SceneIndex
 
     if not store.index_path.exists():
-        return ["index: missing; run `scenes reindex`"]
+        # The index is derived: with no scenes there is nothing it could be missing.
+        return ["index: missing; run `scenes reindex`"] if store.scene_names() else []
     index = SceneIndex(store.index_path, store.scenes_dir)
     try:
         entries = index.entries()
