@@ -48,6 +48,8 @@ def handled(func: Callable) -> Callable:
             _fail(str(exc), exc.exit_code)
         except LockBusyError as exc:
             _fail(str(exc), 1)
+        except OSError as exc:     # a disk problem: say which file, no traceback
+            _fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
         except Exception as exc:
             from .batch import BatchError
             from .history import HistoryError

@@ -114,7 +114,8 @@ def _load_meta(source: str, first_line: int) -> dict[str, Any]:
         data = {}
     if not isinstance(data, dict):
         raise _HeaderError(first_line, f"header is a {type(data).__name__}, not key: value pairs")
-    key_lines = {k.value: first_line + k.start_mark.line for k, _ in node.value
+    pairs = node.value if node is not None else []   # an empty header has no node at all
+    key_lines = {k.value: first_line + k.start_mark.line for k, _ in pairs
                  if isinstance(k, yaml.ScalarNode)}
     return _typed_meta(data, key_lines, first_line)
 

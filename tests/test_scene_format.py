@@ -164,3 +164,11 @@ def test_round_trip_property(summary, created, updated, heat, extras, body, styl
     assert back.meta == meta and list(back.meta) == list(meta)
     assert back.meta["created"].isoformat() == created.isoformat()  # offset kept, not just instant
     assert back.body == body and back.header == style
+
+
+def test_an_empty_header_is_a_header_with_no_keys():
+    """`---` then `---`: a readable (empty) header, not a crash; the body stays the body."""
+    scene = parse_scene("---\n---\nJust a body.\n", name="empty.md")
+    assert scene.header == "yaml"
+    assert scene.meta == {}
+    assert scene.body == "Just a body.\n"
