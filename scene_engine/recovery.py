@@ -53,13 +53,12 @@ def pending_intent(store) -> dict | None:
 def recover(store, repo) -> list[str]:
     """Undo an interrupted change (see module docstring); return the paths restored.
 
-    Call it with the store lock held. Also clears a stale ``.git/index.lock`` left by a git
-    process killed mid-commit (no other engine process can be in git while we hold the lock)
-    and the sandbox's orphan temp files.
+    Call it with the store lock held. Also clears the lock files a git process killed
+    mid-commit leaves (``index.lock``, ``HEAD.lock``, ``refs/**/*.lock``: until they go, every
+    later commit fails; no other engine process can be in git while we hold the lock) and the
+    sandbox's orphan temp files.
     """
-    stale = Path(repo.git_dir) / "index.lock"
-    with contextlib.suppress(FileNotFoundError):
-        stale.unlink()
+    _remove_git_locks(Path(repo.git_dir))
     intent = pending_intent(store)
     if intent is None:
         return []
@@ -72,6 +71,15 @@ def recover(store, repo) -> list[str]:
     _remove_temp_files(store.scenes_dir)
     end(store)
     return restored
+
+
+def _remove_git_locks(git_dir: Path) -> None:
+    """Unlink the lock files git takes during a commit (index, HEAD, refs, packed-refs)."""
+    stale = [git_dir / "index.lock", git_dir / "HEAD.lock", git_dir / "packed-refs.lock"]
+    stale += (git_dir / "refs").rglob("*.lock")
+    for path in stale:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 def _restore(repo, root: Path, path: str) -> None:
