@@ -35,7 +35,7 @@ from scene_engine.doctor import check_store
 from scene_engine.history import live_batches, trailers
 from scene_engine.memories import Journal
 from scene_engine.scene import SceneHeaderWarning, read_scene
-from scene_engine.store import init_store, open_store
+from scene_engine.store import Store, init_store, open_store
 
 CLI = [sys.executable, "-c", "from scene_engine.cli import main; main()"]
 SEED = int(os.environ.get("SCENE_ENGINE_CRASH_SEED", "20261130"))
@@ -186,7 +186,6 @@ class Died(BaseException):
 
 
 def test_a_batch_that_died_before_its_commit_is_rolled_back_by_the_next_run(tmp_path, monkeypatch):
-    from scene_engine import history
     from scene_engine.batch import run_batch
     from scene_engine.engine import add_memories, make_backend
 
@@ -199,7 +198,7 @@ def test_a_batch_that_died_before_its_commit_is_rolled_back_by_the_next_run(tmp_
     def die(*args, **kwargs):
         raise Died
 
-    monkeypatch.setattr(history, "commit", die)
+    monkeypatch.setattr(Store, "save_state", die)     # scenes applied, state and commit not
     with pytest.raises(Died):
         run_batch(store, make_backend("offline"), size=4)
     monkeypatch.undo()
