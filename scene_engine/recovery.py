@@ -68,7 +68,7 @@ def recover(store, repo) -> list[str]:
         for path in intent.get("paths", []):
             _restore(repo, store.root, path)
             restored.append(path)
-    _remove_temp_files(store.scenes_dir)
+    _remove_temp_files(store)
     end(store)
     return restored
 
@@ -93,10 +93,15 @@ def _restore(repo, root: Path, path: str) -> None:
             repo.git.rm("--cached", "--quiet", "--ignore-unmatch", "--", path)
 
 
-def _remove_temp_files(folder: Path) -> None:
-    """The sandbox writes hidden ``.*.tmp`` files before renaming; a crash can orphan them."""
-    if folder.is_dir():
-        for entry in folder.iterdir():
-            if entry.name.startswith(".") and entry.name.endswith(".tmp"):
-                with contextlib.suppress(OSError):
-                    entry.unlink()
+def _remove_temp_files(store) -> None:
+    """Unlink the hidden ``.NAME.*.tmp`` files the sandbox and ``atomic_write_text`` write
+    before renaming; a crash can orphan them, and ``git add`` of ``memories/`` would commit
+    one. Folders: scenes, memories, ``.scene-engine``; at the root only persona temp files."""
+    folders = ((store.scenes_dir, "."), (store.memories_dir, "."), (store.meta_dir, "."),
+               (store.root, ".persona.md."))
+    for folder, prefix in folders:
+        if folder.is_dir():
+            for entry in folder.iterdir():
+                if entry.name.startswith(prefix) and entry.name.endswith(".tmp"):
+                    with contextlib.suppress(OSError):
+                        entry.unlink()
