@@ -224,3 +224,23 @@ def test_git_locks_left_by_a_killed_commit_are_cleared_by_the_next_command(tmp_p
     assert result.exit_code == 0, result.output
     assert sorted(live_seqs(root)) == list(range(4))
     assert check_store(open_store(root)) == []
+
+
+def test_temp_files_orphaned_by_a_kill_are_removed_not_committed(tmp_path):
+    from scene_engine.engine import add_memories
+
+    root = tmp_path / "store"
+    store = init_store(root)
+    add_memories(store, memories(0, 4).encode())
+    # What a kill inside atomic_write_text leaves: the marker, and a temp file beside the target.
+    recovery.begin(store, ["memories/00000.jsonl", "persona.md", ".scene-engine/state.json"])
+    orphans = [root / "memories" / ".00000.jsonl.k1ll3d.tmp", root / ".persona.md.k1ll3d.tmp",
+               root / "scenes" / ".travel.md.k1ll3d.tmp"]
+    for orphan in orphans:
+        orphan.write_text("half", encoding="utf-8")
+    result = runner.invoke(app, ["--dir", str(root), "add", "-"], input=memories(4, 2))
+    assert result.exit_code == 0, result.output
+    assert [o.name for o in orphans if o.exists()] == []
+    repo = git.Repo(root)
+    assert not [n for n in repo.git.ls_files().splitlines() if n.endswith(".tmp")]
+    assert repo.git.status("--porcelain", "--untracked-files=all") == ""
