@@ -27,6 +27,7 @@ from .scene import Scene, parse_scene, render_scene
 from .store import State, Store
 from .text import Vectorizer
 
+STATE_FILE = ".scene-engine/state.json"
 RELATED_SCENES = 3        # full texts shown in the prompt, to save read round trips
 PERSONA_RE = r"\[PERSONA_UPDATE_REQUEST\](.*?)\[/PERSONA_UPDATE_REQUEST\]|PERSONA_UPDATE_REQUEST:\s*(.+)"
 
@@ -310,8 +311,8 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
     # Edits a person made while the model worked get their own commit too, so the batch commit
     # holds only the batch (a clash with the batch's own files is caught by apply below).
     commit_hand_edits(repo)
-    recovery.begin(store, [f"scenes/{n}" for n in job.box.pending()]
-                   + [str(store.state_path.relative_to(store.root))])
+    written = [f"scenes/{n}" for n in job.box.pending()] + [STATE_FILE]
+    recovery.begin(store, written, repo)
     try:
         job.box.apply()
     except ConflictError:
@@ -325,7 +326,7 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
                          "written, memories still pending") from exc
     try:
         store.save_state(new_state)
-        sha = history.commit(repo, message, allow_empty=True)
+        sha = history.commit_files(repo, message, written)
     except (OSError, history.HistoryError) as exc:
         recovery.recover(store, repo)        # roll the applied files back to HEAD right away
         raise BatchError(f"batch {number}: saving the batch failed ({exc}); rolled back, "
@@ -357,8 +358,8 @@ def commit_hand_edits(repo) -> str:
     if not names:
         return ""
     shown = ", ".join(Path(n).name for n in names[:10]) + (" ..." if len(names) > 10 else "")
-    return history.commit(repo, f"hand edit: {shown}\n\nEdited outside scene-engine.\n",
-                          paths=history.HAND_EDITABLE)
+    return history.commit_files(repo, f"hand edit: {shown}\n\nEdited outside scene-engine.\n",
+                                names)
 
 
 def run_pending(store: Store, backend, max_batches: int | None = None,

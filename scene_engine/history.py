@@ -17,6 +17,7 @@ ENGINE_EMAIL = "scene-engine@localhost"
 TRACKED = ("scenes", "persona.md", "memories", ".scene-engine/config.toml",
            ".scene-engine/state.json", ".gitignore")
 HAND_EDITABLE = ("scenes", "persona.md")
+PERSON_FILES = ("persona.md", ".scene-engine/config.toml")   # besides scenes/*.md
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 
 
@@ -91,14 +92,43 @@ def _staged(repo) -> bool:
     return bool(repo.git.diff("--cached", "--name-only"))
 
 
-def dirty_paths(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> list[str]:
-    """Files under ``paths`` that differ from HEAD (changed, added or deleted), sorted."""
-    out = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *paths)
-    names = []
-    for entry in out.split("\0"):
-        if len(entry) > 3:
-            names.append(entry[3:])
-    return sorted(set(names))
+def commit_files(repo, message: str, files: list[str]) -> str:
+    """Commit exactly ``files`` (paths relative to the store root; a missing file is a
+    deletion) and return the new sha. Hooks and signing are skipped. Raises ``HistoryError``.
+
+    Two git subprocesses (add, commit) — the same as a person's ``git add`` + ``git commit``;
+    GitPython's in-process index was measured slower (pure-Python object writes).
+    """
+    git = _git()
+    root = Path(repo.working_tree_dir)
+    present = [f for f in files if (root / f).exists()]
+    missing = [f for f in files if f not in present]
+    env = {**os.environ, **_identity_env(repo)}
+    try:
+        if present:
+            repo.git.add("-A", "--", *present)
+        if missing:
+            repo.git.rm("--cached", "--quiet", "--ignore-unmatch", "--", *missing)
+        repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", message, env=env)
+    except git.GitCommandError as exc:
+        raise HistoryError(f"git commit failed: {exc.stderr.strip() or exc}") from exc
+    return repo.head.commit.hexsha
+
+
+def dirty_paths(repo) -> list[str]:
+    """Files a person may edit — scene files (``scenes/*.md``, not hidden), ``persona.md``
+    and the settings — that differ from HEAD: changed, added or deleted; sorted. Editor swap
+    and backup files are not scenes and are never reported (so never committed)."""
+    out = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
+                          "scenes", *PERSON_FILES)
+    names = {entry[3:] for entry in out.split("\0") if len(entry) > 3}
+    return sorted(n for n in names
+                  if n in PERSON_FILES or (n.startswith("scenes/") and n.count("/") == 1
+                                           and _is_scene_file(n.split("/", 1)[1])))
+
+
+def _is_scene_file(name: str) -> bool:
+    return name.lower().endswith(".md") and not name.startswith(".")
 
 
 # ---------------------------------------------------------------- reading the history

@@ -118,7 +118,7 @@ def _summary(draft: Draft) -> str:
     facts = [t for _, t in lines]
     topic = ", ".join(keywords(facts or [draft.head], k=4)) or draft.name.removesuffix(".md")
     span = f"{lines[0][0]} to {lines[-1][0]}" if lines else "undated"
-    latest = facts[-1] if facts else draft.head[:160]
+    latest = _sentence(facts[-1]) if facts else draft.head[:160]
     latest = latest if len(latest) <= 160 else latest[:157] + "..."
     if is_cjk_text(" ".join(facts)):
         return f"关于{topic}的记录（{span}）。最近：{latest}"
@@ -179,7 +179,10 @@ class _OfflineWorker:
         self.texts = dict(job.scene_texts)   # name -> current text (not yet read through the box)
         self.deleted: list[str] = []
         self.created: str | None = None
-        self.vectors = Vectorizer()
+        # One IDF for the whole batch (scenes as they were + the batch's memories): stable,
+        # deterministic, and a scene's vector is recomputed only when its draft changes.
+        self.vectors = Vectorizer().fit([*self.texts.values(), *(m.content for m in job.memories)])
+        self._vectors: dict[str, dict[str, float]] = {}
 
     # -- sandbox calls, exactly as a model would make them
     def _call(self, tool: str, **arguments) -> str:
@@ -202,11 +205,14 @@ class _OfflineWorker:
             return self.drafts[name].text_for_similarity()
         return self.texts.get(name, "")
 
+    def _vector(self, name: str) -> dict[str, float]:
+        if name not in self._vectors:
+            self._vectors[name] = self.vectors.vector(self._doc(name))
+        return self._vectors[name]
+
     def _ranked(self, text: str) -> list[tuple[float, str]]:
-        self.vectors.fit([self._doc(n) for n in self._live()] + [text])
         query = self.vectors.vector(text)
-        scored = [(self.vectors.similarity(query, self.vectors.vector(self._doc(n))), n)
-                  for n in self._live()]
+        scored = [(self.vectors.similarity(query, self._vector(n)), n) for n in self._live()]
         return sorted(scored, key=lambda item: (-item[0], item[1]))
 
     # -- folding
@@ -255,6 +261,7 @@ class _OfflineWorker:
     def _add(self, name: str, memory: Memory) -> None:
         draft = self._draft(name)
         draft.changed = True
+        self._vectors.pop(name, None)
         if restates(memory.content, [text for _, text in draft.lines]):
             return                        # a repeat adds no detail, only heat
         draft.lines.append((memory.created_at.date().isoformat(), memory.content))
@@ -289,8 +296,7 @@ class _OfflineWorker:
         if none fits, the smallest pair (a merge that overflows loses its oldest detail).
         """
         live = [n for n in self._live() if n != self.created]
-        self.vectors.fit(self._doc(n) for n in live)
-        vecs = {n: self.vectors.vector(self._doc(n)) for n in live}
+        vecs = {n: self._vector(n) for n in live}
         size = {n: len(self._doc(n)) for n in live}
         limit = self.job.context.max_scene_chars
 
@@ -310,6 +316,7 @@ class _OfflineWorker:
         kept.merged_from.append(drop)
         kept.changed = True
         dropped.changed = False
+        self._vectors.pop(keep, None)
         self._call("write_to_file", path=drop, content="[DELETED]")
         self.deleted.append(drop)
 

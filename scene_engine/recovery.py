@@ -24,9 +24,9 @@ def _marker(store) -> Path:
     return store.meta_dir / "run" / "intent.json"
 
 
-def begin(store, paths: list[str]) -> None:
+def begin(store, paths: list[str], repo=None) -> None:
     """Record the intent to change ``paths`` (relative to the store root) before writing."""
-    repo = history.open_repo(store.root)
+    repo = repo or history.open_repo(store.root)
     head = repo.head.commit.hexsha if repo.head.is_valid() else ""
     marker = _marker(store)
     marker.parent.mkdir(parents=True, exist_ok=True)

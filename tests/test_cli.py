@@ -170,16 +170,17 @@ def test_the_installed_command_runs_as_a_subprocess(root, tmp_path):
 # ---------------------------------------------------------------- crash safety
 
 def commit_fails_when(monkeypatch, prefix: str) -> None:
-    """Make ``history.commit`` write nothing and raise for messages starting with ``prefix``:
-    the files of the change are already on disk, as when a process dies mid-commit."""
-    real = history.commit
+    """Make ``history.commit`` and ``history.commit_files`` write nothing and raise for
+    messages starting with ``prefix``: the files of the change are already on disk."""
+    for name in ("commit", "commit_files"):
+        real = getattr(history, name)
 
-    def failing(repo, message, *args, **kwargs):
-        if message.startswith(prefix):
-            raise history.HistoryError("simulated crash before the commit")
-        return real(repo, message, *args, **kwargs)
+        def failing(repo, message, *args, _real=real, **kwargs):
+            if message.startswith(prefix):
+                raise history.HistoryError("simulated crash before the commit")
+            return _real(repo, message, *args, **kwargs)
 
-    monkeypatch.setattr(history, "commit", failing)
+        monkeypatch.setattr(history, name, failing)
 
 
 def test_an_add_that_dies_before_its_commit_is_rolled_back_by_the_next_command(root,
@@ -222,7 +223,8 @@ def test_a_batch_that_dies_before_its_commit_leaves_the_store_as_before(root, mo
     failed = scenes(root, "run")
     assert failed.exit_code == 1
     assert "simulated crash" in failed.output
-    assert files_of(root) != before                     # scenes and state were written
+    # The batch wrote its scenes and state, then rolled them back when the commit failed.
+    assert files_of(root) == before
     monkeypatch.undo()
     no_git_identity_again(monkeypatch, root)
 

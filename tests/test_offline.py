@@ -14,6 +14,7 @@ from pathlib import Path
 import git
 import pytest
 
+from scene_engine import history
 from scene_engine.batch import expand_seqs, run_batch, run_pending
 from scene_engine.doctor import check_store
 from scene_engine.engine import add_memories
@@ -73,6 +74,9 @@ def new_store(root: Path, max_scenes: int | None = None):
         text = store.config_path.read_text("utf-8")
         store.config_path.write_text(re.sub(r"(?m)^max_scenes = \d+",
                                             f"max_scenes = {max_scenes}", text), "utf-8")
+        # A settings edit is a hand edit: commit it now so batch commits follow each other.
+        history.commit_files(git.Repo(root), "hand edit: config.toml",
+                             [".scene-engine/config.toml"])
     return open_store(root)
 
 
