@@ -162,6 +162,11 @@ def _as_summary(value: Any, line: int) -> str:
 class _SceneDumper(SafeDumper):
     """Safe dumper: ISO-8601 ``T`` timestamps, multi-line text as readable literal blocks."""
 
+    def ignore_aliases(self, data: Any) -> bool:
+        # `created` and `updated` are often the same object: write the value twice, never
+        # `&id001` / `*id001`, which an editor user would not recognise.
+        return True
+
 
 def _represent_datetime(dumper: yaml.SafeDumper, value: datetime) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:timestamp", value.isoformat())

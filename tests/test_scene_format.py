@@ -172,3 +172,11 @@ def test_an_empty_header_is_a_header_with_no_keys():
     assert scene.header == "yaml"
     assert scene.meta == {}
     assert scene.body == "Just a body.\n"
+
+
+def test_equal_dates_are_written_as_values_not_yaml_anchors():
+    when = datetime(2026, 11, 30, 17, 21, tzinfo=UTC)
+    text = render_scene(Scene(name="a.md", meta={"created": when, "updated": when,
+                                                 "summary": "s", "heat": 1}, body="b\n"))
+    assert "&" not in text and "*id" not in text
+    assert text.count("2026-11-30T17:21:00+00:00") == 2
