@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .scene import SceneHeaderWarning, parse_scene
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # A file modified this close to the moment it was indexed may change again within the clock's
 # granularity with the same size; don't trust size+mtime for it next time (git's "racy clean").
 RACY_NS = 2_000_000_000
@@ -56,6 +56,8 @@ CREATE TABLE scenes (
     header_ok INTEGER NOT NULL,
     body TEXT NOT NULL
 );
+-- recall's scene map lists the hottest scenes: an index, not a scan of every row.
+CREATE INDEX scenes_by_heat ON scenes (heat DESC, name);
 CREATE VIRTUAL TABLE scene_fts USING fts5(
     name, summary, body, content='', tokenize='unicode61 remove_diacritics 2'
 );

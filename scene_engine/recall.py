@@ -20,9 +20,9 @@ from .text import terms
 
 DEFAULT_BUDGET = 4000
 CANDIDATES = 16           # scenes whose sentences compete for the passage budget
-PERSONA_SHARE = 0.1       # at most this share of the budget for the persona
-MAP_SHARE = 0.12          # ... and for the scene map
-SUMMARY_CHARS = 120       # a summary in the map is cut (at a word) to this
+PERSONA_SHARE = 0.08      # at most this share of the budget for the persona
+MAP_SHARE = 0.1           # ... and for the scene map
+SUMMARY_CHARS = 100       # a summary in the map is cut (at a word) to this
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
@@ -83,22 +83,26 @@ def split_passages(scene: str, body: str) -> list[Passage]:
 
 
 def rank_passages(query: str, passages: list[Passage]) -> list[Passage]:
-    """BM25 (k1 1.2, b 0.75) of each passage against the query terms; best first, ties by
-    original order. Passages with no query term are dropped."""
+    """BM25 (k1 1.2, b 0.75, length in characters) of each passage against the query terms;
+    best first, ties by original order. Passages with no query term are dropped."""
     wanted = set(terms(query))
     if not wanted or not passages:
         return []
+    n = len(passages)
+    # Length normalisation by characters, so the average covers every passage cheaply.
+    avg = sum(len(p.text) for p in passages) / n or 1.0
+    # A passage can only hold a term whose text it contains: tokenise just those (recall is
+    # on an agent's hot path; a 10,000-scene store brings hundreds of candidate sentences).
+    passages = [p for p in passages if any(t in p.text.lower() for t in wanted)]
     docs = [Counter(terms(p.text)) for p in passages]
-    avg = sum(sum(d.values()) for d in docs) / len(docs) or 1.0
     df = Counter(t for d in docs for t in wanted & d.keys())
-    n = len(docs)
     for passage, doc in zip(passages, docs, strict=True):
-        length = sum(doc.values())
+        length = len(passage.text)
         passage.score = sum(
             math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
             * doc[t] * 2.2 / (doc[t] + 1.2 * (0.25 + 0.75 * length / avg))
             for t in wanted & doc.keys())
-    order = sorted(range(n), key=lambda i: (-passages[i].score, i))
+    order = sorted(range(len(passages)), key=lambda i: (-passages[i].score, i))
     return [passages[i] for i in order if passages[i].score > 0]
 
 
@@ -159,7 +163,8 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
             seen.add(row.name)
             rows.append({"name": row.name, "heat": row.heat,
                          "summary": _cut_words(" ".join(str(row.summary or "").split()))})
-    lines = [f"S{i} {r['name']} (heat {r['heat']}): {r['summary']}"
+    # The best-matching scenes carry their summary; the rest of the map is names and heat.
+    lines = [f"S{i} {r['name']} (heat {r['heat']})" + (f": {r['summary']}" if i <= 3 else "")
              for i, r in enumerate(rows, start=1)]
     map_text = _fit_lines(lines, int(budget * MAP_SHARE))
     shown = [r for r, line in zip(rows, lines, strict=True) if line in map_text.split("\n")]

@@ -1,0 +1,133 @@
+"""Recall: persona, scene map and the best passages, never over the budget; and the demo."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from scene_engine.cli import app
+from scene_engine.demo import build_demo
+from scene_engine.index import SceneIndex
+from scene_engine.recall import recall, split_passages
+from scene_engine.store import init_store
+
+ROOT = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    store, _, _ = build_demo(tmp_path_factory.mktemp("demo") / "store")
+    return store
+
+
+def test_the_demo_folds_its_memories_into_readable_scenes(demo):
+    names = demo.scene_names()
+    assert 2 <= len(names) < 15
+    assert demo.persona_path.exists()
+    text = " ".join((demo.scenes_dir / n).read_text("utf-8") for n in names)
+    assert "Northwind" in text and "李伟" in text          # English and Chinese both folded
+
+
+def test_recall_puts_the_answer_first_and_dates_it(demo):
+    result = recall(demo, "When did I get promoted to senior engineer?", budget=1500)
+    assert result.passages, result.text
+    best = result.passages[0].text
+    assert "promoted" in best.lower()
+    assert "15 June 2026" in best                       # timeline dates are written for people
+    assert result.text.index("## Persona") < result.text.index("## Scenes") \
+        < result.text.index("## Passages")
+
+
+def test_recall_finds_two_character_chinese_words(demo):
+    result = recall(demo, "咖啡", budget=1200)
+    assert result.passages
+    assert all("咖啡" in p.text for p in result.passages[:2])
+
+
+def test_passages_cite_a_map_tag_or_the_scene_name(demo):
+    result = recall(demo, "knee pain running", budget=2000)
+    tags = {line.split(" ", 1)[0] for line in result.text.split("## Scenes\n")[1]
+            .split("\n\n")[0].splitlines()}
+    cited = [line.split("]", 1)[0].removeprefix("- [")
+             for line in result.text.split("## Passages\n")[1].splitlines()]
+    stems = {n.removesuffix(".md") for n in demo.scene_names()}
+    assert cited and set(cited) <= tags | stems
+    assert set(cited) & tags                            # the map's scenes are cited by tag
+
+
+def test_a_query_with_no_match_still_gives_persona_and_map(demo):
+    result = recall(demo, "zyzzyva quokka", budget=1000)
+    assert result.passages == []
+    assert "## Scenes" in result.text and len(result.text) <= 1000
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.text(min_size=0, max_size=40), budget=st.integers(min_value=100, max_value=5000))
+def test_recall_never_exceeds_its_budget_and_keeps_sentences_whole(demo, query, budget):
+    with SceneIndex(demo.index_path, demo.scenes_dir) as index:
+        result = recall(demo, query, budget=budget, index=index)
+    assert len(result.text) <= budget
+    body = "\n".join((demo.scenes_dir / n).read_text("utf-8") for n in demo.scene_names())
+    for passage in result.passages:
+        sentence = passage.text.split(": ", 1)[-1]
+        assert sentence in body                          # a whole sentence, not a fragment
+        assert f"] {passage.text}" in result.text
+
+
+def test_a_tiny_budget_is_refused(demo):
+    with pytest.raises(ValueError):
+        recall(demo, "anything", budget=50)
+
+
+def test_split_passages_keeps_each_sentence_with_its_date():
+    body = "## Timeline\n- 2023-05-08: Went hiking. Saw a deer!\n\nLikes tea. 喜欢咖啡。也喜欢茶。\n"
+    texts = [p.text for p in split_passages("a.md", body)]
+    assert texts == ["8 May 2023: Went hiking.", "8 May 2023: Saw a deer!", "Likes tea.",
+                     "喜欢咖啡。", "也喜欢茶。"]
+
+
+def test_cli_recall_json_and_budget(demo):
+    result = runner.invoke(app, ["--dir", str(demo.root), "recall", "Porto", "--budget", "800",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["chars"] == len(data["text"]) <= 800
+    assert any("Porto" in p["text"] for p in data["passages"])
+    bad = runner.invoke(app, ["--dir", str(demo.root), "recall", "x", "--budget", "10"])
+    assert bad.exit_code == 2
+
+
+def test_recall_on_an_empty_store_is_empty_but_fine(tmp_path):
+    store = init_store(tmp_path / "s")
+    result = recall(store, "anything")
+    assert result.passages == [] and len(result.text) <= 4000
+
+
+def test_demo_command_prints_list_scene_and_recall(tmp_path):
+    result = runner.invoke(app, ["demo", str(tmp_path / "d")])
+    assert result.exit_code == 0, result.output
+    assert "scenes show" in result.output and "## Passages" in result.output
+    again = runner.invoke(app, ["demo", str(tmp_path / "d")])   # not over an existing store
+    assert again.exit_code != 0
+
+
+def test_locomo_memories_carry_sample_dia_id_and_session_date():
+    sys.path.insert(0, str(ROOT / "bench"))
+    from locomo import answered, sample_memories
+
+    sample = {"sample_id": "conv-x",
+              "conversation": {"session_1_date_time": "1:56 pm on 8 May, 2023"},
+              "observation": {"session_1_observation": {
+                  "Ann": [["Ann likes tea.", "D1:3"], ["Ann runs.", "D1:5"]]}}}
+    found = sample_memories(sample)
+    assert [m["id"] for m in found] == ["conv-x:D1:3:0", "conv-x:D1:5:1"]
+    assert found[0]["created_at"].startswith("2023-05-08T13:56")
+    assert answered("7 May 2023", "She went on 7 May 2023.")
+    assert not answered("7 May 2023", "She went on 2023-05-07.")
