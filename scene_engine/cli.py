@@ -310,7 +310,12 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
 
     store = _store()
     typer.echo(f"watching {store.root} (Ctrl-C to stop)", err=True)
-    watch_forever(store.root, debounce=debounce)
+
+    def report(names: set[str]) -> None:
+        typer.echo(f"reindexed: {', '.join(sorted(names))}", err=True)
+
+    stats = watch_forever(store.root, debounce=debounce, on_reindex=report)
+    typer.echo(f"stopped after {stats.reindex_runs} reindex run(s)", err=True)
 
 
 @app.command()
