@@ -360,3 +360,31 @@ def test_add_and_persona_commits_leave_hand_edits_to_their_own_commit(tmp_path):
     ok(root, "undo", git.Repo(root).head.commit.hexsha)   # undoing the persona keeps the edit
     assert chess.read_text(encoding="utf-8").endswith("\nEdited.\n")
     doctor_clean(root)
+
+
+def test_the_watcher_keeps_running_through_a_batch_and_indexes_its_result_once(tmp_path):
+    """DESIGN "Index and watcher": the engine's own writes are not looped, and a batch's
+    result is in the index once the watcher settles (the batch refreshes it itself, so the
+    watcher has at most one run of its own to do)."""
+    import time
+
+    from scene_engine.batch import run_batch
+    from scene_engine.engine import add_memories, make_backend
+    from scene_engine.index import SceneIndex
+    from scene_engine.store import init_store
+    from scene_engine.watcher import SceneWatcher
+
+    store = init_store(tmp_path / "w")
+    add_memories(store, b'{"content": "Walked the dog along the canal every morning."}\n'
+                        b'{"content": "The dog is a spaniel named Biscuit."}\n')
+    with SceneWatcher(store.root, debounce=0.1) as watcher:
+        assert watcher.wait_idle(10)
+        runs_before = watcher.stats.reindex_runs
+        assert run_batch(store, make_backend("offline")) is not None
+        time.sleep(0.5)                       # let the observer see the batch's renames
+        assert watcher.wait_idle(10)
+        assert watcher.stats.errors == 0
+        assert watcher.stats.reindex_runs - runs_before <= 1
+    with SceneIndex(store.index_path, store.scenes_dir) as index:
+        assert set(index.entries()) == set(store.scene_names())
+        assert index.search("Biscuit")
