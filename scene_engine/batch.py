@@ -216,8 +216,9 @@ def _meta(name: str, text: str) -> dict:
 # ---------------------------------------------------------------- commit message
 
 def commit_message(number: int, counts: dict[str, int], summary: str, memories: list[Memory],
-                   backend: str, tokens: int) -> str:
-    """Subject with the batch number and counts, the model's summary, then git trailers."""
+                   backend: str, tokens: int, cost: float | None = None) -> str:
+    """Subject with the batch number and counts, the model's summary, then git trailers
+    (``Cost-USD`` only where litellm knows the model's price)."""
     subject = (f"batch {number}: {counts['updated']} updated, {counts['created']} created, "
                f"{counts['merged']} merged, {counts['deleted']} deleted")
     ids = [m.id for m in memories]
@@ -225,6 +226,8 @@ def commit_message(number: int, counts: dict[str, int], summary: str, memories: 
     trailers = [f"Batch: {number}", f"Memories: {shown}",
                 f"Memory-Seqs: {compress_seqs([m.seq for m in memories])}",
                 f"Backend: {backend}", f"Tokens: {tokens}"]
+    if cost is not None:
+        trailers.append(f"Cost-USD: {cost:.6f}")
     body = " ".join(summary.split())[:2000] or "(no summary)"
     return f"{subject}\n\n{body}\n\n" + "\n".join(trailers) + "\n"
 
@@ -307,7 +310,8 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
     taken = [m for m in taken if m.seq not in set(outcome.deferred)]
     new_state = advance_state(state, taken, outcome.deferred)
     tokens = outcome.prompt_tokens + outcome.completion_tokens
-    message = commit_message(number, counts, outcome.final_text, taken, backend.name, tokens)
+    message = commit_message(number, counts, outcome.final_text, taken, backend.name, tokens,
+                             outcome.cost)
     # Edits a person made while the model worked get their own commit too, so the batch commit
     # holds only the batch (a clash with the batch's own files is caught by apply below).
     commit_hand_edits(repo)

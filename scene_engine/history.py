@@ -211,6 +211,7 @@ def log_entries(repo, include_adds: bool = False) -> list[dict]:
             number = int(found["Batch"])
             entry.update(batch=number, memories=found.get("Memories", ""),
                          model=found.get("Backend", ""), tokens=int(found.get("Tokens", 0) or 0),
+                         cost=float(found["Cost-USD"]) if "Cost-USD" in found else None,
                          undone=live.get(number) is None)
         entries.append(entry)
     return entries
