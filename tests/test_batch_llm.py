@@ -627,3 +627,16 @@ def test_cli_run_with_failing_model_exits_1(fake_llm, store):
     assert "error:" in done.stderr and "HTTP 401" in done.stderr
     assert "1 memories still pending" in done.stderr
     assert_nothing_written(store, before)
+
+
+def test_a_priced_model_records_its_cost_in_the_commit(fake_llm, store):
+    """litellm knows gpt-4o-mini's price: the batch commit carries tokens and Cost-USD."""
+    fake_llm.script([reply(tool_calls=[work_update()]), reply(content="Added night shifts.")])
+    priced = LLMBackend("openai/gpt-4o-mini", api_base=fake_llm.api_base, api_key="sk-test",
+                        budget=Budget(call_timeout=2.0, backoff=0.01, retries=2))
+    result = run_batch(store, priced)
+    found = history.trailers(last_commit(store).message)
+    assert int(found["Tokens"]) == result.tokens > 0
+    assert float(found["Cost-USD"]) == pytest.approx(result.cost) and result.cost > 0
+    entry = history.log_entries(history.open_repo(store.root))[0]
+    assert entry["cost"] == pytest.approx(result.cost)
