@@ -1,4 +1,5 @@
-"""Shared pytest fixtures: the scripted fake model server (see tests/fakellm.py)."""
+"""Shared pytest fixtures: no git identity for any test, and the scripted fake model server
+(see tests/fakellm.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,18 @@ from collections.abc import Iterator
 
 import pytest
 from fakellm import FakeLLM
+
+
+@pytest.fixture(autouse=True)
+def no_git_identity(tmp_path_factory, monkeypatch) -> None:
+    """Every test runs as on a fresh machine: HOME is an empty folder, git reads no system or
+    global config (so no identity), and no store is chosen by the environment."""
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                 "GIT_COMMITTER_EMAIL", "EMAIL", "SCENE_ENGINE_DIR"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

@@ -23,14 +23,6 @@ from scene_engine.store import open_store
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def no_git_identity(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-    monkeypatch.delenv("SCENE_ENGINE_DIR", raising=False)
-
-
 TOPICS = ("walked the dog in the park", "cooked curry for dinner", "我在图书馆看书",
           "fixed a bug in the payment service")
 

@@ -48,16 +48,9 @@ runner = CliRunner()
 
 
 @pytest.fixture(autouse=True)
-def no_git_identity(tmp_path_factory, monkeypatch):
-    """HOME is an empty folder and git reads no system or global config."""
-    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
-                 "GIT_COMMITTER_EMAIL", "EMAIL", "SCENE_ENGINE_DIR"):
-        monkeypatch.delenv(name, raising=False)
+def short_lock_timeout(monkeypatch):
+    """A stuck lock fails the test in seconds, not after the 60 s default."""
     monkeypatch.setenv("SCENE_ENGINE_LOCK_TIMEOUT", "20")
-
 
 def memories(start: int, count: int) -> str:
     """JSONL of memories ``m{start}`` .. on a dozen topics, one an hour."""

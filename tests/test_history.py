@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import git
-import pytest
 from typer.testing import CliRunner
 
 from scene_engine.batch import expand_seqs
@@ -29,17 +28,6 @@ TOPICS = {
     "cooking": "sourdough risotto kitchen spices oven dough simmer saffron braise knead "
                "skillet broth",
 }
-
-
-@pytest.fixture(autouse=True)
-def no_git_identity(tmp_path_factory, monkeypatch):
-    """HOME is an empty folder and git reads no system or global config."""
-    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
-                 "GIT_COMMITTER_EMAIL", "EMAIL", "SCENE_ENGINE_DIR"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def scenes(root: Path, *args: str, stdin: str | None = None):

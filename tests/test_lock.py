@@ -35,14 +35,9 @@ WORDS = ("garden chess cooking travel music running reading coding painting sail
 
 
 @pytest.fixture(autouse=True)
-def no_git_identity(tmp_path_factory, monkeypatch):
-    """HOME is an empty folder and git reads no system or global config."""
-    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
-                 "GIT_COMMITTER_EMAIL", "EMAIL", "SCENE_ENGINE_DIR", "SCENE_ENGINE_LOCK_TIMEOUT"):
-        monkeypatch.delenv(name, raising=False)
+def default_lock_timeout(monkeypatch):
+    """These tests set the lock timeout themselves; none comes from the environment."""
+    monkeypatch.delenv("SCENE_ENGINE_LOCK_TIMEOUT", raising=False)
 
 
 def make_store(tmp_path: Path, count: int) -> Path:

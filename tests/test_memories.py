@@ -21,15 +21,6 @@ from scene_engine.store import init_store
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def no_git_identity(tmp_path_factory, monkeypatch):
-    """HOME is an empty folder and git reads no system or global config."""
-    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-    monkeypatch.delenv("SCENE_ENGINE_DIR", raising=False)
-
-
 @pytest.fixture
 def store(tmp_path):
     return init_store(tmp_path / "s")

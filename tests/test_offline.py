@@ -61,13 +61,6 @@ def make_memories(n: int = 200, seed: int = 7) -> list[dict]:
     return out
 
 
-@pytest.fixture(autouse=True)
-def no_git_identity(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-
-
 def new_store(root: Path, max_scenes: int | None = None):
     store = init_store(root)
     if max_scenes is not None:

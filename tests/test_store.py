@@ -20,18 +20,6 @@ from scene_engine.store import FORMAT_VERSION, init_store, open_store
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def no_git_identity(tmp_path_factory, monkeypatch):
-    """HOME is an empty folder and git reads no system or global config."""
-    home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
-                 "GIT_COMMITTER_EMAIL", "EMAIL", "SCENE_ENGINE_DIR"):
-        monkeypatch.delenv(name, raising=False)
-
-
 def scenes(*args: str, stdin: str | None = None):
     """Run the CLI in-process; return the click Result (exit_code, stdout, stderr)."""
     return runner.invoke(app, list(args), input=stdin)
