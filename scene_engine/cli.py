@@ -393,7 +393,8 @@ def undo(target: Annotated[str | None, typer.Argument(
     except UndoError as exc:
         _fail(str(exc), exc.exit_code)
     what = f"batch {result.batch}" if result.batch is not None else result.target[:8]
-    fate = ("forgotten" if forget else "pending again") if result.action == "undo" else "folded"
+    fate = {"undo": "forgotten" if forget else "pending again", "redo": "folded again",
+            "forget": "forgotten"}[result.action]
     typer.echo(f"{result.action} {what}: commit {result.commit[:8]}; "
                f"{result.memories} memories {fate}")
 

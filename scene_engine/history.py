@@ -178,6 +178,8 @@ def commit_kind(message: str) -> str:
         return "undo"
     if "Redo-Batch" in found:
         return "redo"
+    if "Forget-Batch" in found:
+        return "forget"
     if "Batch" in found:
         return "batch"
     if "Persona" in found:

@@ -55,6 +55,8 @@ def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoR
         recovery.recover(store, repo)
         action, commit, batch = _resolve(repo, target)
         seqs = expand_seqs(history.trailers(commit.message).get("Memory-Seqs", ""))
+        if action == "redo" and forget:
+            return _forget_pending(store, repo, commit, batch, seqs)
         if action == "redo":
             _check_redo(repo, batch, seqs)
         # Plan on the files as they are (hand edits included) before committing anything,
@@ -93,11 +95,37 @@ def _resolve(repo, target: str | None):
     except Exception as exc:
         raise UndoError(f"{target!r} is neither a batch number nor a commit", 2) from exc
     found = history.trailers(commit.message)
-    if "Batch" in found and "Undo-Batch" not in found:
+    kind = history.commit_kind(commit.message)
+    if kind in ("add", "init"):
+        raise UndoError(f"{commit.hexsha[:8]} is an `{kind}` commit: it changes no scene. "
+                        "Undo a batch instead (`scenes log` lists them).", 2)
+    if kind == "batch":
         return _resolve(repo, found["Batch"])
-    if "Undo-Batch" in found:
-        return "redo", commit, int(found["Undo-Batch"])
+    if kind == "redo":                      # undoing a redo = undoing the batch it restored
+        number = int(found["Redo-Batch"])
+        if number not in live:
+            raise UndoError(f"batch {number} is already undone")
+        return "undo", live[number], number
+    if kind == "undo" and "Undo-Batch" in found:
+        number = int(found["Undo-Batch"])
+        if number in live:
+            raise UndoError(f"batch {number} is already live again (redone)")
+        return "redo", commit, number
     return "undo", commit, None
+
+
+def _forget_pending(store: Store, repo, commit, batch: int, seqs: list[int]) -> UndoResult:
+    """``undo N --forget`` on an undone batch: its pending memories become forgotten."""
+    state = store.load_state()
+    waiting = sorted(set(seqs) & set(state.requeued))
+    if not waiting:
+        raise UndoError(f"batch {batch} is undone and none of its memories is pending")
+    store.save_state(_new_state(state, "undo", waiting, forget=True))
+    sha = history.commit(repo, f"forget batch {batch}'s memories\n\n{len(waiting)} pending "
+                               f"memories will not be processed.\n\nForget-Batch: {batch}\n",
+                         paths=(".scene-engine/state.json",))
+    return UndoResult(action="forget", batch=batch, target=commit.hexsha, commit=sha,
+                      memories=len(waiting))
 
 
 def _last_undo(repo, number: int):
@@ -204,6 +232,7 @@ def _new_state(state, action: str, seqs: list[int], forget: bool):
     if action == "undo":
         if forget:
             forgotten = sorted(set(forgotten) | set(seqs))
+            requeued = [s for s in requeued if s not in set(seqs)]
         else:
             requeued = sorted(set(requeued) | set(seqs))
     else:

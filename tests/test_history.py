@@ -376,3 +376,41 @@ def test_the_watcher_keeps_running_through_a_batch_and_indexes_its_result_once(t
     with SceneIndex(store.index_path, store.scenes_dir) as index:
         assert set(index.entries()) == set(store.scene_names())
         assert index.search("Biscuit")
+
+
+def test_undoing_a_redo_commit_by_its_id_undoes_the_batch_and_stays_consistent(tmp_path):
+    root = new_store(tmp_path, *(topic_memories(t, 0, 5, m + 1) for m, t in enumerate(TOPICS)))
+    ok(root, "undo", "3")
+    ok(root, "undo", "3")                                   # redo
+    redo = git.Repo(root).head.commit.hexsha
+    assert ok(root, "undo", redo[:10]).stdout.startswith("undo batch 3")
+    assert status(root)["pending"] == 5
+    doctor_clean(root)
+    again = scenes(root, "undo", redo[:10])                 # batch 3 is undone by now
+    assert again.exit_code == 1 and "already undone" in again.output
+    ok(root, "run")
+    doctor_clean(root)
+    assert sorted(live_seqs(root)) == list(range(15))       # each memory in one live batch
+
+
+def test_forget_on_an_undone_batch_forgets_its_pending_memories(tmp_path):
+    root = new_store(tmp_path, *(topic_memories(t, 0, 5, m + 1) for m, t in enumerate(TOPICS)))
+    ok(root, "undo", "3")
+    assert status(root)["pending"] == 5
+    result = ok(root, "undo", "3", "--forget")
+    assert result.stdout.startswith("forget batch 3") and "5 memories forgotten" in result.stdout
+    assert status(root)["pending"] == 0
+    assert "0 batch(es) committed" in ok(root, "run").stdout
+    doctor_clean(root)
+
+
+def test_add_and_init_commits_cannot_be_undone(tmp_path):
+    root = new_store(tmp_path, topic_memories("cooking", 0, 3, 1))
+    repo = git.Repo(root)
+    for commit in repo.iter_commits():
+        if commit.message.startswith(("add:", "init:")):
+            before = snapshot(root)
+            result = scenes(root, "undo", commit.hexsha[:10])
+            assert result.exit_code == 2, result.output
+            assert "cannot be undone" in result.output or "changes no scene" in result.output
+            assert snapshot(root) == before
