@@ -131,7 +131,8 @@ def scene_infos(texts: dict[str, str]) -> list[SceneInfo]:
         infos.append(SceneInfo(name=name, heat=int(meta.get("heat") or 0),
                                updated=updated.isoformat() if hasattr(updated, "isoformat")
                                else str(updated or "?"),
-                               summary=str(meta.get("summary") or "(header unreadable)")))
+                               summary=str(meta.get("summary") or "(header unreadable: a person must "
+                                                                   "fix it; leave this file alone)")))
     return infos
 
 
@@ -147,19 +148,24 @@ def related_scenes(texts: dict[str, str], memories: list[Memory], k: int) -> dic
 
 
 def build_job(store: Store, number: int, memories: list[Memory]) -> BatchJob:
-    """Prompt, sandbox (allow-list = existing scenes) and rules for one batch."""
+    """Prompt, sandbox (allow-list = existing scenes with a readable header) and rules for one
+    batch. ``job.scene_texts`` holds only the scenes the batch may touch."""
     config = store.config
-    texts = read_scene_texts(store)
+    every = read_scene_texts(store)
+    # A scene whose header cannot be read is a person's to fix: listed, never read or written.
+    frozen = {n for n, t in every.items() if parse_checked(n, t)[0] is None}
+    texts = {n: t for n, t in every.items() if n not in frozen}
     related = related_scenes(texts, memories, RELATED_SCENES)
     box = Sandbox(store.scenes_dir, readable=list(texts), suffixes=(".md",))
     for name, text in related.items():
         box.note_seen(name, text)
-    context = RuleContext(existing=set(texts), max_scenes=config.max_scenes,
-                          max_scene_chars=config.max_scene_chars, shown=set(related))
+    context = RuleContext(existing=set(every), max_scenes=config.max_scenes,
+                          max_scene_chars=config.max_scene_chars, shown=set(related),
+                          frozen=frozen)
     box.add_policy(ScenePolicy(box, context))
     language = choose_language(config.language, memories)
     messages = batch_messages(language=language, batch=number, memories=memories,
-                              scenes=scene_infos(texts), limit=config.max_scenes - 1,
+                              scenes=scene_infos(every), limit=config.max_scenes - 1,
                               max_scene_chars=config.max_scene_chars, related=related)
     return BatchJob(number=number, box=box, memories=memories, scene_texts=texts,
                     context=context, config=config, language=language, messages=messages)
@@ -266,6 +272,7 @@ def run_batch(store: Store, backend, size: int | None = None, attempts: int = 2)
     with store_lock(store.lock_path):
         repo = history.open_repo(store.root)
         recovery.recover(store, repo)
+        _check_scenes_folder(store)
         for attempt in range(attempts):
             commit_hand_edits(repo)
             state = store.load_state()
@@ -279,6 +286,16 @@ def run_batch(store: Store, backend, size: int | None = None, attempts: int = 2)
                     raise BatchError(f"scenes changed on disk while the batch ran "
                                      f"({', '.join(exc.names)}); nothing written, try again") from exc
     return None
+
+
+def _check_scenes_folder(store: Store) -> None:
+    """``scenes/`` must be a real folder; a deleted one is made again (its scenes' deletion
+    is a hand edit like any other)."""
+    folder = store.scenes_dir
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise BatchError(f"{folder} is not a folder; scenes live in a plain `scenes/` folder. "
+                         "Move whatever is there away and run again.")
+    folder.mkdir(exist_ok=True)
 
 
 def _dedupe(memories: list[Memory]) -> list[Memory]:

@@ -48,6 +48,8 @@ def handled(func: Callable) -> Callable:
             _fail(str(exc), exc.exit_code)
         except LockBusyError as exc:
             _fail(str(exc), 1)
+        except BrokenPipeError:
+            raise                  # the reader went away (`| head`): nothing to report
         except OSError as exc:     # a disk problem: say which file, no traceback
             _fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
         except Exception as exc:
@@ -466,6 +468,20 @@ def demo(directory: Annotated[Path | None, typer.Argument(
     typer.echo(f"Try: cd {directory} && scenes log && scenes undo && scenes status")
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings reach a user as one ``warning:`` line, not as a source location."""
+    typer.echo(f"warning: {message}", err=True)
+
+
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. A closed pipe (``scenes log | head``) ends quietly."""
+    import os
+    import warnings
+
+    warnings.showwarning = _show_warning
+    try:
+        app()
+    except BrokenPipeError:
+        # Python flushes stdout again at exit; point it at devnull so that cannot fail too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)

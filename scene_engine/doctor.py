@@ -15,6 +15,7 @@ from collections import Counter
 from . import history, recovery
 from .batch import expand_seqs
 from .memories import Journal
+from .persona import MAX_PERSONA_CHARS
 from .scene import SceneHeaderWarning, read_scene
 from .store import Store
 
@@ -34,8 +35,19 @@ def check_store(store: Store) -> list[str]:
 
 
 def _check_scenes(store: Store) -> list[str]:
-    problems = []
-    for name in store.scene_names():
+    if not store.scenes_dir.is_dir() or store.scenes_dir.is_symlink():
+        return [f"scenes: {store.scenes_dir} is missing or not a folder; scenes live there"]
+    problems = _check_layout(store)
+    names = store.scene_names()
+    if len(names) >= store.config.max_scenes:
+        problems.append(f"scenes: {len(names)} scenes, at or over the cap of "
+                        f"{store.config.max_scenes - 1}; the next batch merges them down")
+    if store.persona_path.is_file():
+        size = len(store.persona_path.read_text(encoding="utf-8", errors="replace").strip())
+        if size > MAX_PERSONA_CHARS:
+            problems.append(f"persona.md has {size} characters; at most {MAX_PERSONA_CHARS} "
+                            "(`scenes persona --force` rewrites it)")
+    for name in names:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SceneHeaderWarning)
             scene = read_scene(store.scenes_dir / name)
@@ -43,6 +55,24 @@ def _check_scenes(store: Store) -> list[str]:
                      if issubclass(w.category, SceneHeaderWarning)]
         if scene.header is None and not caught:
             problems.append(f"scene {name} has no header")
+    return problems
+
+
+def _check_layout(store: Store) -> list[str]:
+    """Things in ``scenes/`` that are not scenes: links, folders, other suffixes, hidden
+    names (editor swap files aside, which come and go)."""
+    problems = []
+    for entry in sorted(store.scenes_dir.iterdir()):
+        name = entry.name
+        if name == ".gitkeep" or name.endswith((".swp", ".swx", "~", ".tmp")):
+            continue
+        if entry.is_symlink():
+            problems.append(f"scenes: {name} is a symbolic link; the engine never follows "
+                            "links: replace it with a real file or remove it")
+        elif entry.is_dir():
+            problems.append(f"scenes: {name}/ is a folder; scenes are flat `*.md` files")
+        elif name.startswith(".") or not name.lower().endswith(".md"):
+            problems.append(f"scenes: {name} is not a scene (scenes are `*.md`, not hidden)")
     return problems
 
 

@@ -121,7 +121,9 @@ def dirty_paths(repo) -> list[str]:
     and backup files are not scenes and are never reported (so never committed)."""
     out = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
                           "scenes", *PERSON_FILES)
+    root = Path(repo.working_tree_dir)
     names = {entry[3:] for entry in out.split("\0") if len(entry) > 3}
+    names = {n for n in names if not (root / n).is_symlink()}   # links are never scenes
     return sorted(n for n in names
                   if n in PERSON_FILES or (n.startswith("scenes/") and n.count("/") == 1
                                            and _is_scene_file(n.split("/", 1)[1])))

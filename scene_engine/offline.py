@@ -174,7 +174,8 @@ class _OfflineWorker:
     def __init__(self, job):
         self.job = job
         self.box = job.box
-        self.limit = job.context.max_scenes - 1
+        # Scenes with unreadable headers still count against the cap but are never touched.
+        self.limit = job.context.max_scenes - 1 - len(job.context.frozen)
         self.drafts: dict[str, Draft] = {}
         self.texts = dict(job.scene_texts)   # name -> current text (not yet read through the box)
         self.deleted: list[str] = []
@@ -225,6 +226,8 @@ class _OfflineWorker:
         there is room for more scenes; otherwise it joins its closest scene. Every batch that
         defers also creates a scene, so deferral ends once the scene count reaches the cap.
         """
+        while len(self._live()) > self.limit and len(self._live()) > 1:
+            self._merge_closest()          # the cap was lowered: come back under it first
         unmatched = []
         for memory in memories:
             ranked = self._ranked(memory.content)
@@ -282,7 +285,7 @@ class _OfflineWorker:
     def _create(self, group: list[Memory], ranked: list[tuple[float, str]]) -> str:
         for _, name in ranked[:2]:     # the rules want two existing scenes read first
             self._draft(name)
-        if len(self._live()) >= self.limit:
+        if len(self._live()) >= self.limit and len(self._live()) > 1:
             self._merge_closest()
         name = scene_name([m.content for m in group], set(self._live()) | set(self.deleted))
         self.created = name

@@ -106,23 +106,22 @@ def rank_passages(query: str, passages: list[Passage]) -> list[Passage]:
     return [passages[i] for i in order if passages[i].score > 0]
 
 
-def _fit_lines(lines: list[str], limit: int) -> str:
-    """Whole lines, in order, while they fit in ``limit`` characters."""
-    out, used = [], 0
-    for line in lines:
-        if used + len(line) + 1 > limit:
-            continue
-        out.append(line)
-        used += len(line) + 1
-    return "\n".join(out)
-
-
 def _persona_part(store: Store, limit: int) -> str:
+    """The persona's first sentences, in order, while they fit in ``limit`` characters (its
+    own top heading dropped: the recall text has one; no dangling lead-in line)."""
     if not store.persona_path.exists() or limit <= 20:
         return ""
     text = store.persona_path.read_text(encoding="utf-8", errors="replace").strip()
-    sentences = [s for line in text.splitlines() for s in _SENTENCE.split(line) if s.strip()]
-    return _fit_lines(sentences, limit)
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("# ")]
+    out, used = [], 0
+    for sentence in (s for line in lines for s in _SENTENCE.split(line) if s.strip()):
+        if used + len(sentence) + 1 > limit:
+            break
+        out.append(sentence)
+        used += len(sentence) + 1
+    while out and out[-1].rstrip().endswith((":", "：")):
+        out.pop()
+    return "\n".join(out)
 
 
 def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None) -> Recall:
@@ -163,12 +162,9 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
             seen.add(row.name)
             rows.append({"name": row.name, "heat": row.heat,
                          "summary": _cut_words(" ".join(str(row.summary or "").split()))})
-    # The best-matching scenes carry their summary; the rest of the map is names and heat.
-    lines = [f"S{i} {r['name']} (heat {r['heat']})" + (f": {r['summary']}" if i <= 3 else "")
-             for i, r in enumerate(rows, start=1)]
-    map_text = _fit_lines(lines, int(budget * MAP_SHARE))
-    shown = [r for r, line in zip(rows, lines, strict=True) if line in map_text.split("\n")]
-    tags = {r["name"]: f"S{rows.index(r) + 1}" for r in shown}
+    map_lines, shown = _scene_map(rows, int(budget * MAP_SHARE))
+    map_text = "\n".join(map_lines)
+    tags = {r["name"]: f"S{i}" for i, r in enumerate(shown, start=1)}
     header = "## Persona\n" + persona + "\n\n" if persona else ""
     header += "## Scenes\n" + map_text + "\n\n" if map_text else ""
     title = "## Passages\n"
@@ -184,6 +180,24 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     text = header + (title + "\n".join(line for _, line in chosen) if chosen else "")
     return Recall(text=text.rstrip() + "\n", budget=budget, persona=persona, scenes=shown,
                   passages=[p for p, _ in chosen])
+
+
+def _scene_map(rows: list[dict], limit: int) -> tuple[list[str], list[dict]]:
+    """Map lines in order (matching scenes first), within ``limit`` characters: a scene with its
+    summary when that fits, else just name and heat; stops at the first that does not fit, so
+    the best-matching scenes are never dropped for lesser ones and tags stay S1, S2, S3..."""
+    lines, shown, used = [], [], 0
+    for row in rows:
+        tag = f"S{len(shown) + 1} {row['name']} (heat {row['heat']})"
+        for line in (f"{tag}: {row['summary']}" if row["summary"] else tag, tag):
+            if used + len(line) + 1 <= limit:
+                break
+        else:
+            break
+        lines.append(line)
+        shown.append(row)
+        used += len(line) + 1
+    return lines, shown
 
 
 def _cut_words(text: str, limit: int = SUMMARY_CHARS) -> str:

@@ -28,6 +28,8 @@ class RuleContext:
 
     ``existing``: scene names on disk when the batch started (canonical spelling).
     ``shown``: names whose full text the prompt showed the model (count as read).
+    ``frozen``: existing scenes whose header cannot be read; a person must fix them, so the
+    batch may not touch them (DESIGN: such a file is never rewritten). They still count.
     ``max_scenes``/``max_scene_chars``: from the store's config.
     """
 
@@ -35,6 +37,7 @@ class RuleContext:
     max_scenes: int
     max_scene_chars: int
     shown: set[str] = field(default_factory=set)
+    frozen: set[str] = field(default_factory=set)
 
 
 def is_report_like(name: str) -> bool:
@@ -92,6 +95,10 @@ class ScenePolicy:
         self.context = context
 
     def __call__(self, change: Change) -> str | None:
+        if change.name.casefold() in {n.casefold() for n in self.context.frozen}:
+            return (f"{change.name} has a header that cannot be read; it is left as it is for "
+                    "a person to fix. Do not write, replace or delete it: put these facts in "
+                    "another scene.")
         if change.op == "delete":
             return None
         if change.created:

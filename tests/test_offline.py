@@ -223,3 +223,47 @@ def test_names_are_words_not_note_numbers(tmp_path):
     for name in store.scene_names():
         first = name.removesuffix(".md").split("-")[0]
         assert not first.isdigit(), name
+
+
+def test_a_scene_with_an_unreadable_header_is_never_rewritten(tmp_path):
+    store = new_store(tmp_path / "s")
+    add_memories(store, json.dumps(make_memories(60), ensure_ascii=False).encode())
+    run_pending(store, OfflineBackend())
+    victim = sorted(store.scene_names())[0]
+    path = store.scenes_dir / victim
+    broken = re.sub(r"(?m)^heat: .*$", "heat: [unclosed", path.read_text("utf-8"))
+    path.write_text(broken, encoding="utf-8")
+    # Memories of every area keep coming, including the victim's.
+    add_memories(store, json.dumps(fresh(make_memories(60, seed=8)), ensure_ascii=False).encode())
+    results = run_pending(store, OfflineBackend())
+    assert results and store.load_state().pending == 0
+    assert path.read_text("utf-8") == broken                 # byte for byte, never rewritten
+    problems = check_store(store)
+    assert any(victim in p and "line" in p for p in problems)  # doctor names file and line
+    assert len(store.scene_names()) < store.config.max_scenes
+
+
+def test_a_lowered_scene_cap_is_met_by_merging_at_the_next_batch(tmp_path):
+    store = new_store(tmp_path / "s")
+    add_memories(store, json.dumps(make_memories(120), ensure_ascii=False).encode())
+    run_pending(store, OfflineBackend())
+    before = len(store.scene_names())
+    assert before > 4
+    store = new_store_config(store, max_scenes=4)
+    add_memories(store, json.dumps(fresh(make_memories(5, seed=9)), ensure_ascii=False).encode())
+    assert run_pending(store, OfflineBackend())
+    assert len(store.scene_names()) <= 3
+    assert check_store(store) == []
+
+
+def new_store_config(store, max_scenes: int):
+    """Lower ``max_scenes`` by hand, as a person would, and commit it as a hand edit."""
+    text = store.config_path.read_text("utf-8")
+    store.config_path.write_text(re.sub(r"(?m)^max_scenes = \d+", f"max_scenes = {max_scenes}",
+                                        text), "utf-8")
+    return open_store(store.root)
+
+
+def fresh(memories: list[dict]) -> list[dict]:
+    """The same memories under new ids (make_memories numbers ids from m0000 every time)."""
+    return [m | {"id": "late-" + m["id"]} for m in memories]

@@ -36,7 +36,7 @@ def test_the_demo_folds_its_memories_into_readable_scenes(demo):
 
 
 def test_recall_puts_the_answer_first_and_dates_it(demo):
-    result = recall(demo, "When did I get promoted to senior engineer?", budget=1500)
+    result = recall(demo, "When did I get promoted to senior engineer?", budget=4000)
     assert result.passages, result.text
     best = result.passages[0].text
     assert "promoted" in best.lower()
@@ -131,3 +131,14 @@ def test_locomo_memories_carry_sample_dia_id_and_session_date():
     assert found[0]["created_at"].startswith("2023-05-08T13:56")
     assert answered("7 May 2023", "She went on 7 May 2023.")
     assert not answered("7 May 2023", "She went on 2023-05-07.")
+
+
+@pytest.mark.parametrize("budget", [600, 1000, 4000])
+def test_the_map_lists_the_matching_scene_first_with_contiguous_tags(demo, budget):
+    result = recall(demo, "Northwind", budget=budget)
+    names = [r["name"] for r in result.scenes]
+    assert names, result.text
+    assert "Northwind" in (demo.scenes_dir / names[0]).read_text("utf-8")
+    tags = [line.split(" ", 1)[0] for line in result.text.split("## Scenes\n")[1]
+            .split("\n\n")[0].splitlines()]
+    assert tags == [f"S{i}" for i in range(1, len(tags) + 1)]
