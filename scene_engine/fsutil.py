@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -20,8 +21,13 @@ def atomic_write_text(path: Path, text: str) -> None:
     removed on failure.
     """
     path = Path(path)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)   # keep the mode a person gave the file
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()                    # what an editor would have made
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)                         # mkstemp makes 0600 files
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
@@ -32,6 +38,12 @@ def atomic_write_text(path: Path, text: str) -> None:
             os.unlink(tmp)
         raise
     fsync_dir(path.parent)
+
+
+def _umask() -> int:
+    current = os.umask(0o022)   # reading the umask means setting it; put it straight back
+    os.umask(current)
+    return current
 
 
 def fsync_dir(folder: Path) -> None:

@@ -116,8 +116,16 @@ class _Usage:
         return self.prompt + self.completion
 
 
+# Failures that are the caller's set-up, not the provider's weather: retrying cannot help.
+_SETUP_PROBLEMS = ("missing credentials", "api_key client option must be set", "api key",
+                   "llm provider not provided", "authentication")
+
+
 def _is_retryable(exc: Exception) -> bool:
-    """429, 5xx, timeouts and connection errors are transient; other 4xx are not."""
+    """429, 5xx, timeouts and connection errors are transient; other 4xx and set-up problems
+    (no API key, unknown provider), which litellm may report as a 500, are not."""
+    if any(marker in str(exc).lower() for marker in _SETUP_PROBLEMS):
+        return False
     lm = _litellm()
     transient = (lm.RateLimitError, lm.InternalServerError, lm.ServiceUnavailableError,
                  lm.BadGatewayError, lm.Timeout, lm.APIConnectionError)
@@ -128,10 +136,22 @@ def _is_retryable(exc: Exception) -> bool:
 
 
 def _describe(exc: Exception, model: str, api_base: str | None) -> str:
+    """One readable line: which model and server, the HTTP status when a server answered, and
+    the first line of litellm's message (its later lines are provider-list boilerplate)."""
     where = f" at {api_base}" if api_base else ""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    lowered = text.lower()
+    if any(marker in lowered for marker in _SETUP_PROBLEMS[:3]):
+        return (f"model {model!r}{where}: no API key; set the provider's key in the "
+                f"environment (e.g. OPENAI_API_KEY) [{text[:200]}]")
+    if "llm provider not provided" in lowered:
+        return (f"model {model!r} names no provider litellm knows; use a litellm model name "
+                "such as gpt-4o-mini, anthropic/<model> or openai/<model> with --api-base")
+    connection = isinstance(exc, _litellm().APIConnectionError) or "connection error" in lowered
     status = getattr(exc, "status_code", None)
-    code = f" (HTTP {status})" if isinstance(status, int) else ""
-    return f"model {model!r}{where} failed{code}: {type(exc).__name__}: {exc}"
+    code = f" (HTTP {status})" if isinstance(status, int) and not connection else ""
+    kind = "could not connect" if connection else "failed"
+    return f"model {model!r}{where} {kind}{code}: {type(exc).__name__}: {text[:300]}"
 
 
 def _call(kwargs: dict, budget: Budget, deadline: float, usage: _Usage) -> Any:

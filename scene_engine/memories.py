@@ -85,11 +85,19 @@ def parse_input(data: bytes, now: datetime | None = None) -> list[Memory]:
     items = _split_records(text)
     problems: list[tuple[int, str]] = []
     memories = []
+    first_line: dict[str, tuple[int, str]] = {}   # id -> (line, content) where it first came
     for line, value in items:
         try:
-            memories.append(_validate(value, now))
+            memory = _validate(value, now)
         except ValueError as exc:
             problems.append((line, str(exc)))
+            continue
+        seen = first_line.setdefault(memory.id, (line, memory.content))
+        if seen[1] != memory.content:
+            # One id for two different memories: keeping either would silently lose the other.
+            problems.append((line, f"id {memory.id!r} was already used on line {seen[0]} "
+                                   "for a different content"))
+        memories.append(memory)
     if problems:
         raise MemoryInputError(problems)
     return memories
@@ -207,7 +215,9 @@ def _parse_time(value: Any, now: datetime) -> datetime:
     if not isinstance(value, str):
         raise ValueError("`created_at` must be ISO-8601 text or epoch seconds")
     try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        # RFC 3339 allows a lower-case separator and zone letter.
+        parsed = datetime.fromisoformat(re.sub(r"(?<=\d)t(?=\d)", "T", value.strip())
+                                        .replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError as exc:
         raise ValueError(f"`created_at` {value!r} is not an ISO-8601 date") from exc
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

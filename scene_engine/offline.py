@@ -69,9 +69,16 @@ def render_draft(draft: Draft, max_chars: int, style: str) -> str:
     lines = _grouped(draft.lines)
     while True:
         body = _body(draft, lines)
-        if len(body.strip()) <= max_chars or not lines:
+        if len(body.strip()) <= max_chars or len(lines) <= 1:
             break
         lines = lines[1:]              # oldest detail goes first
+    if len(body.strip()) > max_chars and lines:
+        # One day's facts alone overflow (a very long memory): keep its beginning rather than
+        # lose it; the whole text stays in the memory journal.
+        day, text = lines[0]
+        room = max(0, len(text) - (len(body.strip()) - max_chars) - 1)
+        lines = [(day, _cut(text, room).strip() + "…")] if room > 40 else []
+        body = _body(draft, lines)
     if len(body.strip()) > max_chars:  # the hand-written part alone is too long: cut at a sentence
         body = _cut(body.strip(), max_chars)
     draft.lines = [(d, t) for d, t in draft.lines if any(d == g[0] for g in lines)] or draft.lines

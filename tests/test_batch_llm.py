@@ -640,3 +640,16 @@ def test_a_priced_model_records_its_cost_in_the_commit(fake_llm, store):
     assert float(found["Cost-USD"]) == pytest.approx(result.cost) and result.cost > 0
     entry = history.log_entries(history.open_repo(store.root))[0]
     assert entry["cost"] == pytest.approx(result.cost)
+
+
+def test_a_missing_api_key_fails_at_once_with_a_clear_message(fake_llm, store, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    keyless = LLMBackend(MODEL, api_base=fake_llm.api_base,
+                         budget=Budget(call_timeout=2.0, backoff=0.5, retries=4))
+    before = texts(store)
+    with pytest.raises(BatchError) as caught:
+        run_batch(store, keyless)
+    assert "no API key" in str(caught.value) and "OPENAI_API_KEY" in str(caught.value)
+    assert "retries" not in str(caught.value)              # a set-up problem is not retried
+    assert fake_llm.requests == []
+    assert texts(store) == before and store.load_state().pending == 1

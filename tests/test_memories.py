@@ -284,3 +284,22 @@ def test_parse_error_lists_every_problem():
     with pytest.raises(MemoryInputError) as caught:
         parse_input(b'{"content": ""}\n{"content": "ok"}\n{"content": 3}\n')
     assert [line for line, _ in caught.value.problems] == [1, 3]
+
+
+def test_one_id_for_two_different_memories_refuses_the_input_with_both_lines():
+    from scene_engine.memories import parse_input
+
+    with pytest.raises(MemoryInputError) as caught:
+        parse_input(b'{"id": "dup", "content": "one"}\n{"id": "x", "content": "ok"}\n'
+                    b'{"id": "dup", "content": "two"}\n')
+    assert caught.value.problems[0][0] == 3
+    assert "line 1" in caught.value.problems[0][1]
+    # The same id with the same content is a plain repeat: it collapses, nothing refused.
+    assert len(parse_input(b'{"id": "a", "content": "same"}\n{"id": "a", "content": "same"}\n')) == 2
+
+
+def test_rfc3339_lower_case_dates_are_accepted():
+    from scene_engine.memories import parse_input
+
+    (memory,) = parse_input(b'{"content": "x", "created_at": "2026-02-03t10:00:00z"}')
+    assert memory.created_at == datetime(2026, 2, 3, 10, tzinfo=UTC)

@@ -267,3 +267,15 @@ def new_store_config(store, max_scenes: int):
 def fresh(memories: list[dict]) -> list[dict]:
     """The same memories under new ids (make_memories numbers ids from m0000 every time)."""
     return [m | {"id": "late-" + m["id"]} for m in memories]
+
+
+def test_a_memory_longer_than_a_scene_keeps_its_beginning(tmp_path):
+    store = new_store(tmp_path / "s")
+    long = "On day one of the Norway hiking trip we climbed above the fjord. " * 40
+    add_memories(store, json.dumps([{"content": long}]).encode())
+    run_pending(store, OfflineBackend())
+    (name,) = store.scene_names()
+    body = parse_scene((store.scenes_dir / name).read_text("utf-8"), name).body
+    assert "On day one of the Norway hiking trip" in body
+    assert len(body.strip()) <= store.config.max_scene_chars
+    assert check_store(store) == []
