@@ -80,10 +80,14 @@ def main_options(
 
 @app.command()
 @handled
-def init(directory: Annotated[Path, typer.Argument(help="Folder for the new store.")]) -> None:
+def init(directory: Annotated[Path | None, typer.Argument(
+        help="Folder for the new store (default: --dir).")] = None) -> None:
     """Make a new store: scenes/, memories/, settings, a git repository and its first commit."""
     from .store import init_store
 
+    directory = directory or _DIR["dir"]
+    if directory is None:
+        _fail("say where: `scenes init DIR` (or `scenes --dir DIR init`)", 2)
     store = init_store(directory)
     typer.echo(f"new scene store at {store.root}")
 
@@ -93,7 +97,7 @@ def _read_input(source: str) -> bytes:
         return sys.stdin.buffer.read()
     path = Path(source)
     if not path.is_file():
-        _fail(f"{source}: no such file", 2)
+        _fail(f"{source}: " + ("a folder, not a file" if path.is_dir() else "no such file"), 2)
     return path.read_bytes()
 
 
@@ -300,7 +304,10 @@ def reindex() -> None:
             report = index.rebuild()
         finally:
             index.close()
-    typer.echo(f"reindexed: {report}")
+    typer.echo(f"reindexed {len(report.added) + len(report.updated)} scene(s) in "
+               f"{report.seconds:.2f} s; {len(report.removed)} removed")
+    for warning in report.warnings or []:
+        typer.echo(f"warning: {warning}", err=True)
 
 
 @app.command()
@@ -355,7 +362,8 @@ def persona(force: Annotated[bool, typer.Option("--force", help="Regenerate now.
         if not regenerate(store, chosen, "asked for with --force"):
             _fail("no scenes yet: run a batch first", 1)
     if not store.persona_path.exists():
-        _fail("no persona yet: it is written after the first batch (or use --force)", 1)
+        _fail("no persona: it is written after a batch when scenes exist; "
+              "`scenes persona --force` writes one now", 1)
     typer.echo(store.persona_path.read_text(encoding="utf-8"), nl=False)
 
 

@@ -124,10 +124,11 @@ def _summary(draft: Draft) -> str:
     lines = sorted(draft.lines, key=lambda item: item[0])
     facts = [t for _, t in lines]
     topic = ", ".join(keywords(facts or [draft.head], k=4)) or draft.name.removesuffix(".md")
-    span = f"{lines[0][0]} to {lines[-1][0]}" if lines else "undated"
+    zh = is_cjk_text(" ".join(facts))
+    span = f"{lines[0][0]} {'至' if zh else 'to'} {lines[-1][0]}" if lines else "undated"
     latest = _sentence(facts[-1]) if facts else draft.head[:160]
     latest = latest if len(latest) <= 160 else latest[:157] + "..."
-    if is_cjk_text(" ".join(facts)):
+    if zh:
         return f"关于{topic}的记录（{span}）。最近：{latest}"
     return f"About {topic} ({span}). Latest: {latest}"
 
@@ -169,10 +170,12 @@ class OfflineBackend:
         deferred = worker.fold(job.memories)
         worker.flush()
         changed = sorted(d.name for d in worker.drafts.values() if d.changed)
-        summary = (f"Folded {len(job.memories) - len(deferred)} memories into {len(changed)} "
-                   f"scene(s): {', '.join(changed)}.")
+        folded = len(job.memories) - len(deferred)
+        summary = (f"Folded {folded} {'memory' if folded == 1 else 'memories'} into "
+                   f"{len(changed)} scene(s): {', '.join(changed) or 'none changed'}.")
         if deferred:
-            summary += f" {len(deferred)} unrelated memories wait for a scene of their own."
+            summary += (f" {len(deferred)} unrelated {'memory waits' if len(deferred) == 1 else 'memories wait'}"
+                        " for a scene of its own.")
         return BackendResult(final_text=summary, steps=len(job.box.calls),
                              deferred=[m.seq for m in deferred])
 

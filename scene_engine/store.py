@@ -186,13 +186,18 @@ def init_store(root: Path) -> Store:
 
 
 def open_store(root: Path | None = None) -> Store:
-    """Open the store at ``root`` (default ``$SCENE_ENGINE_DIR``, then the current folder).
+    """Open the store at ``root`` (default ``$SCENE_ENGINE_DIR``, then the current folder or
+    the nearest folder above it that is a store).
 
     Raises ``NotAStoreError`` (exit 2) if there is none, ``StoreVersionError`` for a newer
     format, ``StoreError`` for a broken state file, ``ConfigError`` for bad settings.
     """
-    if root is None:
-        root = Path(os.environ.get("SCENE_ENGINE_DIR") or ".")
+    if root is None and os.environ.get("SCENE_ENGINE_DIR"):
+        root = Path(os.environ["SCENE_ENGINE_DIR"])
+    if root is None:   # like git: the current folder or the nearest one above it
+        here = Path.cwd()
+        root = next((p for p in (here, *here.parents)
+                     if (p / META_DIR / "state.json").is_file()), here)
     root = Path(root)
     if not (root / META_DIR / "state.json").is_file():
         raise NotAStoreError(f"{root} is not a scene store (no {META_DIR}/state.json); "

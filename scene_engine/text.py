@@ -14,7 +14,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|\d{2,}|[A-Za-z]")
+# A letter of any alphabet but CJK (café, Zürich, Ελλάδα are words; CJK goes by bigrams).
+_LETTER = r"[^\W\d_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+_WORD = re.compile(f"{_LETTER}(?:{_LETTER}|['’-])*{_LETTER}|\\d{{2,}}|{_LETTER}")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 STOP_WORDS = frozenset("""
 a an and are as at be been being but by can could did do does doing for from had has have having

@@ -170,3 +170,14 @@ def test_show_prints_the_file_as_on_disk_and_unknown_names_exit_2(tmp_path):
     missing = scenes("--dir", str(root), "show", "nowhere")
     assert missing.exit_code == 2
     assert "nowhere" in missing.stderr
+
+
+def test_commands_find_the_store_from_a_subfolder_and_init_takes_dir(tmp_path, monkeypatch):
+    root = tmp_path / "mem"
+    assert runner.invoke(app, ["--dir", str(root), "init"]).exit_code == 0
+    monkeypatch.chdir(root / "scenes")
+    result = runner.invoke(app, ["status", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["root"] == str(root.resolve())
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["status"]).exit_code == 2       # no store here or above
