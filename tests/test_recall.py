@@ -125,9 +125,11 @@ def test_locomo_memories_carry_sample_dia_id_and_session_date():
     sample = {"sample_id": "conv-x",
               "conversation": {"session_1_date_time": "1:56 pm on 8 May, 2023"},
               "observation": {"session_1_observation": {
-                  "Ann": [["Ann likes tea.", "D1:3"], ["Ann runs.", "D1:5"]]}}}
+                  "Ann": [["Ann likes tea.", "D1:3"], ["Ann runs.", "D1:5"]],
+                  "Bob": [["Bob naps.", "D1:3"]]}}}
     found = sample_memories(sample)
-    assert [m["id"] for m in found] == ["conv-x:D1:3:0", "conv-x:D1:5:1"]
+    # Two speakers citing one dia id at the same place still get different ids.
+    assert [m["id"] for m in found] == ["conv-x:D1:3:0", "conv-x:D1:5:1", "conv-x:D1:3:2"]
     assert found[0]["created_at"].startswith("2023-05-08T13:56")
     assert answered("7 May 2023", "She went on 7 May 2023.")
     assert not answered("7 May 2023", "She went on 2023-05-07.")
