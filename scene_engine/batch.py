@@ -278,6 +278,7 @@ def run_batch(store: Store, backend, size: int | None = None, attempts: int = 2)
             state = store.load_state()
             selected = select_batch(store, state, size or store.config.batch_size)
             if not selected:
+                refresh_index(store)       # hand edits just committed: keep search in step
                 return None
             try:
                 return _attempt(store, repo, backend, state, selected)
@@ -392,15 +393,16 @@ def run_pending(store: Store, backend, max_batches: int | None = None,
     """
     from .persona import persona_reason, regenerate
 
-    results = []
+    results, persona_kept = [], False
     while max_batches is None or len(results) < max_batches:
         result = run_batch(store, backend, size=size)
         if result is None:
             break
         results.append(result)
         reason = persona_reason(store, result.persona_requested)
-        if reason:
-            regenerate(store, backend, reason)
+        if reason and not persona_kept:
+            # "" = kept a hand-edited persona (it warned once); don't ask again this run.
+            persona_kept = not regenerate(store, backend, reason)
         if on_batch:
             on_batch(result)
     return results

@@ -75,7 +75,10 @@ def main_options(
         "--dir", help="The store (default: $SCENE_ENGINE_DIR, then the current folder).")] = None,
 ) -> None:
     """Readable long-term memory for LLM agents."""
+    import warnings
+
     _DIR["dir"] = directory
+    warnings.showwarning = _show_warning
 
 
 @app.command()
@@ -109,9 +112,15 @@ def add(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, or 
     from .engine import add_memories
 
     store = _store()
-    report = add_memories(store, _read_input(source))
+    _report_add(add_memories(store, _read_input(source)), err=False)
+
+
+def _report_add(report, err: bool) -> None:
     typer.echo(f"added {report.added} memories ({report.known} known ids skipped, "
-               f"{report.duplicates} duplicates collapsed)")
+               f"{report.duplicates} duplicates collapsed)", err=err)
+    if report.known_changed:
+        typer.echo(f"warning: {report.known_changed} known id(s) came with a different content; "
+                   "a memory is never rewritten: give the new content a new id", err=True)
 
 
 BackendOpt = Annotated[str | None, typer.Option("--backend", help="offline (default) or llm.")]
@@ -195,9 +204,7 @@ def ingest(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, 
     from .engine import add_memories
 
     store = _store()
-    report = add_memories(store, _read_input(source))
-    typer.echo(f"added {report.added} memories ({report.known} known ids skipped, "
-               f"{report.duplicates} duplicates collapsed)", err=True)
+    _report_add(add_memories(store, _read_input(source)), err=True)
     _run(store, backend, model, api_base, batch_size, max_batches)
 
 
@@ -359,7 +366,7 @@ def persona(force: Annotated[bool, typer.Option("--force", help="Regenerate now.
         model = model if model is not None else config.model
         chosen = make_backend(backend or ("llm" if model else config.backend), model or "",
                               api_base or config.api_base)
-        if not regenerate(store, chosen, "asked for with --force"):
+        if not regenerate(store, chosen, "asked for with --force", force=True):
             _fail("no scenes yet: run a batch first", 1)
     if not store.persona_path.exists():
         _fail("no persona: it is written after a batch when scenes exist; "
@@ -484,9 +491,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 def main() -> None:
     """Console-script entry point. A closed pipe (``scenes log | head``) ends quietly."""
     import os
-    import warnings
 
-    warnings.showwarning = _show_warning
     try:
         app()
     except BrokenPipeError:

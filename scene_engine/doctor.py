@@ -39,14 +39,12 @@ def _check_scenes(store: Store) -> list[str]:
         return [f"scenes: {store.scenes_dir} is missing or not a folder; scenes live there"]
     problems = _check_layout(store)
     names = store.scene_names()
-    if len(names) >= store.config.max_scenes:
-        problems.append(f"scenes: {len(names)} scenes, at or over the cap of "
-                        f"{store.config.max_scenes - 1}; the next batch merges them down")
     if store.persona_path.is_file():
         size = len(store.persona_path.read_text(encoding="utf-8", errors="replace").strip())
         if size > MAX_PERSONA_CHARS:
             problems.append(f"persona.md has {size} characters; at most {MAX_PERSONA_CHARS} "
                             "(`scenes persona --force` rewrites it)")
+    broken = 0
     for name in names:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SceneHeaderWarning)
@@ -54,7 +52,14 @@ def _check_scenes(store: Store) -> list[str]:
         problems += [f"scene {w.message}" for w in caught
                      if issubclass(w.category, SceneHeaderWarning)]
         if scene.header is None and not caught:
-            problems.append(f"scene {name} has no header")
+            problems.append(f"scene {name} has no header (start it with `---`, "
+                            "`summary: ...`, `---`)")
+        broken += scene.header is None
+    if len(names) >= store.config.max_scenes:
+        problems.append(
+            f"scenes: {len(names)} scenes, at or over the cap of {store.config.max_scenes - 1}; "
+            + (f"{broken} have no readable header and cannot be merged: fix or remove them"
+               if broken else "the next batch merges them down"))
     return problems
 
 

@@ -227,12 +227,14 @@ def _parse_time(value: Any, now: datetime) -> datetime:
 
 @dataclass(frozen=True)
 class AddReport:
-    """What ``Journal.append`` did: ``added`` new memories, ``known`` ids skipped,
-    ``duplicates`` repeated contents collapsed within the input."""
+    """What ``Journal.append`` did: ``added`` new memories, ``known`` ids skipped (of which
+    ``known_changed`` came with a different content), ``duplicates`` repeated contents
+    collapsed within the input."""
 
     added: int
     known: int
     duplicates: int
+    known_changed: int = 0   # known ids sent with another content (a memory is never rewritten)
 
 
 class Journal:
@@ -250,12 +252,14 @@ class Journal:
             return []
         return _lines(path.read_text(encoding="utf-8"))
 
-    def known_ids(self) -> set[str]:
-        """Every id in the journal (reads it all: used by ``add``, not by batches)."""
-        ids = set()
+    def known_ids(self) -> dict[str, str]:
+        """Every id in the journal with its content (reads it all: used by ``add``, not by
+        batches)."""
+        ids = {}
         for path in sorted(self.folder.glob("*.jsonl")):
             for line in _lines(path.read_text(encoding="utf-8")):
-                ids.add(json.loads(line)["id"])
+                record = json.loads(line)
+                ids[record["id"]] = record["content"]
         return ids
 
     def append(self, memories: list[Memory], next_seq: int) -> tuple[list[Memory], AddReport]:
@@ -266,15 +270,16 @@ class Journal:
         """
         known = self.known_ids()
         seen_contents: set[str] = set()
-        fresh, skipped, dupes = [], 0, 0
+        fresh, skipped, dupes, differ = [], 0, 0, 0
         for memory in memories:
             if memory.id in known:
                 skipped += 1
+                differ += known[memory.id] != memory.content
                 continue
             if memory.content in seen_contents:
                 dupes += 1
                 continue
-            known.add(memory.id)
+            known[memory.id] = memory.content
             seen_contents.add(memory.content)
             fresh.append(_with_seq(memory, next_seq + len(fresh)))
         by_segment: dict[int, list[str]] = {}
@@ -284,7 +289,8 @@ class Journal:
         for number, lines in by_segment.items():
             existing = self._read_segment(number)
             atomic_write_text(self._segment(number), "\n".join(existing + lines) + "\n")
-        return fresh, AddReport(added=len(fresh), known=skipped, duplicates=dupes)
+        return fresh, AddReport(added=len(fresh), known=skipped, duplicates=dupes,
+                                known_changed=differ)
 
     def read(self, seqs: list[int]) -> list[Memory]:
         """The memories with these numbers, in the order given; reads only their segments."""

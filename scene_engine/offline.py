@@ -54,14 +54,17 @@ def parse_draft(name: str, text: str) -> Draft:
     head, rest = body[: match.start()].rstrip(), body[match.end():]
     nxt = re.search(r"^## ", rest, flags=re.M)
     section, tail = (rest[: nxt.start()], rest[nxt.start():]) if nxt else (rest, "")
-    lines = []
+    lines, notes = [], []
     for raw in section.splitlines():
         found = _LINE.match(raw.strip())
         if found:
             lines.append((found.group(1), found.group(2)))
-        elif raw.strip() and lines:       # a wrapped or hand-added line joins the entry above
+        elif raw[:1].isspace() and raw.strip() and lines:   # a wrapped entry continues
             lines[-1] = (lines[-1][0], f"{lines[-1][1]} {raw.strip()}")
-    return Draft(name, dict(scene.meta), head, lines, tail.strip())
+        elif raw.strip():
+            notes.append(raw.rstrip())    # a person's own text: kept as written, never trimmed
+    tail = "\n".join(notes + ([""] if notes and tail.strip() else []) + [tail.strip()]).strip()
+    return Draft(name, dict(scene.meta), head, lines, tail)
 
 
 def render_draft(draft: Draft, max_chars: int, style: str) -> str:
@@ -123,7 +126,8 @@ def _cut(text: str, max_chars: int) -> str:
 def _summary(draft: Draft) -> str:
     lines = sorted(draft.lines, key=lambda item: item[0])
     facts = [t for _, t in lines]
-    topic = ", ".join(keywords(facts or [draft.head], k=4)) or draft.name.removesuffix(".md")
+    topic = ", ".join(w[:30] for w in keywords(facts or [draft.head], k=4)) \
+        or draft.name.removesuffix(".md")
     zh = is_cjk_text(" ".join(facts))
     span = f"{lines[0][0]} {'至' if zh else 'to'} {lines[-1][0]}" if lines else "undated"
     latest = _sentence(facts[-1]) if facts else draft.head[:160]
@@ -134,8 +138,9 @@ def _summary(draft: Draft) -> str:
 
 
 def restates(fact: str, lines: list[str], share: float = 0.8) -> bool:
-    """True when some line already holds at least ``share`` of ``fact``'s terms (and at
-    least three): the fact repeats what the scene says, so writing it again only costs room."""
+    """True when one of ``lines`` (the same day's entries) already holds at least ``share``
+    of ``fact``'s terms (and at least three): the same thing said twice that day. A repeat on
+    another day is a recurring event and is kept."""
     wanted = set(terms(fact))
     if len(wanted) < 3:
         return False
@@ -247,6 +252,10 @@ class _OfflineWorker:
                 unmatched.append(memory)
         if not unmatched:
             return []
+        if not self._can_create():
+            for memory in unmatched:     # no room and nothing to merge: closest scene it is
+                self._add(self._closest(memory), memory)
+            return []
         group = self._largest_group(unmatched)
         target = self._create(group, self._ranked(group[0].content))
         for memory in group:
@@ -256,8 +265,22 @@ class _OfflineWorker:
         deferred = rest if room else []
         for memory in rest:
             if memory not in deferred:
-                self._add(self._ranked(memory.content)[0][1], memory)
+                self._add(self._closest(memory), memory)
         return deferred
+
+    def _can_create(self) -> bool:
+        """Room for one more scene, or two scenes to merge to make room."""
+        return len(self._live()) < self.limit or len(self._live()) >= 2
+
+    def _closest(self, memory: Memory) -> str:
+        ranked = self._ranked(memory.content)
+        if not ranked:
+            frozen = len(self.job.context.frozen)
+            raise OfflineError(
+                f"no scene can take this memory: the cap is {self.job.context.max_scenes - 1} "
+                f"scenes and {frozen} of them have headers that cannot be read. Fix or remove "
+                "those files (`scenes doctor` names them), or raise max_scenes.")
+        return ranked[0][1]
 
     def _roomiest(self, ranked: list[tuple[float, str]], memory: Memory) -> str:
         """The best-matching scene, unless it is full and a close second (at least half its
@@ -275,9 +298,10 @@ class _OfflineWorker:
         draft = self._draft(name)
         draft.changed = True
         self._vectors.pop(name, None)
-        if restates(memory.content, [text for _, text in draft.lines]):
-            return                        # a repeat adds no detail, only heat
-        draft.lines.append((memory.created_at.date().isoformat(), memory.content))
+        day = memory.created_at.date().isoformat()
+        if restates(memory.content, [text for d, text in draft.lines if d == day]):
+            return                        # said twice the same day: no new detail
+        draft.lines.append((day, memory.content))
 
     def _largest_group(self, memories: list[Memory]) -> list[Memory]:
         """The memory with most similar peers among ``memories``, with those peers (ties: the

@@ -64,11 +64,19 @@ def clip(text: str, limit: int = MAX_PERSONA_CHARS) -> str:
     return (cut[: end + 1] if end > limit // 2 else cut).rstrip() + "\n"
 
 
-def regenerate(store: Store, backend, reason: str) -> str:
+def _edited_by_hand(repo) -> bool:
+    """True when the newest commit that touched persona.md is a hand edit."""
+    subject = repo.git.log("-1", "--format=%s", "--", "persona.md")
+    return subject.startswith("hand edit")
+
+
+def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
     """Write ``persona.md`` from the scenes and commit it; return the commit sha ("" if none).
 
     ``backend`` may offer ``persona(language, digest, max_chars) -> (text, tokens)``; the
     offline backend doesn't, and the extractive persona is used. Takes the store lock.
+    A persona a person edited by hand (the last commit touching it is a hand edit) is kept
+    unless ``force``: an automatic refresh never overwrites a person's words (a warning says so).
     """
     with store_lock(store.lock_path):
         repo = history.open_repo(store.root)
@@ -78,6 +86,12 @@ def regenerate(store: Store, backend, reason: str) -> str:
         # Hand edits (persona.md's included) get their own commit first, so undoing this
         # persona commit never reverts them and overwriting persona.md never loses one.
         commit_hand_edits(repo)
+        if not force and store.persona_path.exists() and _edited_by_hand(repo):
+            import warnings
+
+            warnings.warn("persona.md was edited by hand, so it was not regenerated; "
+                          "`scenes persona --force` replaces it", stacklevel=2)
+            return ""
         digest, rows = scene_digest(store)
         if not rows:
             return ""

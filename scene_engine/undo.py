@@ -61,7 +61,7 @@ def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoR
             _check_redo(repo, batch, seqs)
         # Plan on the files as they are (hand edits included) before committing anything,
         # so a refused undo leaves HEAD, index and work tree exactly as they were.
-        results = _plan_reverse(store, repo, commit)
+        results = _plan_reverse(store, repo, commit, action)
         commit_hand_edits(repo)
         state = store.load_state()
         _write_reverse(store, results)
@@ -138,17 +138,17 @@ def _last_undo(repo, number: int):
 
 def _check_redo(repo, batch: int, seqs: list[int]) -> None:
     """A redo must not fold memories a later batch already took again."""
-    taken = set()
-    for number, commit in history.live_batches(repo).items():
-        if number != batch:
-            taken |= set(expand_seqs(history.trailers(commit.message).get("Memory-Seqs", "")))
-    again = sorted(set(seqs) & taken)
-    if again:
-        raise UndoError(f"batch {batch}'s memories were processed again by a later batch "
-                        f"(e.g. memory #{again[0]}); undo that batch first")
+    for number, commit in sorted(history.live_batches(repo).items()):
+        if number == batch:
+            continue
+        again = sorted(set(seqs) & set(expand_seqs(
+            history.trailers(commit.message).get("Memory-Seqs", ""))))
+        if again:
+            raise UndoError(f"cannot redo batch {batch}: batch {number} folded {len(again)} of "
+                            f"its memories again; undo batch {number} first")
 
 
-def _plan_reverse(store: Store, repo, commit) -> dict[str, str | None]:
+def _plan_reverse(store: Store, repo, commit, action: str = "undo") -> dict[str, str | None]:
     """What undoing ``commit``'s changes under PATHS makes of each file: path -> text, or
     None for a file to remove. Writes nothing; raises ``UndoError`` naming the later commits
     on a conflict.
@@ -158,7 +158,9 @@ def _plan_reverse(store: Store, repo, commit) -> dict[str, str | None]:
     file survive; overlapping ones refuse the whole undo.
     """
     parent = commit.parents[0] if commit.parents else None
-    names = repo.git.diff("--name-only", "-z", parent.hexsha if parent else history.EMPTY_TREE,
+    # --no-renames: a renamed scene is a deletion plus an addition, both to be reversed.
+    names = repo.git.diff("--name-only", "-z", "--no-renames",
+                          parent.hexsha if parent else history.EMPTY_TREE,
                           commit.hexsha, "--", *PATHS).split("\0")
     results: dict[str, str | None] = {}
     conflicts = []
@@ -173,7 +175,7 @@ def _plan_reverse(store: Store, repo, commit) -> dict[str, str | None]:
         else:
             results[path] = merged
     if conflicts:
-        raise UndoError(_conflict_message(repo, commit, conflicts))
+        raise UndoError(_conflict_message(repo, commit, conflicts, action))
     return results
 
 
@@ -219,12 +221,24 @@ def _merge(repo, now: str | None, base: str | None, other: str | None) -> str | 
             return False
 
 
-def _conflict_message(repo, commit, files: list[str]) -> str:
-    later = repo.git.log("--format=%h %s", f"{commit.hexsha}..HEAD", "--", *files).splitlines()
-    names = "; ".join(later[:10]) or "(uncommitted changes)"
-    return (f"cannot undo {commit.hexsha[:8]} ({commit.message.splitlines()[0]}): later "
-            f"commits changed the same lines of {', '.join(files)}: {names}. Undo those first "
-            f"(newest first), or edit the scene by hand. Nothing was changed.")
+def _conflict_message(repo, commit, files: list[str], action: str = "undo") -> str:
+    """Which later changes stand in the way: commits still in effect (not undone ones, not
+    the undo commits themselves), newest first, and the person's uncommitted edits."""
+    live = {c.hexsha for c in history.live_batches(repo).values()}
+    later = []
+    for c in repo.iter_commits(f"{commit.hexsha}..HEAD", paths=files):
+        kind = history.commit_kind(c.message)
+        if kind == "batch" and c.hexsha not in live:
+            continue                          # undone since: not in the way
+        later.append(f"{c.hexsha[:8]} {c.message.splitlines()[0]}")
+    dirty = set(history.dirty_paths(repo)) & set(files)
+    shown = "; ".join(later[:10]) + (f"; and {len(later) - 10} more" if len(later) > 10 else "")
+    blockers = [f"later commits ({shown})" if later else "",
+                f"your uncommitted edits of {', '.join(sorted(dirty))}" if dirty else ""]
+    what = " and ".join(b for b in blockers if b) or "later changes"
+    return (f"cannot {action} {commit.hexsha[:8]} ({commit.message.splitlines()[0]}): {what} "
+            f"changed the same or neighbouring lines of {', '.join(files)}. Undo those commits "
+            "first (newest first), or edit the scene by hand. Nothing was changed.")
 
 
 def _new_state(state, action: str, seqs: list[int], forget: bool):

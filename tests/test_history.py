@@ -280,7 +280,7 @@ def test_redo_refuses_when_a_later_batch_took_the_memories_again(tmp_path):
     ok(root, "run")                                     # batch 3 folds chess-0..4 again
     before = snapshot(root)
     result = scenes(root, "undo", "2")
-    assert result.exit_code == 1 and "processed again" in result.output
+    assert result.exit_code == 1 and "folded 5 of its memories again" in result.output
     assert snapshot(root) == before
     doctor_clean(root)
 
@@ -414,3 +414,43 @@ def test_add_and_init_commits_cannot_be_undone(tmp_path):
             assert result.exit_code == 2, result.output
             assert "cannot be undone" in result.output or "changes no scene" in result.output
             assert snapshot(root) == before
+
+
+def test_undoing_a_hand_rename_brings_the_old_name_back(tmp_path):
+    root = new_store(tmp_path, topic_memories("cooking", 0, 5, 1))
+    old = scene_for(root, "cooking")
+    text = old.read_text(encoding="utf-8")
+    old.rename(root / "scenes" / "kitchen.md")
+    ok(root, "run")                                         # commits the rename as a hand edit
+    rename = git.Repo(root).head.commit
+    assert rename.message.startswith("hand edit")
+    ok(root, "undo", rename.hexsha[:10])
+    assert old.read_text(encoding="utf-8") == text
+    assert not (root / "scenes" / "kitchen.md").exists()
+    doctor_clean(root)
+
+
+def test_run_with_nothing_pending_commits_hand_edits_and_keeps_doctor_clean(tmp_path):
+    root = new_store(tmp_path, topic_memories("cooking", 0, 5, 1))
+    scene = scene_for(root, "cooking")
+    scene.write_text(scene.read_text(encoding="utf-8") + "\nA note of my own.\n", "utf-8")
+    assert "0 batch(es) committed" in ok(root, "run").stdout
+    assert head_message(root).startswith("hand edit")
+    doctor_clean(root)
+    assert "A note of my own" in ok(root, "search", "note of my own").stdout
+
+
+def test_a_hand_edited_persona_is_kept_until_forced(tmp_path):
+    root = new_store(tmp_path, topic_memories("cooking", 0, 5, 1))
+    persona = root / "persona.md"
+    persona.write_text("# Persona\nWritten by me, not the engine.\n", encoding="utf-8")
+    (root / ".scene-engine" / "config.toml").write_text(
+        (root / ".scene-engine" / "config.toml").read_text("utf-8").replace(
+            "persona_every = 50", "persona_every = 1"), "utf-8")
+    ok(root, "add", "-", stdin=topic_memories("cooking", 5, 5, 2))
+    result = ok(root, "run")
+    assert "was not regenerated" in result.output           # one warning line, no traceback
+    assert "Written by me" in persona.read_text("utf-8")
+    ok(root, "persona", "--force")
+    assert "Written by me" not in persona.read_text("utf-8")
+    doctor_clean(root)

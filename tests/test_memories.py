@@ -83,6 +83,7 @@ def test_known_ids_are_skipped_and_counted(store):
                                     {"id": "c", "content": "third"}]))
     assert result.exit_code == 0
     assert "added 1 memories (1 known ids skipped" in result.stdout
+    assert "1 known id(s) came with a different content" in result.output
     memories = Journal(store.memories_dir).all()
     assert [(m.id, m.content) for m in memories] == [("a", "first"), ("b", "second"),
                                                      ("c", "third")]

@@ -279,3 +279,37 @@ def test_a_memory_longer_than_a_scene_keeps_its_beginning(tmp_path):
     assert "On day one of the Norway hiking trip" in body
     assert len(body.strip()) <= store.config.max_scene_chars
     assert check_store(store) == []
+
+
+def test_a_persons_note_in_the_timeline_is_kept_apart_and_never_trimmed(tmp_path):
+    store = new_store(tmp_path / "s")
+    add_memories(store, json.dumps(make_memories(30), ensure_ascii=False).encode())
+    run_pending(store, OfflineBackend())
+    name = max(store.scene_names(), key=lambda n: (store.scenes_dir / n).stat().st_size)
+    path = store.scenes_dir / name
+    path.write_text(path.read_text("utf-8") + "My own note: I hate rain.\n", "utf-8")
+    add_memories(store, json.dumps(fresh(make_memories(150, seed=3)), ensure_ascii=False).encode())
+    run_pending(store, OfflineBackend())
+    text = path.read_text("utf-8") if path.exists() else ""
+    merged = [n for n in store.scene_names()
+              if "My own note" in (store.scenes_dir / n).read_text("utf-8")]
+    assert merged, "the note was lost"
+    body = parse_scene((store.scenes_dir / merged[0]).read_text("utf-8"), merged[0]).body
+    assert "\nMy own note: I hate rain." in "\n" + body        # its own line, not glued on
+    assert "hate rain" not in parse_scene((store.scenes_dir / merged[0]).read_text("utf-8"),
+                                          merged[0]).meta["summary"]
+    del text
+
+
+def test_a_recurring_event_on_different_days_is_kept_each_day(tmp_path):
+    store = new_store(tmp_path / "s")
+    runs = [{"content": f"Ran 5 km along the river in 30 minutes again {i}",
+             "created_at": f"2026-03-{i + 1:02d}T07:00:00Z"} for i in range(6)]
+    same_day = [{"content": "Ran 5 km along the river in 30 minutes again",
+                 "created_at": "2026-03-01T19:00:00Z"}]
+    add_memories(store, json.dumps(runs + same_day).encode())
+    run_pending(store, OfflineBackend())
+    body = "".join(parse_scene((store.scenes_dir / n).read_text("utf-8"), n).body
+                   for n in store.scene_names())
+    assert all(f"2026-03-{i + 1:02d}" in body for i in range(6))
+    assert body.count("2026-03-01") == 1
