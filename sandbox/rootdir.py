@@ -65,25 +65,27 @@ class Root:
         _check_platform()
         self.path = Path(os.path.abspath(os.fspath(path)))
         _refuse_links(self.path)
+        fd, st = self._open_dir()
+        os.close(fd)
+        self._identity = (st.st_dev, st.st_ino)
+
+    def _open_dir(self) -> tuple[int, os.stat_result]:
+        """A no-follow descriptor of the root and its stat; RootError if it cannot be opened."""
         try:
             fd = os.open(self.path, _DIR_FLAGS)
         except OSError as exc:
             raise RootError(f"cannot open sandbox root {self.path}: {exc.strerror}") from None
         try:
-            st = os.fstat(fd)
-        finally:
+            return fd, os.fstat(fd)
+        except OSError:
             os.close(fd)
-        self._identity = (st.st_dev, st.st_ino)
+            raise
 
     @contextmanager
     def open(self) -> Iterator[int]:
         """Yield a descriptor of the root; RootError if the path now names another directory."""
+        fd, st = self._open_dir()
         try:
-            fd = os.open(self.path, _DIR_FLAGS)
-        except OSError as exc:
-            raise RootError(f"cannot open sandbox root {self.path}: {exc.strerror}") from None
-        try:
-            st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != self._identity:
                 raise RootError(f"sandbox root {self.path} was replaced after the sandbox started")
             yield fd
