@@ -52,9 +52,11 @@ def make_backend(name: str, model: str = "", api_base: str = ""):
 
 
 def status(store: Store) -> dict:
-    """``{"pending", "scenes", "batches", "last_batch", "memories", "persona"}`` for the store."""
+    """``{"pending", "scenes", "batches", "last_batch", "memories", "forgotten", "persona",
+    "root"}`` for the store (counts; ``last_batch`` is a number or None)."""
     state = store.load_state()
     return {"pending": state.pending, "scenes": len(store.scene_names()),
             "batches": state.batch, "last_batch": state.batch or None,
-            "memories": state.next_seq, "persona": store.persona_path.exists(),
+            "memories": state.next_seq, "forgotten": len(state.forgotten),
+            "persona": store.persona_path.exists(),
             "root": str(store.root)}

@@ -67,7 +67,7 @@ class State(BaseModel):
     @property
     def pending(self) -> int:
         """Memories waiting for a batch."""
-        return self.next_seq - self.cursor + len(self.requeued)
+        return max(0, self.next_seq - self.cursor) + len(self.requeued)
 
 
 @dataclass(frozen=True)
