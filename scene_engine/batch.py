@@ -166,7 +166,8 @@ def build_job(store: Store, number: int, memories: list[Memory]) -> BatchJob:
     language = choose_language(config.language, memories)
     messages = batch_messages(language=language, batch=number, memories=memories,
                               scenes=scene_infos(every), limit=config.max_scenes - 1,
-                              max_scene_chars=config.max_scene_chars, related=related)
+                              max_scene_chars=config.max_scene_chars, related=related,
+                              readable=sorted(texts))
     return BatchJob(number=number, box=box, memories=memories, scene_texts=texts,
                     context=context, config=config, language=language, messages=messages)
 

@@ -59,19 +59,22 @@ def format_memory(memory: Memory) -> str:
 
 
 def batch_messages(*, language: str, batch: int, memories: list[Memory], scenes: list[SceneInfo],
-                   limit: int, max_scene_chars: int, related: dict[str, str]) -> list[dict]:
+                   limit: int, max_scene_chars: int, related: dict[str, str],
+                   readable: list[str] | None = None) -> list[dict]:
     """The system and user messages for one batch.
 
     ``scenes``: every existing scene; ``related``: name -> full text of the few scenes most
-    related to the batch; ``limit``: scene files allowed (``max_scenes - 1``).
+    related to the batch; ``limit``: scene files allowed (``max_scenes - 1``); ``readable``:
+    the files the model may read (default: every scene listed).
     """
+    readable = [s.name for s in scenes] if readable is None else readable
     scene_list = "\n".join(
         f"- {s.name} (heat {s.heat}, updated {s.updated}): {s.summary}" for s in scenes
     ) or "(none)"
     related_text = "\n\n".join(f"### {name}\n{text}" for name, text in related.items()) or "(none)"
     user = fill(
         f"batch_{language}", count=len(scenes), limit=limit, tier=tier(language, len(scenes), limit),
-        scene_list=scene_list, readable=", ".join(s.name for s in scenes) or "(none)",
+        scene_list=scene_list, readable=", ".join(readable) or "(none)",
         template=template(f"template_{language}"), related=related_text, batch=batch,
         memories="\n".join(format_memory(m) for m in memories),
     )
