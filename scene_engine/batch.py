@@ -68,6 +68,7 @@ class BatchJob:
     messages: list[dict]
 
     def validate(self) -> list[str]:
+        """The scene-rule problems of the staged change set (empty when it may be applied)."""
         return validate_batch(self.box.pending(), self.context)
 
 

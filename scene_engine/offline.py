@@ -40,6 +40,7 @@ class Draft:
     changed: bool = False
 
     def text_for_similarity(self) -> str:
+        """Name, summary and text of the draft, as one string to compare memories against."""
         return " ".join([self.name.replace("-", " "), str(self.meta.get("summary", "")),
                          self.head, " ".join(t for _, t in self.lines), self.tail])
 
@@ -169,6 +170,8 @@ class OfflineBackend:
     name = "offline"
 
     def run(self, job):
+        """Fold ``job.memories`` into scenes through ``job.box``; a ``BackendResult`` whose
+        ``deferred`` lists memories left for a later batch. Raises ``OfflineError``."""
         from .batch import BackendResult
 
         worker = _OfflineWorker(job)

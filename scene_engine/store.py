@@ -79,34 +79,42 @@ class Store:
 
     @property
     def scenes_dir(self) -> Path:
+        """``ROOT/scenes``: the scene files (L2)."""
         return self.root / "scenes"
 
     @property
     def persona_path(self) -> Path:
+        """``ROOT/persona.md`` (L3)."""
         return self.root / "persona.md"
 
     @property
     def memories_dir(self) -> Path:
+        """``ROOT/memories``: the memory journal (L1)."""
         return self.root / "memories"
 
     @property
     def meta_dir(self) -> Path:
+        """``ROOT/.scene-engine``."""
         return self.root / META_DIR
 
     @property
     def state_path(self) -> Path:
+        """The checkpoint ``state.json``."""
         return self.meta_dir / "state.json"
 
     @property
     def config_path(self) -> Path:
+        """The settings ``config.toml``."""
         return self.meta_dir / "config.toml"
 
     @property
     def index_path(self) -> Path:
+        """The derived search index ``index.sqlite``."""
         return self.meta_dir / "index.sqlite"
 
     @property
     def lock_path(self) -> Path:
+        """The cross-process lock file."""
         return self.meta_dir / "lock"
 
     def scene_names(self) -> list[str]:

@@ -69,6 +69,7 @@ class Vectorizer:
         self.docs = 0
 
     def fit(self, docs: Iterable[str]) -> Vectorizer:
+        """Count document frequencies over ``docs``; returns self."""
         self.df = Counter()
         self.docs = 0
         for doc in docs:
@@ -77,14 +78,17 @@ class Vectorizer:
         return self
 
     def vector(self, text: str) -> dict[str, float]:
+        """``{term: (1 + log count) * idf}`` for ``text``."""
         counts = Counter(terms(text))
         return {t: (1 + math.log(c)) * self.idf(t) for t, c in counts.items()}
 
     def idf(self, term: str) -> float:
+        """Smoothed inverse document frequency (always > 0, also for unseen terms)."""
         return math.log((self.docs + 1) / (self.df.get(term, 0) + 0.5)) + 1.0
 
     @staticmethod
     def similarity(a: dict[str, float], b: dict[str, float]) -> float:
+        """Cosine of two vectors, in [0, 1]; 0 when either is empty."""
         if not a or not b:
             return 0.0
         if len(a) > len(b):
