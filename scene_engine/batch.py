@@ -54,8 +54,9 @@ class BatchJob:
     """Everything a backend needs for one batch.
 
     ``box``: the sandbox over ``scenes/`` with the scene policy installed; ``memories``: the
-    batch, oldest first; ``scene_texts``: name -> text of every existing scene; ``messages``:
-    the prompt; ``context``: the rule context; ``validate()`` -> problems of the change set.
+    batch, oldest first; ``scene_texts``: name -> text of every scene the batch may touch, and
+    ``scene_meta`` their parsed headers; ``messages``: the prompt; ``context``: the rule
+    context; ``validate()`` -> problems of the change set.
     """
 
     number: int
@@ -66,6 +67,7 @@ class BatchJob:
     config: Config
     language: str
     messages: list[dict]
+    scene_meta: dict[str, dict] = field(default_factory=dict)   # headers of scene_texts
 
     def validate(self) -> list[str]:
         """The scene-rule problems of the staged change set (empty when it may be applied)."""
@@ -122,12 +124,12 @@ def read_scene_texts(store: Store) -> dict[str, str]:
             for n in store.scene_names()}
 
 
-def scene_infos(texts: dict[str, str]) -> list[SceneInfo]:
-    """The prompt's scene list: name, heat, updated, summary (bad headers shown as such)."""
+def scene_infos(metas: dict[str, dict | None]) -> list[SceneInfo]:
+    """The prompt's scene list from name -> header (None when unreadable): name, heat,
+    updated, summary (unreadable headers shown as such)."""
     infos = []
-    for name, text in sorted(texts.items()):
-        scene, problem = parse_checked(name, text)
-        meta = scene.meta if scene else {}
+    for name, meta in sorted(metas.items()):
+        meta = meta or {}
         updated = meta.get("updated")
         infos.append(SceneInfo(name=name, heat=int(meta.get("heat") or 0),
                                updated=updated.isoformat() if hasattr(updated, "isoformat")
@@ -153,8 +155,9 @@ def build_job(store: Store, number: int, memories: list[Memory]) -> BatchJob:
     batch. ``job.scene_texts`` holds only the scenes the batch may touch."""
     config = store.config
     every = read_scene_texts(store)
+    metas = {n: _meta(n, t) for n, t in every.items()}   # each header parsed once per batch
     # A scene whose header cannot be read is a person's to fix: listed, never read or written.
-    frozen = {n for n, t in every.items() if parse_checked(n, t)[0] is None}
+    frozen = {n for n, meta in metas.items() if meta is None}
     texts = {n: t for n, t in every.items() if n not in frozen}
     related = related_scenes(texts, memories, RELATED_SCENES)
     box = Sandbox(store.scenes_dir, readable=list(texts), suffixes=(".md",))
@@ -166,11 +169,12 @@ def build_job(store: Store, number: int, memories: list[Memory]) -> BatchJob:
     box.add_policy(ScenePolicy(box, context))
     language = choose_language(config.language, memories)
     messages = batch_messages(language=language, batch=number, memories=memories,
-                              scenes=scene_infos(every), limit=config.max_scenes - 1,
+                              scenes=scene_infos(metas), limit=config.max_scenes - 1,
                               max_scene_chars=config.max_scene_chars, related=related,
                               readable=sorted(texts))
     return BatchJob(number=number, box=box, memories=memories, scene_texts=texts,
-                    context=context, config=config, language=language, messages=messages)
+                    context=context, config=config, language=language, messages=messages,
+                    scene_meta={n: metas[n] for n in texts})
 
 
 # ---------------------------------------------------------------- engine-owned header fields
@@ -183,7 +187,7 @@ def finalize_headers(job: BatchJob, now: datetime) -> dict[str, int]:
     when the batch deletes scenes and creates exactly one, are inferred.
     """
     pending = job.box.pending()
-    old = {n: _meta(n, t) for n, t in job.scene_texts.items()}
+    old = job.scene_meta
     folded = {n.casefold(): n for n in job.scene_texts}
     deleted = [n for n, c in pending.items() if c is DELETED]
     created = [n for n, c in pending.items() if c is not DELETED and n.casefold() not in folded]
@@ -216,9 +220,10 @@ def finalize_headers(job: BatchJob, now: datetime) -> dict[str, int]:
     return counts
 
 
-def _meta(name: str, text: str) -> dict:
+def _meta(name: str, text: str) -> dict | None:
+    """The header of a scene text, or None when it cannot be read."""
     scene, _ = parse_checked(name, text)
-    return dict(scene.meta) if scene else {}
+    return dict(scene.meta) if scene else None
 
 
 # ---------------------------------------------------------------- commit message
