@@ -63,27 +63,30 @@ def _identity_env(repo) -> dict[str, str]:
 
 
 def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bool = False) -> str:
-    """Stage ``paths`` (additions, changes and deletions) and commit them; return the new sha.
+    """Stage ``paths`` (files or folders relative to the store root; additions, changes and
+    deletions) and commit them; return the new sha.
 
     Returns "" when nothing changed and ``allow_empty`` is false. Hooks and signing are
     skipped: a store's commits are the engine's bookkeeping. Raises ``HistoryError`` if git fails.
+    Git subprocesses: add (and rm for a missing path), commit — the same as a person's
+    ``git add`` + ``git commit``; GitPython's in-process index was measured slower.
     """
     git = _git()
-    present = [p for p in paths if (Path(repo.working_tree_dir) / p).exists() or _tracked(repo, p)]
+    root = Path(repo.working_tree_dir)
+    present = [p for p in paths if (root / p).exists()]
+    missing = [p for p in paths if p not in present]
     env = {**os.environ, **_identity_env(repo)}
     try:
         if present:
             repo.git.add("-A", "--", *present)
+        if missing:   # a deleted file or folder; a path never tracked is simply skipped
+            repo.git.rm("--cached", "-r", "--quiet", "--ignore-unmatch", "--", *missing)
         if not allow_empty and not _staged(repo):
             return ""
         repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", message, env=env)
     except git.GitCommandError as exc:
         raise HistoryError(f"git commit failed: {exc.stderr.strip() or exc}") from exc
     return repo.head.commit.hexsha
-
-
-def _tracked(repo, path: str) -> bool:
-    return bool(repo.git.ls_files("--", path))
 
 
 def _staged(repo) -> bool:
@@ -93,26 +96,9 @@ def _staged(repo) -> bool:
 
 
 def commit_files(repo, message: str, files: list[str]) -> str:
-    """Commit exactly ``files`` (paths relative to the store root; a missing file is a
-    deletion) and return the new sha. Hooks and signing are skipped. Raises ``HistoryError``.
-
-    Two git subprocesses (add, commit) — the same as a person's ``git add`` + ``git commit``;
-    GitPython's in-process index was measured slower (pure-Python object writes).
-    """
-    git = _git()
-    root = Path(repo.working_tree_dir)
-    present = [f for f in files if (root / f).exists()]
-    missing = [f for f in files if f not in present]
-    env = {**os.environ, **_identity_env(repo)}
-    try:
-        if present:
-            repo.git.add("-A", "--", *present)
-        if missing:
-            repo.git.rm("--cached", "--quiet", "--ignore-unmatch", "--", *missing)
-        repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", message, env=env)
-    except git.GitCommandError as exc:
-        raise HistoryError(f"git commit failed: {exc.stderr.strip() or exc}") from exc
-    return repo.head.commit.hexsha
+    """Commit exactly ``files`` (a missing file is a deletion), even if nothing changed (a
+    batch is a commit whatever it wrote); return the new sha. See ``commit``."""
+    return commit(repo, message, tuple(files), allow_empty=True)
 
 
 def dirty_paths(repo) -> list[str]:
