@@ -30,6 +30,7 @@ BLOCK_END = "-----META-END-----"
 _OPENERS = {YAML_DELIM: ("yaml", YAML_DELIM), BLOCK_START: ("block", BLOCK_END)}
 # Characters YAML or our CRLF folding would treat as line breaks: such text stays double-quoted.
 _BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+PREAMBLE = "\0preamble"   # raw-text slot for comment lines before the first header key
 
 
 class SceneHeaderWarning(UserWarning):
@@ -54,6 +55,10 @@ class Scene:
     ends). ``header``: ``"yaml"``, ``"block"``, or ``None`` when the file has no readable header.
     ``header_error``: why the header was unreadable (``None`` if it was fine or absent); such a
     scene must not be rendered back, since the broken header is still inside ``body``.
+    ``raw``: key -> (value as parsed, the key's source lines): ``render_scene`` writes a key whose
+    value is unchanged from its source text byte for byte (``PREAMBLE`` holds comment lines
+    before the first key). Empty for headers whose keys cannot be sliced by line (flow style,
+    duplicate keys).
     """
 
     name: str
@@ -61,6 +66,7 @@ class Scene:
     body: str
     header: HeaderStyle | None = None
     header_error: str | None = field(default=None, compare=False)
+    raw: dict[str, tuple[Any, str]] = field(default_factory=dict, compare=False, repr=False)
 
 
 class _HeaderError(ValueError):
@@ -89,16 +95,17 @@ def parse_scene(text: str, name: str = "<scene>") -> Scene:
         end = next((i for i in range(start + 1, len(lines)) if lines[i].rstrip() == closer), None)
         if end is None:
             raise _HeaderError(start + 1, f"header opened by {opener!r} is never closed")
-        meta = _load_meta("\n".join(lines[start + 1:end]), first_line=start + 2)
+        meta, raw = _load_meta("\n".join(lines[start + 1:end]), first_line=start + 2)
     except _HeaderError as err:
         warnings.warn(SceneHeaderWarning(name, err.line, err.reason), stacklevel=2)
         return Scene(name=name, meta={}, body=text, header=None,
                      header_error=f"line {err.line}: {err.reason}")
-    return Scene(name=name, meta=meta, body="\n".join(lines[end + 1:]), header=style)
+    return Scene(name=name, meta=meta, body="\n".join(lines[end + 1:]), header=style, raw=raw)
 
 
-def _load_meta(source: str, first_line: int) -> dict[str, Any]:
-    """YAML header text -> ordered, typed meta; raises ``_HeaderError`` with a file line."""
+def _load_meta(source: str, first_line: int) -> tuple[dict[str, Any], dict[str, tuple[Any, str]]]:
+    """YAML header text -> (ordered, typed meta, raw key texts); raises ``_HeaderError`` with a
+    file line."""
     loader = SafeLoader(source)
     try:
         node = loader.get_single_node()
@@ -117,7 +124,36 @@ def _load_meta(source: str, first_line: int) -> dict[str, Any]:
     pairs = node.value if node is not None else []   # an empty header has no node at all
     key_lines = {k.value: first_line + k.start_mark.line for k, _ in pairs
                  if isinstance(k, yaml.ScalarNode)}
-    return _typed_meta(data, key_lines, first_line)
+    meta = _typed_meta(data, key_lines, first_line)
+    return meta, _raw_keys(source, node, meta)
+
+
+def _raw_keys(source: str, node, meta: dict[str, Any]) -> dict[str, tuple[Any, str]]:
+    """key -> (meta value, its source lines): from the key's line to the next key's line.
+
+    YAML parsers do not round-trip a person's spelling (``10:00`` is read as 600, ``yes`` as
+    true, ``1.10`` as 1.1), so each key's text is kept to be written back unchanged. Headers
+    whose keys cannot be cut by line (flow style, duplicate or non-text keys) get none.
+    """
+    if node is None or node.flow_style or not node.value:
+        return {}
+    pairs = node.value
+    keys = [k.value for k, _ in pairs]
+    starts = [k.start_mark.line for k, _ in pairs]
+    if (not all(isinstance(k, yaml.ScalarNode) and isinstance(k.value, str) for k, _ in pairs)
+            or len(set(keys)) != len(keys) or starts != sorted(set(starts))
+            or any(k.start_mark.column for k, _ in pairs)):
+        return {}
+    lines = source.split("\n")
+    raw: dict[str, tuple[Any, str]] = {}
+    if starts[0] > 0:
+        raw[PREAMBLE] = (None, "\n".join(lines[:starts[0]]))
+    for i, key in enumerate(keys):
+        end = starts[i + 1] if i + 1 < len(starts) else len(lines)
+        block = "\n".join(lines[starts[i]:end]).rstrip("\n")
+        if key in meta:
+            raw[key] = (meta[key], block)
+    return raw
 
 
 def _typed_meta(data: dict, key_lines: dict, first_line: int) -> dict[str, Any]:
@@ -201,10 +237,37 @@ def render_scene(scene: Scene, style: HeaderStyle = "yaml") -> str:
     if style not in ("yaml", "block"):
         raise ValueError(f"unknown header style {style!r}; use 'yaml' or 'block'")
     meta = ordered_meta(scene.meta)
-    dumped = yaml.dump(meta, Dumper=_SceneDumper, allow_unicode=True, sort_keys=False,
-                       default_flow_style=False, width=1_000_000) if meta else ""
     opener, closer = (YAML_DELIM, YAML_DELIM) if style == "yaml" else (BLOCK_START, BLOCK_END)
-    return f"{opener}\n{dumped}{closer}\n{scene.body}"
+    header = _header_text(meta, scene.raw)
+    if scene.raw and header != _dump(meta) and not _same_meta(header, meta):
+        header = _dump(meta)   # kept text no longer reads back the same (e.g. a lost anchor)
+    return f"{opener}\n{header}{closer}\n{scene.body}"
+
+
+def _dump(meta: dict[str, Any]) -> str:
+    return yaml.dump(meta, Dumper=_SceneDumper, allow_unicode=True, sort_keys=False,
+                     default_flow_style=False, width=1_000_000) if meta else ""
+
+
+def _header_text(meta: dict[str, Any], raw: dict[str, tuple[Any, str]]) -> str:
+    """Header lines: a key whose value is unchanged since it was read keeps its source text."""
+    parts = [raw[PREAMBLE][1] + "\n"] if PREAMBLE in raw else []
+    for key, value in meta.items():
+        kept = raw.get(key)
+        if kept is not None and type(kept[0]) is type(value) and kept[0] == value:
+            parts.append(kept[1] + "\n")
+        else:
+            parts.append(_dump({key: value}))
+    return "".join(parts)
+
+
+def _same_meta(header: str, meta: dict[str, Any]) -> bool:
+    """True when ``header`` parses back to ``meta`` (guards the kept source texts)."""
+    try:
+        parsed, _ = _load_meta(header.rstrip("\n"), first_line=1)
+    except _HeaderError:
+        return False
+    return parsed == meta
 
 
 def read_scene(path: Path) -> Scene:

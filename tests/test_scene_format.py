@@ -180,3 +180,31 @@ def test_equal_dates_are_written_as_values_not_yaml_anchors():
                                                  "summary": "s", "heat": 1}, body="b\n"))
     assert "&" not in text and "*id" not in text
     assert text.count("2026-11-30T17:21:00+00:00") == 2
+
+
+PERSON_KEYS = ("# a comment a person wrote\n", "time: 10:00\n", "mode: 0755\n",
+               "ok: yes   # inline comment\n", "ver: 1.10\n", "when: 2024-05-01 10:00\n",
+               "tags: [a,  b]\n", "note: |\n  two\n  lines\n", "list:\n  - a\n  -   b\n")
+
+
+@pytest.mark.parametrize("style", ["yaml", "block"])
+def test_keys_the_engine_does_not_own_come_back_byte_for_byte(style):
+    opener, closer = ("---", "---") if style == "yaml" else ("-----META-START-----",
+                                                             "-----META-END-----")
+    text = f"{opener}\n{''.join(PERSON_KEYS)}summary: Old.\nheat: 2\n{closer}\nbody\n"
+    scene, caught = parse_quiet(text)
+    assert not caught
+    scene.meta.update(summary="New summary.", heat=3)
+    out = render_scene(scene, style)
+    for block in PERSON_KEYS:
+        assert block in out, block
+    again, _ = parse_quiet(out)
+    assert again.meta == scene.meta
+
+
+def test_a_changed_value_is_written_fresh_and_a_flow_header_still_renders():
+    scene, _ = parse_quiet("---\ntime: 10:00\nsummary: s\n---\nb\n")
+    scene.meta["time"] = "11:30"
+    assert "time: '11:30'\n" in render_scene(scene)
+    flow, _ = parse_quiet("---\n{summary: s, time: 10:00}\n---\nb\n")
+    assert parse_quiet(render_scene(flow))[0].meta == flow.meta
