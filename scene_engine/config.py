@@ -10,8 +10,9 @@ import json
 import tomllib
 from pathlib import Path
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 
 class ConfigError(ValueError):
@@ -25,7 +26,9 @@ class Config(BaseModel):
     (characters of a scene body), ``batch_size`` (memories per batch), ``persona_every``
     (memories between persona refreshes), ``language`` ("auto", "en" or "zh": prompt language),
     ``meta_style`` ("yaml" front matter or the older "block" form), ``backend``/``model``/
-    ``api_base`` (defaults for ``scenes run``).
+    ``api_base`` (defaults for ``scenes run``), ``timezone`` (IANA name such as "UTC" or
+    "Europe/Lisbon": the one zone every date the engine writes is in, so a timeline is in
+    time order whatever zone each memory came with).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -39,6 +42,22 @@ class Config(BaseModel):
     backend: Literal["offline", "llm"] = "offline"
     model: str = ""
     api_base: str = ""
+    timezone: str = "UTC"
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {value!r}; use an IANA name such as "
+                             "UTC or Europe/Lisbon") from None
+        return value
+
+    @property
+    def tz(self) -> ZoneInfo:
+        """The ``timezone`` setting as a ``ZoneInfo``."""
+        return ZoneInfo(self.timezone)
 
 
 def load_config(path: Path) -> Config:
@@ -73,6 +92,7 @@ def render_config(config: Config) -> str:
         "backend": "default backend for `scenes run`: offline or llm",
         "model": "litellm model name for the llm backend",
         "api_base": "OpenAI-compatible server URL, if any",
+        "timezone": "IANA zone of every date the engine writes (timelines, summaries)",
     }
     lines = ["# scene-engine settings"]
     for key, value in config.model_dump().items():

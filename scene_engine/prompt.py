@@ -6,6 +6,7 @@ Templates use ``$name`` placeholders (string.Template), so braces in scene text 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, tzinfo
 from functools import cache
 from importlib.resources import files
 from string import Template
@@ -45,38 +46,46 @@ def tier(language: str, count: int, limit: int) -> str:
 
 @dataclass(frozen=True)
 class SceneInfo:
-    """One line of the scene list: name, heat, updated (ISO text), summary."""
+    """One line of the scene list: name, heat, updated (ISO text), summary, pinned."""
 
     name: str
     heat: int
     updated: str
     summary: str
+    pinned: bool = False
 
 
-def format_memory(memory: Memory) -> str:
-    """``- [2023-05-08] (id) content`` — dated so the model can make dates absolute."""
-    return f"- [{memory.created_at.date().isoformat()}] ({memory.id}) {memory.content}"
+def format_memory(memory: Memory, tz: tzinfo = UTC) -> str:
+    """``- [2023-05-08 14:30 UTC] (id) content``: the instant in the store's one time zone
+    (config ``timezone``), so the model can order events and make dates absolute."""
+    when = memory.created_at.astimezone(tz)
+    return f"- [{when:%Y-%m-%d %H:%M} {when.tzname()}] ({memory.id}) {memory.content}"
+
+
+def _scene_line(info: SceneInfo) -> str:
+    pin = ", pinned: keep its summary, never delete or merge it away" if info.pinned else ""
+    return f"- {info.name} (heat {info.heat}, updated {info.updated}{pin}): {info.summary}"
 
 
 def batch_messages(*, language: str, batch: int, memories: list[Memory], scenes: list[SceneInfo],
                    limit: int, max_scene_chars: int, related: dict[str, str],
-                   readable: list[str] | None = None) -> list[dict]:
+                   readable: list[str] | None = None, tz: tzinfo = UTC) -> list[dict]:
     """The system and user messages for one batch.
 
     ``scenes``: every existing scene; ``related``: name -> full text of the few scenes most
     related to the batch; ``limit``: scene files allowed (``max_scenes - 1``); ``readable``:
-    the files the model may read (default: every scene listed).
+    the files the model may read (default: every scene listed); ``tz``: the zone memory
+    times are shown in.
     """
     readable = [s.name for s in scenes] if readable is None else readable
-    scene_list = "\n".join(
-        f"- {s.name} (heat {s.heat}, updated {s.updated}): {s.summary}" for s in scenes
-    ) or "(none)"
+    scene_list = "\n".join(_scene_line(s) for s in scenes) or "(none)"
     related_text = "\n\n".join(f"### {name}\n{text}" for name, text in related.items()) or "(none)"
     user = fill(
         f"batch_{language}", count=len(scenes), limit=limit, tier=tier(language, len(scenes), limit),
         scene_list=scene_list, readable=", ".join(readable) or "(none)",
         template=template(f"template_{language}"), related=related_text, batch=batch,
-        memories="\n".join(format_memory(m) for m in memories),
+        memories="\n".join(format_memory(m, tz) for m in sorted(
+            memories, key=lambda m: (m.created_at, m.seq))),
     )
     system = fill(f"system_{language}", max_scene_chars=max_scene_chars)
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
