@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,9 @@ class MemoryInputError(ValueError):
 
 @dataclass(frozen=True)
 class Memory:
-    """One L1 memory. ``created_at`` is timezone-aware; ``seq`` is its journal number."""
+    """One L1 memory. ``created_at`` is timezone-aware; ``seq`` is its journal number;
+    ``aliases``: other ids the same record came with (the same content at the same instant
+    under another id, collapsed into this one and known from then on)."""
 
     id: str
     content: str
@@ -47,6 +49,7 @@ class Memory:
     type: str | None = None
     scope: str | None = None
     metadata: dict | None = None
+    aliases: tuple[str, ...] = ()
 
     def to_record(self) -> dict[str, Any]:
         """The JSON object stored in the journal (absent optional fields left out)."""
@@ -55,6 +58,8 @@ class Memory:
         for key in ("role", "type", "scope", "metadata"):
             if getattr(self, key) is not None:
                 record[key] = getattr(self, key)
+        if self.aliases:
+            record["aliases"] = list(self.aliases)
         return record
 
     @classmethod
@@ -63,7 +68,7 @@ class Memory:
         return cls(id=record["id"], content=record["content"],
                    created_at=datetime.fromisoformat(record["created_at"]), seq=record["seq"],
                    role=record.get("role"), type=record.get("type"), scope=record.get("scope"),
-                   metadata=record.get("metadata"))
+                   metadata=record.get("metadata"), aliases=tuple(record.get("aliases") or ()))
 
 
 # ---------------------------------------------------------------- input parsing
@@ -228,8 +233,9 @@ def _parse_time(value: Any, now: datetime) -> datetime:
 @dataclass(frozen=True)
 class AddReport:
     """What ``Journal.append`` did: ``added`` new memories, ``known`` ids skipped (of which
-    ``known_changed`` came with a different content), ``duplicates`` repeated contents
-    collapsed within the input."""
+    ``known_changed`` came with a different content), ``duplicates`` records of the input
+    with the same content at the same instant as another, collapsed into it (their ids are
+    recorded as aliases, so adding the same file again adds nothing)."""
 
     added: int
     known: int
@@ -253,34 +259,47 @@ class Journal:
         return _lines(path.read_text(encoding="utf-8"))
 
     def known_ids(self) -> dict[str, str]:
-        """Every id in the journal with its content (reads it all: used by ``add``, not by
-        batches)."""
+        """Every id in the journal, aliases included, with its content (reads it all: used by
+        ``add`` and ``trace``, not by batches)."""
         ids = {}
         for path in sorted(self.folder.glob("*.jsonl")):
             for line in _lines(path.read_text(encoding="utf-8")):
                 record = json.loads(line)
-                ids[record["id"]] = record["content"]
+                for memory_id in (record["id"], *(record.get("aliases") or ())):
+                    ids[memory_id] = record["content"]
         return ids
+
+    def find(self, memory_id: str) -> Memory | None:
+        """The memory with this id or alias, or None (reads the whole journal)."""
+        for memory in self.all():
+            if memory_id == memory.id or memory_id in memory.aliases:
+                return memory
+        return None
 
     def append(self, memories: list[Memory], next_seq: int) -> tuple[list[Memory], AddReport]:
         """Number and append the new ones among ``memories`` starting at ``next_seq``.
 
-        Returns the appended memories (with ``seq``) and the counts. Each touched segment is
-        rewritten atomically.
+        A record with the same content at the same instant as an earlier one of the input is
+        collapsed into it and its id kept as an alias (the same fact restated at another time
+        is new evidence and kept). Returns the appended memories (with ``seq``) and the
+        counts. Each touched segment is rewritten atomically.
         """
         known = self.known_ids()
-        seen_contents: set[str] = set()
+        first: dict[tuple[str, datetime], int] = {}   # (content, instant) -> index in fresh
         fresh, skipped, dupes, differ = [], 0, 0, 0
         for memory in memories:
             if memory.id in known:
                 skipped += 1
                 differ += known[memory.id] != memory.content
                 continue
-            if memory.content in seen_contents:
-                dupes += 1
-                continue
             known[memory.id] = memory.content
-            seen_contents.add(memory.content)
+            key = (memory.content, memory.created_at)
+            if key in first:
+                dupes += 1
+                kept = fresh[first[key]]
+                fresh[first[key]] = replace(kept, aliases=(*kept.aliases, memory.id))
+                continue
+            first[key] = len(fresh)
             fresh.append(_with_seq(memory, next_seq + len(fresh)))
         by_segment: dict[int, list[str]] = {}
         for memory in fresh:
@@ -323,6 +342,4 @@ def _lines(text: str) -> list[str]:
 
 
 def _with_seq(memory: Memory, seq: int) -> Memory:
-    from dataclasses import replace
-
     return replace(memory, seq=seq)

@@ -205,6 +205,15 @@ record = st.fixed_dictionaries(
     })
 
 
+def instant(value) -> datetime | None:
+    """The instant a ``created_at`` value names (None: not given, so "now" for all)."""
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return datetime.fromtimestamp(value, UTC)
+    return datetime.fromisoformat(value)
+
+
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=st.lists(record, min_size=1, max_size=12), as_list=st.booleans())
@@ -217,16 +226,21 @@ def test_valid_records_round_trip_through_add_and_the_journal(tmp_path_factory, 
             else "\n".join(json.dumps(r, ensure_ascii=False) for r in records))
     report = add_memories(store, text.encode("utf-8"))
 
-    expected, seen = [], set()
+    # The same content at the same instant is one record said twice: collapsed, its id kept
+    # as an alias. The same content at another time is new evidence and kept.
+    expected, aliases = {}, {}
     for r in records:
-        if r["content"].strip() not in seen:
-            seen.add(r["content"].strip())
-            expected.append(r)
+        key = (r["content"].strip(), instant(r.get("created_at")))
+        if key in expected:
+            aliases[key].append(r["id"])
+        else:
+            expected[key], aliases[key] = r, []
     journal = Journal(store.memories_dir).all()
     assert report.added == len(expected) == len(journal)
     assert report.duplicates == len(records) - len(expected)
-    for r, m in zip(expected, journal, strict=True):
-        assert m.id == r["id"]
+    pairs = zip(expected.values(), aliases.values(), strict=True)
+    for (r, ids), m in zip(pairs, journal, strict=True):
+        assert m.id == r["id"] and list(m.aliases) == ids
         assert m.content == r["content"].strip()
         for key in ("role", "type", "scope", "metadata"):
             assert getattr(m, key) == r.get(key)
