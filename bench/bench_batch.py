@@ -75,6 +75,7 @@ def git_commit_time(copy: Path, changed: dict[str, bytes | None]) -> float:
         if data is None:
             (copy / rel).unlink()
         else:
+            (copy / rel).parent.mkdir(parents=True, exist_ok=True)
             (copy / rel).write_bytes(data)
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x",
            "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@x"}

@@ -2,8 +2,8 @@
 
 Checks: every scene's header parses; the index matches the files (names and checksums);
 ``state.json`` is valid and agrees with the journal; history and state agree (every processed
-memory belongs to exactly one live batch, none lost, none processed twice); no interrupted
-batch is waiting for recovery.
+memory belongs to exactly one live batch, none lost, none processed twice); every memory a
+live batch took is accounted for in its ledger; no interrupted batch is waiting for recovery.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def check_store(store: Store) -> list[str]:
     """Return a list of problems (empty when the store is healthy). Never raises for a
     broken store: what it cannot read is itself a problem."""
     problems: list[str] = []
-    for check in (_check_scenes, _check_index, _check_state, _check_history):
+    for check in (_check_scenes, _check_index, _check_state, _check_history, _check_ledgers):
         try:
             problems += check(store)
         except Exception as exc:  # a check that cannot run is a finding, not a crash
@@ -145,4 +145,36 @@ def _check_history(store: Store) -> list[str]:
     last = max(history.live_batches(repo), default=0)
     if last > state.batch:
         problems.append(f"history: batch {last} is committed but state counts {state.batch}")
+    return problems
+
+
+def _check_ledgers(store: Store) -> list[str]:
+    """Every memory of every live batch has a ledger entry (placed / recorded / duplicate /
+    skipped, with its scenes). Batches made before ledgers were kept have no ``Ledger``
+    trailer and are taken as they are."""
+    from .accounting import OUTCOMES, Ledger
+
+    repo = history.open_repo(store.root)
+    problems = []
+    for number, commit in sorted(history.live_batches(repo).items()):
+        found = history.trailers(commit.message)
+        if "Ledger" not in found:
+            continue
+        try:
+            ledger = Ledger.parse((commit.tree / found["Ledger"]).data_stream.read().decode())
+        except (KeyError, ValueError) as exc:
+            problems.append(f"ledger: batch {number} has no readable ledger ({exc})")
+            continue
+        entries = {e.seq: e for e in ledger.entries}
+        seqs = expand_seqs(found.get("Memory-Seqs", ""))
+        missing = [s for s in seqs if s not in entries]
+        vague = [s for s in seqs if s in entries and (
+            entries[s].outcome not in OUTCOMES
+            or (entries[s].outcome in ("placed", "recorded") and not entries[s].scenes)
+            or (entries[s].outcome == "skipped" and not entries[s].reason))]
+        if missing or vague:
+            first = (missing or vague)[0]
+            problems.append(f"ledger: batch {number} does not account for "
+                            f"{len(missing) + len(vague)} of its memories (first #{first}); "
+                            "`scenes trace` shows where each went")
     return problems

@@ -231,6 +231,103 @@ def blame_lines(repo, path: str) -> list[dict]:
     return rows
 
 
+# Commit kinds whose lines the engine wrote; "hand edit", "other" (a person's own commit) and
+# uncommitted lines are a person's; an undo restores lines whose author is looked up before it.
+ENGINE_KINDS = frozenset({"batch", "redo", "persona", "init", "add", "forget"})
+_UNDO_DEPTH = 3
+
+
+def person_line_numbers(repo, path: str, rev: str | None = "HEAD", _depth: int = 0) -> set[int]:
+    """1-based numbers of the lines of ``path`` (relative to the store root) at ``rev`` (None:
+    the file in the work tree) that a person wrote, by ``git blame``: lines last changed by a
+    hand edit, by a commit the engine did not make, or not committed at all. A line an undo restored belongs
+    to whoever wrote it before the undone commit (looked up ``_UNDO_DEPTH`` undos deep; beyond,
+    or when not found, it counts as a person's). Empty when the file is not in ``rev``.
+
+    Used by the conservation rules (DESIGN.md "A batch", step 7): no backend cuts a person's
+    text. Raises nothing for a missing file; ``HistoryError`` if git fails otherwise.
+    """
+    git = _git()
+    args = ["--line-porcelain", *([rev] if rev else []), "--", path]
+    try:
+        out = repo.git.blame(*args)
+    except git.GitCommandError as exc:
+        file = Path(repo.working_tree_dir) / path
+        if rev in ("HEAD", None) and file.is_file() and not file.is_symlink():
+            # Not committed at all: every line of it is a person's.
+            count = len(file.read_text(encoding="utf-8", errors="replace").split("\n"))
+            return set(range(1, count + 1))
+        if "fatal" in str(exc.stderr):
+            return set()
+        raise HistoryError(f"cannot blame {path}: {exc.stderr.strip()}") from exc
+    kinds: dict[str, str] = {}
+    undone: dict[str, list[tuple[int, str]]] = {}
+    person: set[int] = set()
+    sha, number = "", 0
+    for raw in out.split("\n"):
+        if raw.startswith("\t"):
+            number += 1
+            if sha not in kinds:
+                kinds[sha] = _line_kind(repo, sha)
+            kind = kinds[sha]
+            if kind == "undo":
+                undone.setdefault(sha, []).append((number, raw[1:]))
+            elif kind not in ENGINE_KINDS:
+                person.add(number)
+        elif raw and len(raw.split(" ", 1)[0]) == 40 and raw[0] in "0123456789abcdef":
+            sha = raw.split(" ", 1)[0]
+    for undo_sha, rows in undone.items():
+        person |= _restored_by_person(repo, path, undo_sha, rows, _depth)
+    return person
+
+
+def _line_kind(repo, sha: str) -> str:
+    if set(sha) == {"0"}:
+        return "uncommitted"
+    key = (str(repo.git_dir), sha)
+    if key not in _KINDS:   # a commit's message never changes: read its kind once
+        _KINDS[key] = commit_kind(repo.commit(sha).message)
+    return _KINDS[key]
+
+
+_KINDS: dict[tuple[str, str], str] = {}
+
+
+def _restored_by_person(repo, path: str, undo_sha: str, rows: list[tuple[int, str]],
+                        depth: int) -> set[int]:
+    """Of ``rows`` (number, text) an undo commit restored, those a person wrote before."""
+    before = _undone_parent(repo, undo_sha)
+    if before is None or depth >= _UNDO_DEPTH:
+        return {n for n, _ in rows}
+    old_lines = _file_lines(repo, before, path)
+    old_person = person_line_numbers(repo, path, before, depth + 1) if old_lines else set()
+    author = {}
+    for i, text in enumerate(old_lines, start=1):
+        author.setdefault(text, i in old_person)
+    return {n for n, text in rows if author.get(text, True)}
+
+
+def _undone_parent(repo, undo_sha: str) -> str | None:
+    """The commit before the one ``undo_sha`` reverted (its lines came from there)."""
+    found = trailers(repo.commit(undo_sha).message)
+    target = found.get("Undo-Commit")
+    if target is None and "Undo-Batch" in found:
+        target = next((c.hexsha for c in repo.iter_commits(undo_sha)
+                       if trailers(c.message).get("Batch") == found["Undo-Batch"]
+                       and commit_kind(c.message) == "batch"), None)
+    if target is None:
+        return None
+    parents = repo.commit(target).parents
+    return parents[0].hexsha if parents else None
+
+
+def _file_lines(repo, rev: str, path: str) -> list[str]:
+    try:
+        return repo.git.show(f"{rev}:{path}").split("\n")
+    except _git().GitCommandError:
+        return []
+
+
 def _blame_info(repo, sha: str) -> dict:
     if set(sha) == {"0"}:
         return {"commit": "", "kind": "uncommitted", "batch": None, "memories": ""}

@@ -2,7 +2,9 @@
 
 The loop itself is ``llm.run_tool_loop``; this module adds the batch-level policy: a model that
 runs out of budget fails the batch (nothing is written), and a change set that breaks the scene
-rules goes back to the model with the problems listed, at most ``repair_rounds`` times.
+rules goes back to the model with the problems listed, at most ``repair_rounds`` times, and a
+memory the model neither wrote into a scene nor declared (``NO_CHANGE``/``SKIP``, see
+``accounting``) gets one round to be accounted for.
 """
 
 from __future__ import annotations
@@ -42,13 +44,22 @@ class LLMBackend:
         return result
 
     def run(self, job):
-        """Run the tool loop, then up to ``repair_rounds`` repair rounds; a ``BackendResult``."""
+        """Run the tool loop, then repair rounds while the change set breaks a rule (at most
+        ``repair_rounds``) or a memory is not accounted for (at most one round: a model that
+        still says nothing about a memory fails the batch); a ``BackendResult``."""
         from .batch import BackendResult
 
         result = self._loop(job, job.messages)
         usage = [result]
+        accounting_rounds = 0
         for _ in range(self.repair_rounds):
             problems = job.validate()
+            _, unaccounted = job.account(result.final_text)
+            if unaccounted and not problems:
+                if accounting_rounds:
+                    break
+                accounting_rounds += 1
+            problems += unaccounted
             if not problems:
                 break
             result = self._loop(job, result.messages + [repair_message(job.language, problems)])

@@ -11,10 +11,20 @@ from __future__ import annotations
 import re
 import unicodedata
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sandbox import DELETED, Change
 
+from .conservation import (
+    KEEP_COVERAGE,
+    MERGE_COVERAGE,
+    Authorship,
+    content_terms,
+    coverage,
+    lost_lines,
+    quote,
+)
 from .scene import Scene, SceneHeaderWarning, parse_scene
 
 # Names that describe a process rather than an area of a life: a scene is a narrative, not a log.
@@ -31,6 +41,10 @@ class RuleContext:
     ``frozen``: existing scenes whose header cannot be read; a person must fix them, so the
     batch may not touch them (DESIGN: such a file is never rewritten). They still count.
     ``max_scenes``/``max_scene_chars``: from the store's config.
+    ``read``: names read through the sandbox so far (the sandbox's live ``read_names`` set).
+    ``old_texts``: name -> text of every existing scene the batch may touch.
+    ``pinned``: existing scenes with ``pinned: true``. ``authorship(name)``: what a person
+    wrote in an existing scene (``conservation.Authorship``).
     """
 
     existing: set[str]
@@ -38,6 +52,20 @@ class RuleContext:
     max_scene_chars: int
     shown: set[str] = field(default_factory=set)
     frozen: set[str] = field(default_factory=set)
+    read: set[str] = field(default_factory=set)
+    old_texts: dict[str, str] = field(default_factory=dict)
+    pinned: set[str] = field(default_factory=set)
+    authorship: Callable[[str], Authorship] = field(default=lambda name: Authorship())
+
+    def seen(self, name: str) -> bool:
+        """True when the batch showed or read the full text of ``name``."""
+        folded = name.casefold()
+        return any(n.casefold() == folded for n in (*self.read, *self.shown))
+
+    def canonical(self, name: str) -> str | None:
+        """The existing scene's spelling of ``name`` (case-insensitive), or None if new."""
+        folded = name.casefold()
+        return next((n for n in self.existing if n.casefold() == folded), None)
 
 
 def is_report_like(name: str) -> bool:
@@ -95,17 +123,32 @@ class ScenePolicy:
         self.context = context
 
     def __call__(self, change: Change) -> str | None:
-        if change.name.casefold() in {n.casefold() for n in self.context.frozen}:
+        ctx = self.context
+        if change.name.casefold() in {n.casefold() for n in ctx.frozen}:
             return (f"{change.name} has a header that cannot be read; it is left as it is for "
                     "a person to fix. Do not write, replace or delete it: put these facts in "
                     "another scene.")
+        existing = None if change.created else ctx.canonical(change.name)
+        if existing and not ctx.seen(existing):
+            return (f"you have not read {existing} in this batch, so changing it could erase "
+                    f"what it holds. Read it first with read_file(path=\"{existing}\"), then "
+                    "write the whole text back with your changes woven in.")
         if change.op == "delete":
-            return None
+            pending = dict(self.box.pending())
+            pending[change.name] = DELETED
+            found = deletion_problems(existing or change.name, pending, ctx)
+            return " ".join(found) or None
         if change.created:
             refusal = self._creation_refusal(change.name)
             if refusal:
                 return refusal
-        problems = content_problems(change.name, change.new, self.context.max_scene_chars)
+        problems = content_problems(change.name, change.new, ctx.max_scene_chars)
+        if existing and not problems:
+            pending = dict(self.box.pending())
+            pending[existing] = change.new
+            problems = (pinned_problems(existing, change.new, ctx)
+                        + person_line_problems(existing, pending, ctx)
+                        + shrink_problems(existing, pending, ctx))
         return " ".join(problems) or None
 
     def _creation_refusal(self, name: str) -> str | None:
@@ -156,14 +199,118 @@ def merged_from(scene: Scene) -> list[str]:
     return [str(v) if str(v).lower().endswith(".md") else f"{v}.md" for v in value]
 
 
+def after_batch(pending: dict, context: RuleContext) -> dict[str, str]:
+    """name -> text of every touchable scene once ``pending`` is applied."""
+    texts = {n: t for n, t in context.old_texts.items()
+             if not any(p.casefold() == n.casefold() for p in pending)}
+    texts.update((n, c) for n, c in pending.items() if c is not DELETED)
+    return texts
+
+
+def deletion_problems(name: str, pending: dict, context: RuleContext) -> list[str]:
+    """Why deleting the existing scene ``name`` would lose something (empty when it may go).
+
+    A scene is deleted only as part of a merge: a scene written in this batch names it in
+    ``merged_from``, holds at least ``MERGE_COVERAGE`` of its words, and every line a person
+    wrote in it survives somewhere. A pinned scene is never deleted.
+    """
+    if name in context.pinned:
+        return [f"{name} is pinned by a person (`pinned: true`): it is never deleted, merged "
+                "away or renamed. Leave it in place; add to it or to another scene instead."]
+    survivors = {n: c for n, c in pending.items() if c is not DELETED
+                 and any(m.casefold() == name.casefold() for m in _merged_from_text(n, c))}
+    if not survivors:
+        return [f"{name} may be deleted only as part of a merge, or its facts are lost: first "
+                f"write its content into the scene that absorbs it, with `merged_from: "
+                f"[{name}]` in that scene's header, then write [DELETED] to {name}."]
+    old_body = _body(name, context.old_texts.get(name, ""))
+    held = max(coverage(old_body, _body(n, c)) for n, c in survivors.items())
+    if held < MERGE_COVERAGE:
+        return [f"{', '.join(sorted(survivors))} names {name} in merged_from but holds only "
+                f"{held:.0%} of its words (at least {MERGE_COVERAGE:.0%} needed): write "
+                f"{name}'s facts into it before deleting {name}."]
+    return person_line_problems(name, pending, context)
+
+
+def shrink_problems(name: str, pending: dict, context: RuleContext) -> list[str]:
+    """A rewrite of ``name`` must keep its facts: at least ``KEEP_COVERAGE`` of the words it
+    held are still in it or in another scene this batch writes (moved, not dropped)."""
+    old = content_terms(_body(name, context.old_texts.get(name, "")))
+    if not old:
+        return []
+    kept: set[str] = set()
+    for other, text in pending.items():
+        if text is not DELETED:
+            kept |= content_terms(_body(other, text))
+    share = len(old & kept) / len(old)
+    if share >= KEEP_COVERAGE:
+        return []
+    return [f"{name} would keep only {share:.0%} of the words it held (at least "
+            f"{KEEP_COVERAGE:.0%}): keep its facts — condense the wording, or move them into "
+            "another scene — rather than dropping them."]
+
+
+def pinned_problems(name: str, content: str, context: RuleContext) -> list[str]:
+    """A pinned scene keeps the summary its person gave it."""
+    if name not in context.pinned:
+        return []
+    old = _summary(name, context.old_texts.get(name, ""))
+    new = _summary(name, content)
+    if old != new:
+        return [f"{name} is pinned by a person: keep its summary exactly as it is "
+                f"(summary: {old}); you may add facts to its body."]
+    return []
+
+
+def person_line_problems(name: str, pending: dict, context: RuleContext) -> list[str]:
+    """Lines a person wrote in ``name`` that would be in no scene once ``pending`` applies."""
+    lost = lost_lines(context.authorship(name).lines, after_batch(pending, context).values())
+    if not lost:
+        return []
+    return [f"{name}: keep these lines a person wrote, word for word (in {name} or, when "
+            f"merging, in the scene that absorbs it): {quote(lost)}."]
+
+
+def _merged_from_text(name: str, content: str) -> list[str]:
+    scene, _ = parse_checked(name, content)
+    return merged_from(scene) if scene else []
+
+
+def _body(name: str, text: str) -> str:
+    scene, _ = parse_checked(name, text)
+    return scene.body if scene else text
+
+
+def _summary(name: str, text: str) -> str:
+    scene, _ = parse_checked(name, text)
+    return str(scene.meta.get("summary") or "").strip() if scene else ""
+
+
 def validate_batch(pending: dict, context: RuleContext) -> list[str]:
     """Check the whole change set once the model stopped; return the problems (empty = valid).
 
     Checks: fewer than ``max_scenes`` scenes afterwards; at most one new scene; every written
     scene readable with a summary and a body within the limit; no report-like new names; a
     scene made by merging others names them in ``merged_from`` and they no longer exist.
+    Conservation: every existing scene changed was shown or read first; a scene is deleted
+    only as part of a merge that holds its content; a rewrite keeps most of a scene's words;
+    pinned scenes keep their summary and are never deleted; every line a person wrote is
+    still in some scene.
     """
     problems = []
+    for name, content in sorted(pending.items()):
+        existing = context.canonical(name)
+        if existing is None:
+            continue
+        if not context.seen(existing):
+            problems.append(f"{existing} was changed without being read first: read it, then "
+                            "write it again with its facts kept.")
+        elif content is DELETED:
+            problems += deletion_problems(existing, pending, context)
+        else:
+            problems += (pinned_problems(existing, content, context)
+                         + person_line_problems(existing, pending, context)
+                         + shrink_problems(existing, pending, context))
     count = live_count(pending, context.existing)
     if count >= context.max_scenes:
         problems.append(f"there will be {count} scenes; the limit is {context.max_scenes - 1}. "

@@ -213,12 +213,15 @@ def test_well_behaved_model_creates_updates_and_merges(fake_llm, store):
     assert trailers["Backend"] == MODEL
     assert trailers["Tokens"] == str(3 * (10 + 5)) == str(result.tokens)
     assert sorted(d.a_path for d in head.diff(head.parents[0])) == [
-        ".scene-engine/state.json", "scenes/cooking.md", "scenes/family.md", "scenes/hobbies.md",
-        "scenes/work.md"]
+        ".scene-engine/ledger/000001.json", ".scene-engine/state.json", "scenes/cooking.md",
+        "scenes/family.md", "scenes/hobbies.md", "scenes/work.md"]
+    assert "Ledger: .scene-engine/ledger/000001.json" in head.message
+    assert "Accounted: 1 placed" in head.message
     assert_committed_batch(store)
-    # The model was shown the scene list, the related texts and the memory, with its date.
+    # The model was shown the scene list, the related texts and the memory, with its instant
+    # in the store's time zone.
     prompt = user_messages(fake_llm)[0]
-    assert "work.md (heat 3" in prompt and "[2024-05-01] (m0) " + NIGHT_SHIFT in prompt
+    assert "work.md (heat 3" in prompt and "[2024-05-01 09:00 UTC] (m0) " + NIGHT_SHIFT in prompt
 
 
 @pytest.mark.parametrize("requested", [True, False])
@@ -312,9 +315,12 @@ def test_second_new_scene_is_refused(fake_llm, store):
         "Alice learns to bake.", "Alice began baking sourdough in May 2024.\n")})
     garden = call("write_to_file", {"path": "garden.md", "content": model_scene(
         "Alice's balcony garden.", "Alice planted tomatoes on the balcony.\n")})
-    fold = call("replace_in_file", {"path": "family.md", "old": "Pixel.",
-                                    "new": "Pixel. They grow tomatoes on the balcony."})
-    fake_llm.script([reply(tool_calls=[cooking, garden]), reply(tool_calls=[fold]),
+    fold = call("replace_in_file", {"path": "family.md", "old": "Pixel.\n",
+                                    "new": "Pixel.\nThey grow tomatoes on the balcony.\n"})
+    fake_llm.script([reply(tool_calls=[call("read_file", {"path": "family.md"}),
+                                       call("read_file", {"path": "hobbies.md"}), cooking,
+                                       garden]),
+                     reply(tool_calls=[fold, work_update()]),
                      reply(content="Baking scene created; garden folded into family.")])
 
     result = run_batch(store, backend(fake_llm))
@@ -334,10 +340,11 @@ def test_new_scene_at_the_cap_is_refused(fake_llm, tmp_path):
     create = call("write_to_file", {"path": "pets.md", "content": model_scene(
         "Alice's dog Rex.", "Alice adopted a dog named Rex in May 2024.\n")})
     fix = call("replace_in_file", {"path": "area-03.md", "old": "area 3.",
-                                   "new": "area 3. She adopted a dog named Rex."})
+                                   "new": "area 3.\nShe adopted a dog named Rex."})
     fake_llm.script([reply(tool_calls=[call("read_file", {"path": "area-01.md"}),
                                        call("read_file", {"path": "area-02.md"}), create]),
-                     reply(tool_calls=[fix]), reply(content="Rex folded into area-03.")])
+                     reply(tool_calls=[call("read_file", {"path": "area-03.md"}), fix]),
+                     reply(content="Rex folded into area-03.")])
 
     run_batch(store, backend(fake_llm))
 
@@ -460,13 +467,16 @@ def test_repair_round_merges_down_to_the_limit(fake_llm, tmp_path):
     scenes = {f"area-{i:02d}.md": (f"Area {i} of Alice's life.", f"Things about area {i}.\n",
                                    i % 3 + 1) for i in range(15)}
     store = make_store(tmp_path / "mem", scenes, ["Alice renewed her passport."])
-    merged = model_scene("Areas 0 and 1 of Alice's life.", "Things about area 0 and area 1.\n",
-                         merged_from="area-01.md")
+    # The seeded lines are a person's (committed outside the engine): the merge keeps them.
+    merged = model_scene("Areas 0 and 1 of Alice's life.",
+                         "Things about area 0.\nThings about area 1.\n", merged_from="area-01.md")
     fake_llm.script([
-        reply(tool_calls=[call("replace_in_file", {"path": "area-05.md", "old": "area 5.",
-                                                   "new": "area 5. She renewed her passport."})]),
+        reply(tool_calls=[call("read_file", {"path": "area-05.md"}),
+                          call("replace_in_file", {"path": "area-05.md", "old": "area 5.",
+                                                   "new": "area 5.\nShe renewed her passport."})]),
         reply(content="Passport noted."),
         reply(tool_calls=[call("read_file", {"path": "area-01.md"}),
+                          call("read_file", {"path": "area-00.md"}),
                           call("write_to_file", {"path": "area-00.md", "content": merged}),
                           call("write_to_file", {"path": "area-01.md", "content": "[DELETED]"})]),
         reply(content="Merged area-01 into area-00."),
@@ -527,7 +537,7 @@ HAND_NOTE = "Hand note: Alice prefers the intensive care unit."
 
 def test_hand_edit_while_the_model_thinks_is_kept(fake_llm, store):
     work = store.scenes_dir / "work.md"
-    stale_write = work_update("STALE VERSION.")
+    stale_write = work_update("In May 2024 she started night shifts. STALE VERSION.")
 
     def user_edits_then_model_writes(_request):
         work.write_text(work.read_text(encoding="utf-8") + HAND_NOTE + "\n", encoding="utf-8")
@@ -568,9 +578,14 @@ def test_hand_edits_on_every_attempt_fail_the_batch_and_keep_the_edits(fake_llm,
     edits = iter(["first", "second"])
 
     def user_edits_then_model_writes(_request):
+        # The model keeps everything it saw (a person's lines included) and adds the memory;
+        # meanwhile the person adds another line.
+        seen = read_scene(work).body
         work.write_text(work.read_text(encoding="utf-8") + f"Hand edit {next(edits)}.\n",
                         encoding="utf-8")
-        return reply(tool_calls=[work_update()])
+        return reply(tool_calls=[call("write_to_file", {"path": "work.md", "content": model_scene(
+            "Alice's nursing job, now on night shifts.",
+            seen + "In May 2024 she started night shifts.\n")})])
 
     fake_llm.script([user_edits_then_model_writes, reply(content="one"),
                      user_edits_then_model_writes, reply(content="two")])

@@ -1,0 +1,227 @@
+"""Where did my memory go: every memory a batch marks processed is accounted for.
+
+DESIGN.md "A batch", step 7: a memory a batch takes is *placed* in a scene the batch changed,
+found already *recorded* in a named scene, a *duplicate* of another memory of the batch, or
+(model backends only) *skipped* with the model's reason. The batch writes this ledger into its
+own commit (``.scene-engine/ledger/NNNNNN.json``); ``scenes trace`` and ``scenes doctor`` read it.
+
+A model says what it did with a memory in its final answer, one line each:
+``NO_CHANGE: m12 already in work.md``, ``SKIP: m13 <reason>``, ``PLACED: m14 -> work.md``.
+A memory it does not mention is placed where the text the batch added covers it
+(``PLACED_EVIDENCE`` of its words). Claims are checked against the files: a batch that changed
+nothing and says nothing is refused, not committed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+
+from sandbox import DELETED
+
+from .conservation import coverage, stripped_lines
+from .memories import Memory
+from .scene import parse_scene
+
+LEDGER_DIR = ".scene-engine/ledger"
+OUTCOMES = ("placed", "recorded", "duplicate", "skipped")
+PLACED_EVIDENCE = 0.5    # unmentioned memory: share of its words in the text a scene gained
+CLAIM_EVIDENCE = 0.25    # "PLACED: id -> scene": the scene gained at least some of its words
+RECORDED_EVIDENCE = 0.5  # "NO_CHANGE: id already in scene": the scene holds most of its words
+_KEYWORDS = {"nochange": "recorded", "recorded": "recorded", "skip": "skipped",
+             "skipped": "skipped", "placed": "placed"}
+_DECLARATION = re.compile(r"^\s*(?:[-*]\s*)?\**(NO[_ ]?CHANGE|RECORDED|SKIP(?:PED)?|PLACED)\**"
+                          r"\s*[:：]?\s*(.*)$", re.I)
+_SCENE_NAME = re.compile(r"[^\s`'\"()\[\],;:]+\.md\b", re.I)
+
+
+def ledger_path(batch: int) -> str:
+    """Path of batch ``batch``'s ledger, relative to the store root."""
+    return f"{LEDGER_DIR}/{batch:06d}.json"
+
+
+@dataclass
+class LedgerEntry:
+    """One memory's fate in a batch: journal ``seq`` and ``id``, ``outcome`` (see OUTCOMES),
+    ``scenes`` it is in, and ``reason`` (the model's words for a skip, the kept memory's id
+    for a duplicate)."""
+
+    seq: int
+    id: str
+    outcome: str
+    scenes: list[str] = field(default_factory=list)
+    reason: str = ""
+
+
+@dataclass
+class Ledger:
+    """A batch's ledger: ``entries`` in memory order and ``merges`` (surviving scene ->
+    scenes merged into it by this batch)."""
+
+    batch: int
+    entries: list[LedgerEntry]
+    merges: dict[str, list[str]] = field(default_factory=dict)
+
+    def render(self) -> str:
+        """JSON text, one memory per line so a diff reads like a list."""
+        rows = ",\n".join("    " + json.dumps(asdict(e), ensure_ascii=False) for e in self.entries)
+        return (f'{{\n  "batch": {self.batch},\n  "merges": '
+                f'{json.dumps(self.merges, ensure_ascii=False, sort_keys=True)},\n'
+                f'  "memories": [\n{rows}\n  ]\n}}\n')
+
+    @classmethod
+    def parse(cls, text: str) -> Ledger:
+        """Inverse of ``render``; raises ``ValueError`` on a malformed ledger."""
+        try:
+            raw = json.loads(text)
+            return cls(batch=int(raw["batch"]), merges=dict(raw.get("merges") or {}),
+                       entries=[LedgerEntry(**e) for e in raw["memories"]])
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ValueError(f"malformed ledger: {exc}") from exc
+
+    def counts(self) -> dict[str, int]:
+        """outcome -> number of memories, for every outcome."""
+        return {o: sum(e.outcome == o for e in self.entries) for o in OUTCOMES}
+
+    def summary_line(self) -> str:
+        """``Accounted: 18 placed, 1 recorded, 1 skipped`` (outcomes that occur)."""
+        shown = [f"{n} {o}" for o, n in self.counts().items() if n]
+        return "Accounted: " + (", ".join(shown) or "nothing")
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What a backend says it did with one memory: ``outcome``, ``scene`` (or None),
+    ``reason``."""
+
+    outcome: str
+    scene: str | None = None
+    reason: str = ""
+
+
+def parse_declarations(text: str, ids: list[str]) -> dict[str, Declaration]:
+    """memory id -> Declaration, from the ``NO_CHANGE:`` / ``SKIP:`` / ``PLACED:`` lines of a
+    model's final answer (``ids``: the batch's memory ids; several on one line are allowed)."""
+    found: dict[str, Declaration] = {}
+    ordered = sorted(ids, key=len, reverse=True)   # m10 before m1
+    for line in text.splitlines():
+        match = _DECLARATION.match(line)
+        if not match:
+            continue
+        outcome = _KEYWORDS[re.sub(r"[_ ]", "", match.group(1).lower())]
+        rest = match.group(2)
+        named = []
+        for memory_id in ordered:
+            pattern = rf"(?<![\w-]){re.escape(memory_id)}(?![\w-])"
+            if re.search(pattern, rest):
+                named.append(memory_id)
+                rest = re.sub(pattern, " ", rest)
+        scene = _SCENE_NAME.search(rest)
+        reason = " ".join(re.sub(r"^[\s,:：\-—>]+", "", rest).split())
+        for memory_id in named:
+            found[memory_id] = Declaration(outcome, scene.group(0) if scene else None, reason)
+    return found
+
+
+def _body(name: str, text: str) -> str:
+    scene = parse_scene(text, name=name)
+    return scene.body if scene.header else text
+
+
+def _casefold_lookup(names) -> dict[str, str]:
+    return {n.casefold(): n for n in names}
+
+
+def added_text(old: str | None, new: str) -> str:
+    """The lines of ``new`` that ``old`` did not have (all of ``new`` for a new scene)."""
+    if old is None:
+        return new
+    before = stripped_lines(old)
+    return "\n".join(line for line in new.split("\n") if line.strip() not in before)
+
+
+def account(memories: list[Memory], duplicates: list[tuple[Memory, Memory]], pending: dict,
+            old_texts: dict[str, str], declared: dict[str, Declaration],
+            allow_skip: bool) -> tuple[list[LedgerEntry], list[str]]:
+    """Account for every memory of a batch; return (entries, problems).
+
+    ``memories``: the batch's distinct memories; ``duplicates``: (dropped memory, the memory of
+    the batch it repeats); ``pending``: the staged change set (name -> text or DELETED);
+    ``old_texts``: name -> text before the batch; ``declared``: the backend's statements.
+    Problems (empty = every memory accounted for) are written for the model to act on.
+    """
+    written = {n: c for n, c in pending.items() if c is not DELETED}
+    after = {n: t for n, t in old_texts.items() if pending.get(n) is not DELETED} | written
+    old_by_key = {n.casefold(): _body(n, t) for n, t in old_texts.items()}
+    # Only the body counts as a place: a fact only in the summary is gone at the next batch.
+    gained = {n: added_text(old_by_key.get(n.casefold()), _body(n, c)) for n, c in written.items()}
+    scene_of = _casefold_lookup(after)
+    entries, problems, missing = [], [], []
+    for memory in memories:
+        claim = declared.get(memory.id)
+        entry, problem = _judge(memory, claim, gained, after, scene_of, allow_skip)
+        if entry:
+            entries.append(entry)
+        elif problem:
+            problems.append(problem)
+        else:
+            missing.append(memory)
+    if missing:
+        problems.append(_missing_message(missing, changed=bool(pending), allow_skip=allow_skip))
+    by_seq = {e.seq: e for e in entries}
+    for dropped, kept in duplicates:
+        source = by_seq.get(kept.seq)
+        entries.append(LedgerEntry(seq=dropped.seq, id=dropped.id, outcome="duplicate",
+                                   scenes=list(source.scenes) if source else [], reason=kept.id))
+    entries.sort(key=lambda e: e.seq)
+    return entries, problems
+
+
+def _judge(memory: Memory, claim: Declaration | None, gained: dict[str, str],
+           after: dict[str, str], scene_of: dict[str, str], allow_skip: bool):
+    """(entry, None) when accounted, (None, problem) for a false claim, (None, None) when
+    nothing says where the memory went."""
+    def entry(outcome, scenes, reason=""):
+        return LedgerEntry(memory.seq, memory.id, outcome, scenes, reason), None
+
+    if claim is None or claim.outcome == "placed":
+        named = scene_of.get((claim.scene or "").casefold()) if claim else None
+        if named and named in gained and coverage(memory.content, gained[named]) >= CLAIM_EVIDENCE:
+            return entry("placed", [named])
+        best = max(gained, key=lambda n: (coverage(memory.content, gained[n]), n), default=None)
+        if best and coverage(memory.content, gained[best]) >= PLACED_EVIDENCE:
+            return entry("placed", [best])
+        if claim and claim.scene:
+            return None, (f"{memory.id}: you said it went into {claim.scene}, but the text "
+                          f"{claim.scene} gained does not state it. Write it there, or say "
+                          f"`NO_CHANGE: {memory.id} already in <scene>.md` if a scene holds it.")
+        return None, None
+    if claim.outcome == "recorded":
+        named = scene_of.get((claim.scene or "").casefold())
+        if named is None:
+            return None, (f"{memory.id}: `NO_CHANGE` must name the scene that already holds it "
+                          f"(`NO_CHANGE: {memory.id} already in <scene>.md`); "
+                          f"{claim.scene or 'no scene'} is not one of the scenes.")
+        held = coverage(memory.content, _body(named, after[named]))
+        if held < RECORDED_EVIDENCE:
+            return None, (f"{memory.id}: {named} does not hold it (only {held:.0%} of its words "
+                          f"are there). Fold it into a scene instead.")
+        return entry("recorded", [named])
+    if not allow_skip:
+        return None, f"{memory.id}: this backend may not skip memories."
+    if len(claim.reason.split()) < 2 and len(claim.reason) < 6:
+        return None, (f"{memory.id}: a skip needs a reason (`SKIP: {memory.id} <why it is not "
+                      "worth keeping>`).")
+    return entry("skipped", [], claim.reason)
+
+
+def _missing_message(missing: list[Memory], changed: bool, allow_skip: bool) -> str:
+    shown = "; ".join(f"{m.id} \"{m.content[:80]}\"" for m in missing[:10])
+    more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+    start = ("no scene changed, and your answer does not say why" if not changed
+             else "no scene you changed states these memories")
+    skip = " or `SKIP: <id> <reason>` if it is not worth keeping" if allow_skip else ""
+    return (f"{start}: {shown}{more}. Fold each into a scene with the tools, or end your "
+            f"answer with one line per memory: `NO_CHANGE: <id> already in <scene>.md` if a "
+            f"scene already holds it{skip}.")

@@ -1,0 +1,112 @@
+"""Conservation: no fact and no person's word is lost by a batch (DESIGN.md "A batch", step 7).
+
+The measures every backend is judged by, in code, not in a prompt:
+
+- ``coverage(source, target)``: the share of ``source``'s content words found in ``target``
+  (English words stemmed with the Snowball stemmer, Chinese by character pairs, numbers left
+  out because dates are everywhere). A scene deleted by a merge must be covered by the scene
+  that absorbed it (``MERGE_COVERAGE``), a rewritten scene by what the batch writes
+  (``KEEP_COVERAGE``: condensing is fine, wiping is not); a memory is placed where the batch's
+  added text covers it (``accounting``).
+- ``Authorship``: which lines of a scene a person wrote (``git blame``: hand edits, a person's
+  own commits, uncommitted text). Those lines come back word for word, in the same scene or,
+  after a merge, in the scene that absorbed it.
+- ``is_pinned``: ``pinned: true`` in a header; such a scene is never deleted, merged away,
+  renamed or re-summarised.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .scene import parse_scene
+from .text import terms
+
+MERGE_COVERAGE = 0.5     # share of a merged-away scene's words the surviving scene must hold
+KEEP_COVERAGE = 0.5      # share of a rewritten scene's words the batch must still hold
+ENGINE_KEYS = frozenset({"created", "updated", "heat", "summary", "merged_from"})
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    # The pure-Python Snowball stemmer costs ~50 us a word; a person's vocabulary is small.
+    return _stemmer().stemWord(word) if word.isascii() else word
+
+
+@functools.lru_cache(maxsize=4096)
+def content_terms(text: str) -> frozenset[str]:
+    """The content words of ``text``: ``text.terms`` minus numbers, Latin words stemmed."""
+    return frozenset(_stem(t) for t in terms(text) if not t.isdigit())
+
+
+def coverage(source: str, target: str) -> float:
+    """Share in [0, 1] of ``source``'s content words that ``target`` also has (1.0 when
+    ``source`` has none)."""
+    wanted = content_terms(source)
+    if not wanted:
+        return 1.0
+    return len(wanted & content_terms(target)) / len(wanted)
+
+
+def is_pinned(meta: dict) -> bool:
+    """True for ``pinned: true`` (or ``yes``/``on``) in a scene header."""
+    value = meta.get("pinned")
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "on")
+    return value is True
+
+
+@dataclass(frozen=True)
+class Authorship:
+    """What a person wrote in one scene file: ``lines`` (body lines, stripped, non-blank, in
+    file order) and ``summary`` (True when the ``summary:`` line is theirs)."""
+
+    lines: tuple[str, ...] = ()
+    summary: bool = False
+
+
+def authorship(repo, path: str, text: str) -> Authorship:
+    """The ``Authorship`` of the scene file ``path`` (relative to the store root) whose text on
+    last commit is ``text`` (hand edits are committed before a batch reads), from
+    ``history.person_line_numbers``."""
+    from .history import person_line_numbers
+
+    numbers = person_line_numbers(repo, path)
+    if not numbers:
+        return Authorship()
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
+    scene = parse_scene(text, name=path)
+    body_start = len(lines) - len(scene.body.split("\n")) if scene.header else 0
+    body = tuple(lines[n - 1].strip() for n in sorted(numbers)
+                 if n > body_start and n <= len(lines) and lines[n - 1].strip())
+    summary = any(lines[n - 1].startswith("summary:") for n in numbers
+                  if n <= body_start and n <= len(lines))
+    return Authorship(lines=body, summary=summary)
+
+
+def stripped_lines(text: str) -> set[str]:
+    """The non-blank lines of ``text``, stripped (what "a line is still there" compares)."""
+    return {line.strip() for line in text.split("\n") if line.strip()}
+
+
+def lost_lines(lines: Iterable[str], texts: Iterable[str]) -> list[str]:
+    """Those of ``lines`` that are in none of ``texts`` (as whole lines), in order."""
+    present: set[str] = set()
+    for text in texts:
+        present |= stripped_lines(text)
+    return [line for line in dict.fromkeys(lines) if line not in present]
+
+
+def quote(lines: list[str], limit: int = 5) -> str:
+    """Lines as a short quoted list for a message (``"a"; "b"; and 3 more``)."""
+    shown = "; ".join(f'"{line[:120]}"' for line in lines[:limit])
+    return shown + (f"; and {len(lines) - limit} more" if len(lines) > limit else "")

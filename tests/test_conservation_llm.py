@@ -1,0 +1,284 @@
+"""Conservation with a model backend (issue 9, faults 1-3, 8, 9 and "where did my memory go"):
+scripted models that overwrite what they never saw, claim work they did not do, delete a scene
+on its own, drop a person's lines or header keys, or touch a pinned scene.
+
+litellm talks HTTP to tests/fakellm.py. Every test ends with the batch repaired and committed
+(what the person had is intact) or failed with nothing written and the memory pending.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fakellm import call, reply
+from test_batch_llm import (
+    FAMILY,
+    HOBBIES,
+    NIGHT_SHIFT,
+    WORK,
+    assert_committed_batch,
+    assert_nothing_written,
+    backend,
+    last_commit,
+    make_store,
+    model_scene,
+    snapshot,
+    texts,
+    tool_result,
+    user_messages,
+    work_update,
+)
+
+from scene_engine import history
+from scene_engine.accounting import Ledger
+from scene_engine.batch import BatchError, run_batch
+from scene_engine.scene import read_scene
+from scene_engine.trace import trace_memory
+
+GARDEN = ("Tomatoes and basil on the balcony.", "Tomatoes on the balcony grow slowly.\n")
+
+
+@pytest.fixture
+def store(tmp_path):
+    """work, family, hobbies (all about Alice: shown in the prompt) and garden (unrelated to
+    the night-shift memory, so neither shown nor read unless the model reads it)."""
+    return make_store(tmp_path / "mem", {"work.md": (*WORK, 3), "family.md": (*FAMILY, 2),
+                                          "hobbies.md": (*HOBBIES, 1), "garden.md": (*GARDEN, 1)},
+                      [NIGHT_SHIFT])
+
+
+def ledger_of(store) -> Ledger:
+    head = last_commit(store)
+    path = history.trailers(head.message)["Ledger"]
+    return Ledger.parse((head.tree / path).data_stream.read().decode())
+
+
+def hand_edit(store, name: str, text: str) -> None:
+    """Write a scene as a person would and commit it as a hand edit."""
+    (store.scenes_dir / name).write_text(text, encoding="utf-8")
+    repo = history.open_repo(store.root)
+    history.commit_files(repo, f"hand edit: {name}", [f"scenes/{name}"])
+
+
+# ------------------------------------------------------------------ 1. never change what you did not see
+
+UNSEEN = {
+    "write": call("write_to_file", {"path": "garden.md", "content": model_scene(
+        "Alice's night shifts.", "Alice works nights now.\n")}),
+    "replace": call("replace_in_file", {"path": "garden.md", "old": "slowly",
+                                        "new": "slowly; Alice works nights"}),
+    "delete": call("write_to_file", {"path": "garden.md", "content": "[DELETED]"}),
+}
+
+
+@pytest.mark.parametrize("op", list(UNSEEN))
+def test_a_scene_never_read_cannot_be_changed(fake_llm, store, op):
+    before = texts(store)["garden.md"]
+    assert "garden.md" not in user_messages_of_prompt(store)
+    fake_llm.script([reply(tool_calls=[UNSEEN[op]]), reply(tool_calls=[work_update()]),
+                     reply(content="Night shifts added to work.md.")])
+
+    run_batch(store, backend(fake_llm))
+
+    told = tool_result(fake_llm, UNSEEN[op])
+    assert "you have not read garden.md" in told and 'read_file(path="garden.md")' in told
+    assert texts(store)["garden.md"] == before
+    assert_committed_batch(store)
+
+
+def user_messages_of_prompt(store) -> str:
+    """The batch prompt as the model will see it (built the same way)."""
+    from scene_engine.batch import build_job, select_batch
+
+    memories = select_batch(store, store.load_state(), 20)
+    return build_job(store, 1, memories).messages[1]["content"].split("## Full text")[1]
+
+
+def test_reading_first_makes_the_change_allowed(fake_llm, store):
+    append = call("replace_in_file", {"path": "garden.md", "old": "slowly.\n",
+                                      "new": "slowly.\nAlice works nights now.\n"})
+    fake_llm.script([reply(tool_calls=[call("read_file", {"path": "garden.md"}), append]),
+                     reply(content="Night shifts noted.\nPLACED: m0 -> garden.md")])
+    run_batch(store, backend(fake_llm))
+    assert "Alice works nights now." in texts(store)["garden.md"]
+    assert ledger_of(store).entries[0].scenes == ["garden.md"]
+
+
+# ------------------------------------------------------------------ 2. never claim work not done
+
+def test_claiming_an_update_without_a_tool_call_fails_after_one_repair(fake_llm, store):
+    fake_llm.script([reply(content="I have updated work.md."),
+                     reply(content="Yes, I have updated work.md.")])
+    before = snapshot(store)
+
+    with pytest.raises(BatchError) as caught:
+        run_batch(store, backend(fake_llm))
+
+    assert "no scene changed" in str(caught.value) and "m0" in str(caught.value)
+    repair = user_messages(fake_llm)[-1]
+    assert "NO_CHANGE: <id> already in <scene>.md" in repair and NIGHT_SHIFT[:40] in repair
+    assert len(fake_llm.requests) == 2            # one repair round, not more
+    assert_nothing_written(store, before)
+    assert store.load_state().pending == 1
+
+
+def test_an_explicit_no_change_is_committed_and_traced(fake_llm, tmp_path):
+    store = make_store(tmp_path / "mem", {"work.md": (WORK[0], WORK[1] + NIGHT_SHIFT + "\n", 3),
+                                          "family.md": (*FAMILY, 2)}, [NIGHT_SHIFT])
+    fake_llm.script([reply(content="Nothing new.\nNO_CHANGE: m0 already in work.md")])
+    before = texts(store)
+
+    run_batch(store, backend(fake_llm))
+
+    assert texts(store) == before
+    (entry,) = ledger_of(store).entries
+    assert (entry.id, entry.outcome, entry.scenes) == ("m0", "recorded", ["work.md"])
+    assert "Accounted: 1 recorded" in last_commit(store).message
+    found = trace_memory(store, "m0")
+    assert found.status == "processed" and found.scenes == ["work.md"]
+    assert any(NIGHT_SHIFT in row["text"] for row in found.lines)
+    assert_committed_batch(store)
+
+
+def test_a_false_no_change_is_refused(fake_llm, store):
+    fake_llm.script([reply(content="NO_CHANGE: m0 already in hobbies.md")] * 2)
+    before = snapshot(store)
+    with pytest.raises(BatchError, match="hobbies.md does not hold it"):
+        run_batch(store, backend(fake_llm))
+    assert_nothing_written(store, before)
+
+
+def test_a_skip_with_a_reason_is_recorded(fake_llm, store):
+    fake_llm.script([reply(content="SKIP: m0 a one-off remark with no lasting meaning")])
+    run_batch(store, backend(fake_llm))
+    (entry,) = ledger_of(store).entries
+    assert entry.outcome == "skipped" and "no lasting meaning" in entry.reason
+    assert store.load_state().pending == 0
+
+
+def test_an_unmentioned_memory_is_placed_where_the_added_text_states_it(fake_llm, store):
+    fake_llm.script([reply(tool_calls=[work_update()]), reply(content="Done.")])
+    run_batch(store, backend(fake_llm))
+    (entry,) = ledger_of(store).entries
+    assert (entry.outcome, entry.scenes) == ("placed", ["work.md"])
+
+
+# ------------------------------------------------------------------ 3. delete only as a merge
+
+def test_a_delete_on_its_own_is_refused_and_the_scene_survives(fake_llm, store):
+    delete = call("write_to_file", {"path": "hobbies.md", "content": "[DELETED]"})
+    fake_llm.script([reply(tool_calls=[delete, work_update()]), reply(content="Tidied up.")])
+
+    run_batch(store, backend(fake_llm))
+
+    assert "only as part of a merge" in tool_result(fake_llm, delete)
+    assert "hobbies.md" in texts(store)
+    assert_committed_batch(store)
+
+
+def test_a_merge_that_does_not_hold_the_merged_scene_is_refused(fake_llm, store):
+    thin = call("write_to_file", {"path": "family.md", "content": model_scene(
+        "Alice's home.", FAMILY[1], merged_from=["hobbies.md"])})
+    delete = call("write_to_file", {"path": "hobbies.md", "content": "[DELETED]"})
+    fake_llm.script([reply(tool_calls=[thin, delete, work_update()]),
+                     reply(content="Merged.")] + [reply(content="Merged.")] * 2)
+    before = snapshot(store)
+
+    with pytest.raises(BatchError, match="hobbies.md"):
+        run_batch(store, backend(fake_llm))
+
+    assert "holds only" in tool_result(fake_llm, delete)
+    assert_nothing_written(store, before)
+
+
+# ------------------------------------------------------------------ a person's lines and keys
+
+def test_a_write_that_drops_a_persons_line_is_refused(fake_llm, store):
+    dropped = call("write_to_file", {"path": "work.md", "content": model_scene(
+        "Alice's job, now nights.", "Alice started night shifts in May 2024.\n")})
+    fake_llm.script([reply(tool_calls=[dropped, work_update()]), reply(content="Done.")])
+
+    run_batch(store, backend(fake_llm))
+
+    told = tool_result(fake_llm, dropped)
+    assert "keep these lines a person wrote" in told and WORK[1].strip()[:30] in told
+    assert WORK[1].strip() in texts(store)["work.md"]
+
+
+KEYS = "time: 10:00\nmode: 0755\nok: yes   # kept as typed\nver: 1.10\nwhen: 2024-05-01 10:00\n"
+
+
+def test_header_keys_a_person_added_come_back_byte_for_byte(fake_llm, store):
+    text = texts(store)["work.md"].replace("heat: 3\n", "heat: 3\n" + KEYS)
+    hand_edit(store, "work.md", text)
+    # The model drops some keys and rewrites another as PyYAML would read it.
+    rewrite = call("write_to_file", {"path": "work.md", "content": "---\nsummary: Nights now.\n"
+                                     "time: 600\nok: true\n---\n" + WORK[1]
+                                     + "In May 2024 she started night shifts.\n"})
+    fake_llm.script([reply(tool_calls=[rewrite]), reply(content="Done.")])
+
+    run_batch(store, backend(fake_llm))
+
+    header = texts(store)["work.md"].split("---\n")[1]
+    assert KEYS in header
+    assert "summary: Nights now." in header and "heat: 4" in header
+
+
+def test_a_pinned_scene_keeps_its_summary_and_is_never_deleted(fake_llm, store):
+    pinned = texts(store)["hobbies.md"].replace("heat: 1\n", "heat: 1\npinned: true\n")
+    hand_edit(store, "hobbies.md", pinned)
+    resummarise = call("write_to_file", {"path": "hobbies.md", "content": model_scene(
+        "Climbing, renamed by the model.", HOBBIES[1] + "She also climbs outdoors.\n")})
+    delete = call("write_to_file", {"path": "hobbies.md", "content": "[DELETED]"})
+    fake_llm.script([reply(tool_calls=[resummarise, delete, work_update()]),
+                     reply(content="Done.")])
+
+    run_batch(store, backend(fake_llm))
+
+    assert "pinned by a person" in tool_result(fake_llm, resummarise)
+    assert "pinned by a person" in tool_result(fake_llm, delete)
+    assert texts(store)["hobbies.md"] == pinned
+    assert "pinned" in user_messages(fake_llm)[0].split("hobbies.md (")[1].split("\n")[0]
+
+
+def test_a_merge_carries_the_merged_scenes_header_keys(fake_llm, store):
+    hand_edit(store, "hobbies.md", texts(store)["hobbies.md"].replace(
+        "heat: 1\n", "heat: 1\ngym: Riverside Boulders  # since 2023\n"))
+    merged = call("write_to_file", {"path": "family.md", "content": model_scene(
+        "Alice's home and her climbing.", FAMILY[1] + HOBBIES[1], merged_from=["hobbies.md"])})
+    fake_llm.script([reply(tool_calls=[call("read_file", {"path": "hobbies.md"}), merged,
+                                       call("write_to_file", {"path": "hobbies.md",
+                                                              "content": "[DELETED]"}),
+                                       work_update()]),
+                     reply(content="Merged hobbies into family.")])
+
+    run_batch(store, backend(fake_llm))
+
+    family = texts(store)["family.md"]
+    assert "gym: Riverside Boulders  # since 2023\n" in family
+    assert read_scene(store.scenes_dir / "family.md").meta["merged_from"] == ["hobbies.md"]
+    assert json.loads(json.dumps(ledger_of(store).merges)) == {"family.md": ["hobbies.md"]}
+
+
+def test_a_rewrite_that_wipes_a_scenes_facts_is_refused(fake_llm, tmp_path):
+    engine_written = ("Alice's nursing job.", "Alice is a nurse on the surgical ward of the city "
+                      "hospital; she trained in Porto, speaks three languages and mentors two "
+                      "junior nurses on the ward rota.\n")
+    store = make_store(tmp_path / "mem", {"work.md": (*engine_written, 3)}, [NIGHT_SHIFT])
+    repo = history.open_repo(store.root)
+    # Make the seeded text the engine's own (a batch wrote it), so only the wipe rule applies.
+    repo.git.commit("--amend", "-m", "batch 0: seeded\n\nBatch: 0\nMemory-Seqs: \n",
+                    "--quiet", env={"GIT_AUTHOR_NAME": "s", "GIT_AUTHOR_EMAIL": "s@x",
+                                    "GIT_COMMITTER_NAME": "s", "GIT_COMMITTER_EMAIL": "s@x"})
+    wipe = call("write_to_file", {"path": "work.md", "content": model_scene(
+        "Alice works nights.", "In May 2024 Alice started night shifts on the ward.\n")})
+    keep = call("write_to_file", {"path": "work.md", "content": model_scene(
+        "Alice, a nurse, now on nights.", engine_written[1]
+        + "In May 2024 Alice started night shifts on the ward.\n")})
+    fake_llm.script([reply(tool_calls=[wipe]), reply(tool_calls=[keep]), reply(content="Done.")])
+
+    run_batch(store, backend(fake_llm))
+
+    assert "would keep only" in tool_result(fake_llm, wipe)
+    assert "trained in Porto" in texts(store)["work.md"]
