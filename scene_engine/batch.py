@@ -17,14 +17,17 @@ from pathlib import Path
 
 from sandbox import DELETED, ConflictError, Sandbox, SandboxError
 
-from . import history, recovery
+from . import history, interrupts, recovery
+from .accounting import Declaration, Ledger, LedgerEntry, account, ledger_path, parse_declarations
 from .config import Config
+from .conservation import ENGINE_KEYS, Authorship, authorship, is_pinned
+from .fsutil import atomic_write_text
 from .lock import store_lock
 from .memories import Journal, Memory
 from .prompt import SceneInfo, batch_messages, choose_language
 from .rules import RuleContext, ScenePolicy, merged_from, parse_checked, validate_batch
-from .scene import Scene, parse_scene, render_scene
-from .store import State, Store
+from .scene import PREAMBLE, Scene, parse_scene, render_scene
+from .store import State, Store, render_state
 from .text import Vectorizer
 
 STATE_FILE = ".scene-engine/state.json"
@@ -47,6 +50,10 @@ class BackendResult:
     cost: float | None = None
     problems: list[str] = field(default_factory=list)
     deferred: list[int] = field(default_factory=list)   # memory seqs left for a later batch
+    # What the backend says it did with each memory (id -> Declaration); None: read the
+    # NO_CHANGE/SKIP/PLACED lines of ``final_text``. ``may_skip``: skips allowed at all.
+    declared: dict[str, Declaration] | None = None
+    may_skip: bool = True
 
 
 @dataclass
@@ -56,7 +63,8 @@ class BatchJob:
     ``box``: the sandbox over ``scenes/`` with the scene policy installed; ``memories``: the
     batch, oldest first; ``scene_texts``: name -> text of every scene the batch may touch, and
     ``scene_meta`` their parsed headers; ``messages``: the prompt; ``context``: the rule
-    context; ``validate()`` -> problems of the change set.
+    context; ``duplicates``: (dropped, kept) pairs of memories said twice; ``validate()`` ->
+    problems of the change set; ``account(...)`` -> where each memory went.
     """
 
     number: int
@@ -68,10 +76,22 @@ class BatchJob:
     language: str
     messages: list[dict]
     scene_meta: dict[str, dict] = field(default_factory=dict)   # headers of scene_texts
+    duplicates: list[tuple[Memory, Memory]] = field(default_factory=list)
 
     def validate(self) -> list[str]:
         """The scene-rule problems of the staged change set (empty when it may be applied)."""
         return validate_batch(self.box.pending(), self.context)
+
+    def account(self, final_text: str, declared: dict[str, Declaration] | None = None,
+                may_skip: bool = True, deferred: set[int] = frozenset()
+                ) -> tuple[list[LedgerEntry], list[str]]:
+        """(ledger entries, problems) for the memories not ``deferred``; ``declared`` defaults
+        to the NO_CHANGE/SKIP/PLACED lines of ``final_text`` (see ``accounting``)."""
+        active = [m for m in self.memories if m.seq not in deferred]
+        if declared is None:
+            declared = parse_declarations(final_text, [m.id for m in active])
+        pairs = [(d, k) for d, k in self.duplicates if k.seq not in deferred]
+        return account(active, pairs, self.box.pending(), self.scene_texts, declared, may_skip)
 
 
 @dataclass
@@ -87,6 +107,7 @@ class BatchResult:
     tokens: int = 0
     cost: float | None = None
     persona_requested: bool = False
+    ledger: Ledger | None = None
 
 
 def select_batch(store: Store, state: State, size: int) -> list[Memory]:
@@ -124,9 +145,10 @@ def read_scene_texts(store: Store) -> dict[str, str]:
             for n in store.scene_names()}
 
 
-def scene_infos(metas: dict[str, dict | None]) -> list[SceneInfo]:
+def scene_infos(metas: dict[str, dict | None], pinned: set[str] = frozenset()
+                ) -> list[SceneInfo]:
     """The prompt's scene list from name -> header (None when unreadable): name, heat,
-    updated, summary (unreadable headers shown as such)."""
+    updated, summary (unreadable headers shown as such), pinned."""
     infos = []
     for name, meta in sorted(metas.items()):
         meta = meta or {}
@@ -135,7 +157,8 @@ def scene_infos(metas: dict[str, dict | None]) -> list[SceneInfo]:
                                updated=updated.isoformat() if hasattr(updated, "isoformat")
                                else str(updated or "?"),
                                summary=str(meta.get("summary") or "(header unreadable: a person must "
-                                                                   "fix it; leave this file alone)")))
+                                                                   "fix it; leave this file alone)"),
+                               pinned=name in pinned))
     return infos
 
 
@@ -150,9 +173,11 @@ def related_scenes(texts: dict[str, str], memories: list[Memory], k: int) -> dic
     return {n: texts[n] for score, n in scored[:k] if score > 0}
 
 
-def build_job(store: Store, number: int, memories: list[Memory]) -> BatchJob:
+def build_job(store: Store, number: int, memories: list[Memory],
+              duplicates: list[tuple[Memory, Memory]] = (), repo=None) -> BatchJob:
     """Prompt, sandbox (allow-list = existing scenes with a readable header) and rules for one
-    batch. ``job.scene_texts`` holds only the scenes the batch may touch."""
+    batch. ``job.scene_texts`` holds only the scenes the batch may touch. ``repo``: the store's
+    git repository, for who wrote which line (default: opened here)."""
     config = store.config
     every = read_scene_texts(store)
     metas = {n: _meta(n, t) for n, t in every.items()}   # each header parsed once per batch
@@ -163,61 +188,99 @@ def build_job(store: Store, number: int, memories: list[Memory]) -> BatchJob:
     box = Sandbox(store.scenes_dir, readable=list(texts), suffixes=(".md",))
     for name, text in related.items():
         box.note_seen(name, text)
+    pinned = {n for n in texts if is_pinned(metas[n])}
     context = RuleContext(existing=set(every), max_scenes=config.max_scenes,
                           max_scene_chars=config.max_scene_chars, shown=set(related),
-                          frozen=frozen)
+                          frozen=frozen, read=box.read_names, old_texts=texts, pinned=pinned,
+                          authorship=_authorship_of(repo or history.open_repo(store.root),
+                                                    texts))
     box.add_policy(ScenePolicy(box, context))
     language = choose_language(config.language, memories)
     messages = batch_messages(language=language, batch=number, memories=memories,
-                              scenes=scene_infos(metas), limit=config.max_scenes - 1,
+                              scenes=scene_infos(metas, pinned), limit=config.max_scenes - 1,
                               max_scene_chars=config.max_scene_chars, related=related,
-                              readable=sorted(texts))
+                              readable=sorted(texts), tz=config.tz)
     return BatchJob(number=number, box=box, memories=memories, scene_texts=texts,
                     context=context, config=config, language=language, messages=messages,
-                    scene_meta={n: metas[n] for n in texts})
+                    scene_meta={n: metas[n] for n in texts}, duplicates=list(duplicates))
+
+
+def _authorship_of(repo, texts: dict[str, str]):
+    """A cached ``name -> Authorship`` over the batch's scenes (git blame on first use only:
+    most batches touch a few scenes)."""
+    cache: dict[str, Authorship] = {}
+
+    def lookup(name: str) -> Authorship:
+        if name not in cache:
+            text = texts.get(name)
+            cache[name] = authorship(repo, f"scenes/{name}", text) if text else Authorship()
+        return cache[name]
+
+    return lookup
 
 
 # ---------------------------------------------------------------- engine-owned header fields
 
-def finalize_headers(job: BatchJob, now: datetime) -> dict[str, int]:
-    """Set ``created``/``updated``/``heat`` on every written scene; return the change counts.
+def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """Set the engine-owned header fields on every written scene; return (change counts,
+    merges: surviving scene -> scenes merged into it).
 
-    Heat (DESIGN.md "Scene file"): new 1; changed +1; made by merging: the merged scenes'
-    heats summed + 1 (+ its own if it existed). Merged scenes come from ``merged_from`` or,
-    when the batch deletes scenes and creates exactly one, are inferred.
+    ``created``/``updated``/``heat`` are the engine's (heat, DESIGN.md "Scene file": new 1;
+    changed +1; made by merging: the merged scenes' heats summed + 1, plus its own if it
+    existed); ``merged_from`` names this batch's merge sources (deleted scenes the model listed
+    there) or keeps its old value. Every other key a scene had comes back byte for byte, keys
+    of merged-away scenes are carried over, and keys the model added are kept.
     """
     pending = job.box.pending()
-    old = job.scene_meta
     folded = {n.casefold(): n for n in job.scene_texts}
-    deleted = [n for n, c in pending.items() if c is DELETED]
+    olds = {n: parse_scene(t, name=n) for n, t in job.scene_texts.items()}
+    deleted = {n for n, c in pending.items() if c is DELETED}
     created = [n for n, c in pending.items() if c is not DELETED and n.casefold() not in folded]
-    counts = {"updated": 0, "created": 0, "merged": 0, "deleted": 0}
-    scenes = {n: parse_scene(c, name=n) for n, c in pending.items() if c is not DELETED}
-    # A deletion another scene already names in merged_from is not a source to infer.
-    claimed = {m.casefold() for s in scenes.values() for m in merged_from(s)}
-    unclaimed = sorted(n for n in deleted if n.casefold() not in claimed)
-    for name, scene in sorted(scenes.items()):
-        sources = [folded[m.casefold()] for m in merged_from(scene) if m.casefold() in folded]
-        if not sources and name in created and len(created) == 1 and unclaimed:
-            sources = unclaimed
-        before = old.get(folded.get(name.casefold(), name), {})
-        meta = dict(scene.meta)
-        meta["created"] = before.get("created") or now
-        meta["updated"] = now
-        heat = int(before.get("heat") or 0) + 1
-        heat += sum(int(old.get(s, {}).get("heat") or 0) for s in sources if s != name)
-        meta["heat"] = heat
+    counts = {"updated": 0, "created": 0, "merged": 0, "deleted": len(deleted)}
+    merges: dict[str, list[str]] = {}
+    for name, content in sorted(pending.items()):
+        if content is DELETED:
+            continue
+        scene = parse_scene(content, name=name)
+        before = olds.get(folded.get(name.casefold(), ""))
+        sources = [folded[m.casefold()] for m in merged_from(scene)
+                   if folded.get(m.casefold()) in deleted and folded[m.casefold()] != name]
+        heat = int((before.meta if before else {}).get("heat") or 0) + 1
+        heat += sum(int(olds[s].meta.get("heat") or 0) for s in sources)
+        meta, raw = _header(scene, before, [olds[s] for s in sources], now, heat)
         if sources:
-            meta["merged_from"] = [s for s in sources if s != name]
+            merges[name] = sources
             counts["merged"] += 1
         counts["created" if name in created else "updated"] += 1
-        ordered = {k: meta[k] for k in ("created", "updated", "summary", "heat") if k in meta}
-        ordered.update({k: v for k, v in meta.items() if k not in ordered})
-        text = render_scene(Scene(name=name, meta=ordered, body=scene.body, header="yaml"),
+        text = render_scene(Scene(name=name, meta=meta, body=scene.body, header="yaml", raw=raw),
                             style=job.config.meta_style)
         job.box.stage(name, text)
-    counts["deleted"] = len(deleted)
-    return counts
+    return counts, merges
+
+
+def _header(new: Scene, before: Scene | None, sources: list[Scene], now: datetime,
+            heat: int) -> tuple[dict, dict]:
+    """(meta, raw texts) of a written scene: engine fields, the model's summary, then the keys
+    of the old header, of merged-away scenes and of the model's text, first holder wins."""
+    old = before.meta if before else {}
+    meta = {"created": old.get("created") or now, "updated": now,
+            "summary": new.meta.get("summary"), "heat": heat}
+    raw: dict = {}
+    if sources:
+        meta["merged_from"] = [s.name for s in sources]
+    elif "merged_from" in old:
+        meta["merged_from"] = old["merged_from"]
+        raw["merged_from"] = before.raw.get("merged_from")
+    if before is not None and PREAMBLE in before.raw:
+        raw[PREAMBLE] = before.raw[PREAMBLE]
+    for origin in [s for s in (before, *sources, new) if s is not None]:
+        for key, value in origin.meta.items():
+            if key in ENGINE_KEYS or key in meta:
+                continue
+            meta[key] = value
+            if key in origin.raw:
+                raw[key] = origin.raw[key]
+    return meta, {k: v for k, v in raw.items() if v is not None}
 
 
 def _meta(name: str, text: str) -> dict | None:
@@ -229,9 +292,11 @@ def _meta(name: str, text: str) -> dict | None:
 # ---------------------------------------------------------------- commit message
 
 def commit_message(number: int, counts: dict[str, int], summary: str, memories: list[Memory],
-                   backend: str, tokens: int, cost: float | None = None) -> str:
-    """Subject with the batch number and counts, the model's summary, then git trailers
-    (``Cost-USD`` only where litellm knows the model's price)."""
+                   backend: str, tokens: int, cost: float | None = None,
+                   ledger: Ledger | None = None) -> str:
+    """Subject with the batch number and counts, the model's summary, where the memories
+    went, then git trailers (``Cost-USD`` only where litellm knows the model's price;
+    ``Ledger`` names the per-memory ledger file in the same commit)."""
     subject = (f"batch {number}: {counts['updated']} updated, {counts['created']} created, "
                f"{counts['merged']} merged, {counts['deleted']} deleted")
     ids = [m.id for m in memories]
@@ -242,6 +307,9 @@ def commit_message(number: int, counts: dict[str, int], summary: str, memories: 
     if cost is not None:
         trailers.append(f"Cost-USD: {cost:.6f}")
     body = " ".join(summary.split())[:2000] or "(no summary)"
+    if ledger is not None:
+        trailers.append(f"Ledger: {ledger_path(number)}")
+        body += f"\n\n{ledger.summary_line()}."
     return f"{subject}\n\n{body}\n\n" + "\n".join(trailers) + "\n"
 
 
@@ -306,66 +374,98 @@ def _check_scenes_folder(store: Store) -> None:
     folder.mkdir(exist_ok=True)
 
 
-def _dedupe(memories: list[Memory]) -> list[Memory]:
-    """Keep the first of memories with exactly the same content (DESIGN.md step 2)."""
-    seen, kept = set(), []
+def _dedupe(memories: list[Memory]) -> tuple[list[Memory], list[tuple[Memory, Memory]]]:
+    """(distinct memories, [(dropped, kept)]): the same content at the same instant is one
+    fact said twice (DESIGN.md step 2); the same content at another time is new evidence."""
+    first: dict[tuple[str, datetime], Memory] = {}
+    kept, dropped = [], []
     for memory in memories:
-        if memory.content not in seen:
-            seen.add(memory.content)
+        key = (memory.content, memory.created_at)
+        if key in first:
+            dropped.append((memory, first[key]))
+        else:
+            first[key] = memory
             kept.append(memory)
-    return kept
+    return kept, dropped
 
 
 def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> BatchResult:
     number = state.batch + 1
-    job = build_job(store, number, _dedupe(taken))
+    distinct, duplicates = _dedupe(taken)
+    job = build_job(store, number, distinct, duplicates, repo=repo)
     try:
         outcome = backend.run(job)
     except Exception as exc:  # any backend failure: nothing was written
         raise BatchError(f"batch {number} failed: {exc}") from exc
-    problems = job.validate()
-    if problems:
-        raise BatchError(f"batch {number} breaks the scene rules; nothing written:\n- "
-                         + "\n- ".join(problems))
-    counts = finalize_headers(job, datetime.now(UTC).replace(microsecond=0))
-    # Every selected memory counts as taken (duplicates dropped by _dedupe included), except
-    # those the backend deferred: they are pending again and belong to a later batch.
-    if set(outcome.deferred) >= {m.seq for m in taken}:
+    deferred = set(outcome.deferred) | {d.seq for d, k in duplicates if k.seq in outcome.deferred}
+    if deferred >= {m.seq for m in taken}:
         raise BatchError(f"batch {number}: the backend deferred every memory")
-    taken = [m for m in taken if m.seq not in set(outcome.deferred)]
-    new_state = advance_state(state, taken, outcome.deferred)
+    entries, unaccounted = job.account(outcome.final_text, outcome.declared, outcome.may_skip,
+                                       deferred)
+    problems = job.validate() + unaccounted
+    if problems:
+        raise BatchError(f"batch {number} breaks the scene rules; nothing written, memories "
+                         "still pending:\n- " + "\n- ".join(problems))
+    counts, merges = finalize_headers(job, datetime.now(UTC).replace(microsecond=0))
+    ledger = Ledger(number, entries, merges)
+    # Every selected memory is accounted for in the ledger, except those the backend
+    # deferred: they are pending again and belong to a later batch.
+    taken = [m for m in taken if m.seq not in deferred]
+    new_state = advance_state(state, taken, sorted(deferred))
     tokens = outcome.prompt_tokens + outcome.completion_tokens
     message = commit_message(number, counts, outcome.final_text, taken, backend.name, tokens,
-                             outcome.cost)
+                             outcome.cost, ledger)
     # Edits a person made while the model worked get their own commit too, so the batch commit
     # holds only the batch (a clash with the batch's own files is caught by apply below).
     commit_hand_edits(repo)
-    written = [f"scenes/{n}" for n in job.box.pending()] + [STATE_FILE]
-    recovery.begin(store, written, repo)
-    try:
-        job.box.apply()
-    except ConflictError:
-        # apply wrote nothing; a marker left behind would make the next command "recover"
-        # the batch's files to HEAD, reverting a hand edit made after the last hand-edit commit.
-        recovery.end(store)
-        raise
-    except (SandboxError, OSError) as exc:   # apply restored what it had replaced
-        recovery.end(store)
-        raise BatchError(f"batch {number}: writing the scenes failed ({exc}); nothing "
-                         "written, memories still pending") from exc
-    try:
-        store.save_state(new_state)
-        sha = history.commit_files(repo, message, written)
-    except (OSError, history.HistoryError) as exc:
-        recovery.recover(store, repo)        # roll the applied files back to HEAD right away
-        raise BatchError(f"batch {number}: saving the batch failed ({exc}); rolled back, "
-                         "memories still pending") from exc
-    recovery.end(store)
+    sha = _commit_batch(store, repo, job, new_state, ledger, message)
     refresh_index(store)
     return BatchResult(number=number, memory_ids=[m.id for m in taken], counts=counts,
                        summary=outcome.final_text, commit=sha, backend=backend.name,
-                       tokens=tokens, cost=outcome.cost,
+                       tokens=tokens, cost=outcome.cost, ledger=ledger,
                        persona_requested=bool(re.search(PERSONA_RE, outcome.final_text, re.S)))
+
+
+def _commit_batch(store: Store, repo, job: BatchJob, new_state: State, ledger: Ledger,
+                  message: str) -> str:
+    """Apply the staged scenes, write state and ledger, commit; return the commit sha.
+
+    Behind a recovery marker: a crash anywhere in here is rolled back by the next command.
+    Raises ``ConflictError`` (a hand edit clashed; nothing written) or ``BatchError``.
+    """
+    number = ledger.batch
+    # What each path will hold, so recovery can tell the batch's text from a later hand edit.
+    planned = {f"scenes/{n}": None if c is DELETED else c for n, c in job.box.pending().items()}
+    planned[STATE_FILE] = render_state(new_state)
+    planned[ledger_path(number)] = ledger.render()
+    written = list(planned)
+    # Ctrl-C and SIGTERM wait until the batch is committed or rolled back (and so does git).
+    with interrupts.critical(repo):
+        recovery.begin(store, planned, repo)
+        try:
+            job.box.apply()
+        except ConflictError:
+            # apply wrote nothing; a marker left behind would make the next command "recover"
+            # the batch's files to HEAD, reverting a hand edit made after the last hand-edit
+            # commit.
+            recovery.end(store)
+            raise
+        except (SandboxError, OSError) as exc:   # apply restored what it had replaced
+            recovery.end(store)
+            raise BatchError(f"batch {number}: writing the scenes failed ({exc}); nothing "
+                             "written, memories still pending") from exc
+        try:
+            store.save_state(new_state)
+            path = store.root / ledger_path(number)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, planned[ledger_path(number)])
+            sha = history.commit_files(repo, message, written)
+        except (OSError, history.HistoryError) as exc:
+            recovery.recover(store, repo)        # roll the applied files back to HEAD now
+            raise BatchError(f"batch {number}: saving the batch failed ({exc}); rolled back, "
+                             "memories still pending") from exc
+        recovery.end(store)
+    return sha
 
 
 def refresh_index(store: Store) -> None:
@@ -387,8 +487,9 @@ def commit_hand_edits(repo) -> str:
     if not names:
         return ""
     shown = ", ".join(Path(n).name for n in names[:10]) + (" ..." if len(names) > 10 else "")
-    return history.commit_files(repo, f"hand edit: {shown}\n\nEdited outside scene-engine.\n",
-                                names)
+    with interrupts.critical(repo):   # git add + commit: not to be cut half-way by Ctrl-C
+        return history.commit_files(repo, f"hand edit: {shown}\n\nEdited outside "
+                                          "scene-engine.\n", names)
 
 
 def run_pending(store: Store, backend, max_batches: int | None = None,

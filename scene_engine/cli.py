@@ -7,6 +7,7 @@ as ``list`` start fast.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -19,6 +20,7 @@ import typer
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Readable long-term memory for LLM agents: Markdown scenes in git.")
 _DIR: dict[str, Path | None] = {"dir": None}
+_INTERRUPT = {"reported": False}   # one `interrupted` line per invocation, however many signals
 
 
 def _echo_json(data) -> None:
@@ -30,18 +32,41 @@ def _fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
+def _interrupted(exc: BaseException, detail: str = "") -> None:
+    """Report Ctrl-C (exit 130) or SIGTERM (exit 143) as one ``interrupted`` line on stderr
+    (``detail`` after a colon), never a traceback; raises ``typer.Exit``."""
+    from .interrupts import exit_code
+
+    if not _INTERRUPT["reported"]:
+        _INTERRUPT["reported"] = True
+        typer.echo(f"interrupted: {detail}" if detail else "interrupted", err=True)
+    raise typer.Exit(exit_code(exc))
+
+
+def _pending_note(store) -> str:
+    """``"; N memories pending"``, or "" when the state cannot be read (after an interrupt
+    nothing more may go wrong)."""
+    try:
+        return f"; {store.load_state().pending} memories pending"
+    except Exception:
+        return ""
+
+
 def handled(func: Callable) -> Callable:
     """Turn the engine's known errors into a message on stderr and the contract's exit code."""
 
     @wraps(func)
     def wrapper(*args, **kwargs):
         from .config import ConfigError
+        from .interrupts import Terminated
         from .lock import LockBusyError
         from .memories import MemoryInputError
         from .store import StoreError
 
         try:
             return func(*args, **kwargs)
+        except (KeyboardInterrupt, Terminated) as exc:   # the `with` blocks have unwound
+            _interrupted(exc)
         except (MemoryInputError, ConfigError) as exc:
             _fail(str(exc), 2)
         except StoreError as exc:
@@ -69,6 +94,16 @@ def _store():
     return open_store(_DIR["dir"])
 
 
+def _read_store():
+    """The store for a read-only command, with an interrupted batch rolled back first (or a
+    warning that it could not be), so nothing shown comes from a batch that never finished."""
+    from .recovery import ensure_recovered
+
+    store = _store()
+    ensure_recovered(store)
+    return store
+
+
 @app.callback()
 def main_options(
     directory: Annotated[Path | None, typer.Option(
@@ -78,6 +113,7 @@ def main_options(
     import warnings
 
     _DIR["dir"] = directory
+    _INTERRUPT["reported"] = False
     warnings.showwarning = _show_warning
 
 
@@ -142,25 +178,47 @@ def _run(store, backend_name, model, api_base, batch_size, max_batches) -> None:
                                else config.api_base)
     except ValueError as exc:
         _fail(str(exc), 2)
-    pending = store.load_state().pending
+    from .interrupts import Terminated
+
+    before = store.load_state()
+    pending = before.pending
     size = batch_size or config.batch_size
     total = -(-pending // size) if pending else 0
     if max_batches:
         total = min(total, max_batches)
     results = []
-    with _progress(total, pending) as advance:
-        def on_batch(result):
-            results.append(result)
-            advance(result)
-            typer.echo(f"batch {result.number}: {len(result.memory_ids)} memories, "
-                       + ", ".join(f"{v} {k}" for k, v in result.counts.items()), err=True)
-        try:
-            run_pending(store, backend, max_batches=max_batches, size=size, on_batch=on_batch)
-        except BatchError as exc:
-            _fail(f"{exc}\n{len(results)} batch(es) committed before the failure; "
-                  f"{store.load_state().pending} memories still pending", 1)
+    try:
+        with _progress(total, pending) as advance:
+            def on_batch(result):
+                results.append(result)
+                advance(result)
+                typer.echo(f"batch {result.number}: {len(result.memory_ids)} memories, "
+                           + ", ".join(f"{v} {k}" for k, v in result.counts.items()), err=True)
+            try:
+                run_pending(store, backend, max_batches=max_batches, size=size,
+                            on_batch=on_batch)
+            except BatchError as exc:
+                _fail(f"{exc}\n{len(results)} batch(es) committed before the failure; "
+                      f"{store.load_state().pending} memories still pending", 1)
+    except (KeyboardInterrupt, Terminated) as exc:   # the progress bar is closed by now
+        _interrupted(exc, _run_interrupted(store, before.batch, len(results)))
     typer.echo(f"{len(results)} batch(es) committed; {store.load_state().pending} memories "
                f"pending; {len(store.scene_names())} scenes")
+
+
+def _run_interrupted(store, batch_before: int, reported: int) -> str:
+    """What an interrupted run leaves: the batch in progress wrote nothing (it was never
+    applied, or it was rolled back), the batches committed before stay. The count comes from
+    the state (a batch can commit just before the interrupt is delivered), else from the
+    batches reported."""
+    try:
+        committed = store.load_state().batch - batch_before
+    except Exception:
+        committed = reported
+    kept = (f"{committed} batch(es) committed before the interrupt stay committed"
+            if committed else "no batch was committed before it")
+    return (f"the batch in progress was rolled back (nothing of it was written); {kept}"
+            f"{_pending_note(store)}")
 
 
 def _progress(total: int, memories: int):
@@ -202,9 +260,16 @@ def ingest(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, 
            batch_size: SizeOpt = None, max_batches: MaxOpt = None) -> None:
     """Add memories, then run (add + run)."""
     from .engine import add_memories
+    from .interrupts import Terminated
 
     store = _store()
-    _report_add(add_memories(store, _read_input(source)), err=True)
+    data = _read_input(source)
+    try:
+        report = add_memories(store, data)
+    except (KeyboardInterrupt, Terminated) as exc:
+        _interrupted(exc, f"the memories were added whole or not at all; no batch ran"
+                          f"{_pending_note(store)}")
+    _report_add(report, err=True)
     _run(store, backend, model, api_base, batch_size, max_batches)
 
 
@@ -217,7 +282,7 @@ def status(as_json: JsonOpt = False) -> None:
     """Pending memories, scenes, batches."""
     from .engine import status as store_status
 
-    data = store_status(_store())
+    data = store_status(_read_store())
     if as_json:
         _echo_json(data)
         return
@@ -247,7 +312,7 @@ def _scene_rows(store) -> list[dict]:
 @handled
 def list_scenes(as_json: JsonOpt = False) -> None:
     """Scenes with heat, last update and summary, hottest first."""
-    rows = _scene_rows(_store())
+    rows = _scene_rows(_read_store())
     if as_json:
         _echo_json(rows)
         return
@@ -265,7 +330,7 @@ def list_scenes(as_json: JsonOpt = False) -> None:
 @handled
 def show(name: Annotated[str, typer.Argument(help="Scene name (with or without .md).")]) -> None:
     """Print one scene file as it is on disk."""
-    store = _store()
+    store = _read_store()
     path = store.scenes_dir / _scene_match(store, name)
     typer.echo(path.read_text(encoding="utf-8"), nl=False)
 
@@ -281,7 +346,7 @@ def _index(store):
 def search(query: str, k: Annotated[int, typer.Option("-k", min=1, help="Hits.")] = 10,
            as_json: JsonOpt = False) -> None:
     """Full-text search over scene names, summaries and bodies (BM25, heat as tie-break)."""
-    store = _store()
+    store = _read_store()
     index = _index(store)
     try:
         index.sync()
@@ -357,7 +422,7 @@ def persona(force: Annotated[bool, typer.Option("--force", help="Regenerate now.
             backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None
             ) -> None:
     """Show the persona, or regenerate it with --force."""
-    store = _store()
+    store = _store() if force else _read_store()
     if force:
         from .engine import make_backend
         from .persona import regenerate
@@ -382,7 +447,7 @@ def log(as_json: JsonOpt = False,
     """Batches newest first, with hand edits, undos and persona commits between them."""
     from .history import log_entries, open_repo
 
-    entries = log_entries(open_repo(_store().root), include_adds=adds)
+    entries = log_entries(open_repo(_read_store().root), include_adds=adds)
     if as_json:
         _echo_json(entries)
         return
@@ -423,7 +488,7 @@ def blame(name: Annotated[str, typer.Argument(help="Scene name.")],
     """Each line of a scene with the batch (or hand edit) that last changed it."""
     from .history import blame_lines, open_repo
 
-    store = _store()
+    store = _read_store()
     match = _scene_match(store, name)
     rows = blame_lines(open_repo(store.root), f"scenes/{match}")
     if as_json:
@@ -433,6 +498,24 @@ def blame(name: Annotated[str, typer.Argument(help="Scene name.")],
         who = (f"batch {row['batch']}" if row["kind"] == "batch"
                else row["kind"] + (f" {row['batch']}" if row["batch"] else ""))
         typer.echo(f"{row['line']:>4} {who:<14} {row['memories'][:40]:<40} | {row['text']}")
+
+
+@app.command()
+@handled
+def trace(memory_id: Annotated[str, typer.Argument(help="A memory id (or an alias).")],
+          as_json: JsonOpt = False) -> None:
+    """Where a memory went: the batch that took it, the scenes, the lines, later merges and
+    undos."""
+    from .trace import TraceError, render, trace_memory
+
+    try:
+        found = trace_memory(_read_store(), memory_id)
+    except TraceError as exc:
+        _fail(str(exc), exc.exit_code)
+    if as_json:
+        _echo_json(found.to_json())
+    else:
+        typer.echo(render(found), nl=False)
 
 
 def _scene_match(store, name: str) -> str:
@@ -452,7 +535,7 @@ def recall_cmd(query: str,
     """What an agent would put in its context for QUERY: persona, scene map, best passages."""
     from .recall import recall
 
-    result = recall(_store(), query, budget=budget)
+    result = recall(_store(), query, budget=budget)   # recall() rolls back a dead batch
     if as_json:
         _echo_json(result.to_json())
     else:
@@ -489,12 +572,31 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def main() -> None:
-    """Console-script entry point. A closed pipe (``scenes log | head``) ends quietly."""
+    """Console-script entry point. A closed pipe (``scenes log | head``) ends quietly.
+
+    SIGTERM unwinds like Ctrl-C (``interrupts.install_handlers``); an interrupt anywhere is
+    one ``interrupted`` line and exit 130 (SIGINT) or 143 (SIGTERM), never a traceback. Once
+    the outcome is decided, further signals are held back so they cannot turn it into one.
+    """
     import os
 
+    from . import interrupts
+
+    interrupts.install_handlers()
     try:
         app()
     except BrokenPipeError:
         # Python flushes stdout again at exit; point it at devnull so that cannot fail too.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
+    except (KeyboardInterrupt, interrupts.Terminated) as exc:   # outside a command's body
+        with contextlib.suppress(typer.Exit):
+            _interrupted(exc)
+        sys.exit(interrupts.exit_code(exc))
+    except SystemExit as exc:
+        if exc.code == 130 and not _INTERRUPT["reported"]:   # Typer's quiet Ctrl-C exit
+            _INTERRUPT["reported"] = True
+            typer.echo("interrupted", err=True)
+        raise
+    finally:
+        interrupts.hold_for_exit()

@@ -5,7 +5,7 @@ The CLI is a thin layer over these functions, and integrations can call them dir
 
 from __future__ import annotations
 
-from . import history, recovery
+from . import history, interrupts, recovery
 from .lock import store_lock
 from .memories import AddReport, Journal, parse_input
 from .store import Store
@@ -25,16 +25,21 @@ def add_memories(store: Store, data: bytes) -> AddReport:
         journal = Journal(store.memories_dir)
         segments = {f"memories/{seq // 1000:05d}.jsonl"
                     for seq in range(state.next_seq, state.next_seq + len(memories) + 1)}
-        recovery.begin(store, sorted(segments) + [".scene-engine/state.json"])
-        fresh, report = journal.append(memories, state.next_seq)
-        if fresh:
-            store.save_state(state.model_copy(update={"next_seq": state.next_seq + len(fresh)}))
-            # Only the journal and state: a hand edit waiting under scenes/ gets its own
-            # "hand edit" commit from the next batch, not a place in this one.
-            history.commit(repo, f"add: {len(fresh)} memories\n\nMemories-Added: "
-                                 f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})\n",
-                           paths=("memories", ".scene-engine/state.json"))
-        recovery.end(store)
+        # Engine files only, restored whatever they hold: their text (which the journal
+        # decides while it appends) is not needed in the marker.
+        planned = dict.fromkeys([*sorted(segments), ".scene-engine/state.json"])
+        with interrupts.critical(repo):   # Ctrl-C waits until the add is committed
+            recovery.begin(store, planned, repo)
+            fresh, report = journal.append(memories, state.next_seq)
+            if fresh:
+                store.save_state(state.model_copy(
+                    update={"next_seq": state.next_seq + len(fresh)}))
+                # Only the journal and state: a hand edit waiting under scenes/ gets its own
+                # "hand edit" commit from the next batch, not a place in this one.
+                history.commit(repo, f"add: {len(fresh)} memories\n\nMemories-Added: "
+                                     f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})\n",
+                               paths=("memories", ".scene-engine/state.json"))
+            recovery.end(store)
     return report
 
 

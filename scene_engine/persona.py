@@ -7,11 +7,11 @@ scenes exist and no persona does, and every ``persona_every`` memories; ``scenes
 
 from __future__ import annotations
 
-from . import history, recovery
+from . import history, interrupts, recovery
 from .fsutil import atomic_write_text
 from .lock import store_lock
 from .rules import parse_checked
-from .store import Store
+from .store import Store, render_state
 from .text import is_cjk_text
 
 MAX_PERSONA_CHARS = 2000
@@ -104,12 +104,15 @@ def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
         else:
             text = offline_persona(rows)
         state = store.load_state().model_copy(update={"since_persona": 0})
-        recovery.begin(store, ["persona.md", str(store.state_path.relative_to(store.root))])
-        atomic_write_text(store.persona_path, clip(text))
-        store.save_state(state)
-        sha = history.commit(repo, f"persona: regenerated from {len(rows)} scenes\n\n"
-                                   f"Reason: {reason}.\n\nPersona: yes\nBackend: {backend.name}\n"
-                                   f"Tokens: {tokens}\n",
-                            paths=("persona.md", ".scene-engine/state.json"))
-        recovery.end(store)
+        persona = clip(text)
+        planned = {"persona.md": persona, ".scene-engine/state.json": render_state(state)}
+        with interrupts.critical(repo):   # Ctrl-C waits until the persona is committed
+            recovery.begin(store, planned, repo)
+            atomic_write_text(store.persona_path, persona)
+            store.save_state(state)
+            sha = history.commit(repo, f"persona: regenerated from {len(rows)} scenes\n\n"
+                                       f"Reason: {reason}.\n\nPersona: yes\n"
+                                       f"Backend: {backend.name}\nTokens: {tokens}\n",
+                                 paths=("persona.md", ".scene-engine/state.json"))
+            recovery.end(store)
         return sha

@@ -128,11 +128,16 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None) -
     """Build the recall text for ``query`` in at most ``budget`` characters.
 
     ``index``: an open ``SceneIndex`` to reuse (for speed in a loop); otherwise one is opened
-    and synced. Raises ``ValueError`` for a budget under 100 characters.
+    and synced. An interrupted batch is rolled back first (``recovery.ensure_recovered``: one
+    ``stat`` when there is none), so its half-written scenes are never recalled. Raises
+    ``ValueError`` for a budget under 100 characters.
     """
     if budget < 100:
         raise ValueError("the recall budget must be at least 100 characters")
     from .index import SceneIndex
+    from .recovery import ensure_recovered
+
+    ensure_recovered(store)
 
     own = index is None
     if own:

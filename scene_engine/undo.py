@@ -13,13 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import history, recovery
+from . import history, interrupts, recovery
 from .batch import commit_hand_edits, expand_seqs, refresh_index
 from .fsutil import atomic_write_text
 from .lock import store_lock
-from .store import Store
+from .store import Store, render_state
 
 PATHS = history.HAND_EDITABLE
+STATE_FILE = ".scene-engine/state.json"
 
 
 class UndoError(RuntimeError):
@@ -63,12 +64,12 @@ def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoR
         # so a refused undo leaves HEAD, index and work tree exactly as they were.
         results = _plan_reverse(store, repo, commit, action)
         commit_hand_edits(repo)
-        state = store.load_state()
-        _write_reverse(store, results)
-        store.save_state(_new_state(state, action, seqs, forget))
-        sha = history.commit(repo, _message(action, commit, batch, seqs, forget),
-                             paths=PATHS + (".scene-engine/state.json",), allow_empty=True)
-        recovery.end(store)
+        new_state = _new_state(store.load_state(), action, seqs, forget)
+        with interrupts.critical(repo):   # Ctrl-C waits until the undo is committed
+            _write_reverse(store, results, new_state)
+            sha = history.commit(repo, _message(action, commit, batch, seqs, forget),
+                                 paths=PATHS + (STATE_FILE,), allow_empty=True)
+            recovery.end(store)
         refresh_index(store)
         return UndoResult(action=action, batch=batch, target=commit.hexsha, commit=sha,
                           memories=len(seqs))
@@ -120,10 +121,14 @@ def _forget_pending(store: Store, repo, commit, batch: int, seqs: list[int]) -> 
     waiting = sorted(set(seqs) & set(state.requeued))
     if not waiting:
         raise UndoError(f"batch {batch} is undone and none of its memories is pending")
-    store.save_state(_new_state(state, "undo", waiting, forget=True))
-    sha = history.commit(repo, f"forget batch {batch}'s memories\n\n{len(waiting)} pending "
-                               f"memories will not be processed.\n\nForget-Batch: {batch}\n",
-                         paths=(".scene-engine/state.json",))
+    new_state = _new_state(state, "undo", waiting, forget=True)
+    with interrupts.critical(repo):   # state and its commit go together
+        recovery.begin(store, {STATE_FILE: render_state(new_state)}, repo)
+        store.save_state(new_state)
+        sha = history.commit(repo, f"forget batch {batch}'s memories\n\n{len(waiting)} "
+                                   f"pending memories will not be processed.\n\n"
+                                   f"Forget-Batch: {batch}\n", paths=(STATE_FILE,))
+        recovery.end(store)
     return UndoResult(action="forget", batch=batch, target=commit.hexsha, commit=sha,
                       memories=len(waiting))
 
@@ -179,15 +184,17 @@ def _plan_reverse(store: Store, repo, commit, action: str = "undo") -> dict[str,
     return results
 
 
-def _write_reverse(store: Store, results: dict[str, str | None]) -> list[str]:
-    """Write the planned files (behind a recovery marker); return the paths written."""
-    recovery.begin(store, list(results) + [".scene-engine/state.json"])
+def _write_reverse(store: Store, results: dict[str, str | None], state) -> list[str]:
+    """Write the planned files and ``state`` behind a recovery marker (which records them,
+    so recovery can tell them from a later hand edit); return the paths written."""
+    recovery.begin(store, {**results, STATE_FILE: render_state(state)})
     for path, text in results.items():
         target = store.root / path
         if text is None:
             target.unlink(missing_ok=True)
         else:
             atomic_write_text(target, text)
+    store.save_state(state)
     return list(results)
 
 

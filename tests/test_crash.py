@@ -226,7 +226,8 @@ def test_temp_files_orphaned_by_a_kill_are_removed_not_committed(tmp_path):
     store = init_store(root)
     add_memories(store, memories(0, 4).encode())
     # What a kill inside atomic_write_text leaves: the marker, and a temp file beside the target.
-    recovery.begin(store, ["memories/00000.jsonl", "persona.md", ".scene-engine/state.json"])
+    recovery.begin(store, dict.fromkeys(["memories/00000.jsonl", "persona.md",
+                                         ".scene-engine/state.json"]))
     orphans = [root / "memories" / ".00000.jsonl.k1ll3d.tmp", root / ".persona.md.k1ll3d.tmp",
                root / "scenes" / ".travel.md.k1ll3d.tmp"]
     for orphan in orphans:
