@@ -64,7 +64,7 @@ def prepared_store(workdir: Path):
                  "created_at": 1_710_000_000 + i * 3600} for i in range(20)]
     add_memories(store, json.dumps(memories).encode())
     repo = batch_mod.history.open_repo(store.root)
-    batch_mod.commit_hand_edits(repo)
+    batch_mod.history.commit_hand_edits(repo)
     batch_mod.refresh_index(store)
     return open_store(store.root)
 

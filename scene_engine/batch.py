@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
 from sandbox import DELETED, ConflictError, Sandbox, SandboxError
 
@@ -349,7 +348,7 @@ def run_batch(store: Store, backend, size: int | None = None, attempts: int = 2)
         recovery.recover(store, repo)
         _check_scenes_folder(store)
         for attempt in range(attempts):
-            commit_hand_edits(repo)
+            history.commit_hand_edits(repo)
             state = store.load_state()
             selected = select_batch(store, state, size or store.config.batch_size)
             if not selected:
@@ -417,7 +416,7 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
                              outcome.cost, ledger)
     # Edits a person made while the model worked get their own commit too, so the batch commit
     # holds only the batch (a clash with the batch's own files is caught by apply below).
-    commit_hand_edits(repo)
+    history.commit_hand_edits(repo)
     sha = _commit_batch(store, repo, job, new_state, ledger, message)
     refresh_index(store)
     return BatchResult(number=number, memory_ids=[m.id for m in taken], counts=counts,
@@ -479,17 +478,6 @@ def refresh_index(store: Store) -> None:
         import warnings
 
         warnings.warn(f"search index not updated: {exc}", stacklevel=2)
-
-
-def commit_hand_edits(repo) -> str:
-    """Commit changes a person made under ``scenes/`` or ``persona.md`` as their own commit."""
-    names = history.dirty_paths(repo)
-    if not names:
-        return ""
-    shown = ", ".join(Path(n).name for n in names[:10]) + (" ..." if len(names) > 10 else "")
-    with interrupts.critical(repo):   # git add + commit: not to be cut half-way by Ctrl-C
-        return history.commit_files(repo, f"hand edit: {shown}\n\nEdited outside "
-                                          "scene-engine.\n", names)
 
 
 def run_pending(store: Store, backend, max_batches: int | None = None,

@@ -115,6 +115,21 @@ def dirty_paths(repo) -> list[str]:
                                            and _is_scene_file(n.split("/", 1)[1])))
 
 
+def commit_hand_edits(repo) -> str:
+    """Commit changes a person made under ``scenes/``, ``persona.md`` or the settings as their
+    own commit (``hand edit: NAMES``), so a batch or undo commit holds only its own change;
+    return its sha ("" when nothing was edited)."""
+    from .interrupts import critical
+
+    names = dirty_paths(repo)
+    if not names:
+        return ""
+    shown = ", ".join(Path(n).name for n in names[:10]) + (" ..." if len(names) > 10 else "")
+    with critical(repo):   # git add + commit: not to be cut half-way by Ctrl-C
+        return commit_files(repo, f"hand edit: {shown}\n\nEdited outside scene-engine.\n",
+                            names)
+
+
 def _is_scene_file(name: str) -> bool:
     return name.lower().endswith(".md") and not name.startswith(".")
 

@@ -81,11 +81,9 @@ def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
     with store_lock(store.lock_path):
         repo = history.open_repo(store.root)
         recovery.recover(store, repo)
-        from .batch import commit_hand_edits
-
         # Hand edits (persona.md's included) get their own commit first, so undoing this
         # persona commit never reverts them and overwriting persona.md never loses one.
-        commit_hand_edits(repo)
+        history.commit_hand_edits(repo)
         if not force and store.persona_path.exists() and _edited_by_hand(repo):
             import warnings
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import history, interrupts, recovery
-from .batch import commit_hand_edits, expand_seqs, refresh_index
+from .batch import expand_seqs, refresh_index
 from .fsutil import atomic_write_text
 from .lock import store_lock
 from .store import Store, render_state
@@ -63,7 +63,7 @@ def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoR
         # Plan on the files as they are (hand edits included) before committing anything,
         # so a refused undo leaves HEAD, index and work tree exactly as they were.
         results = _plan_reverse(store, repo, commit, action)
-        commit_hand_edits(repo)
+        history.commit_hand_edits(repo)
         new_state = _new_state(store.load_state(), action, seqs, forget)
         with interrupts.critical(repo):   # Ctrl-C waits until the undo is committed
             _write_reverse(store, results, new_state)

@@ -31,10 +31,11 @@ from test_crash import Died, live_seqs, memories, scene_problems
 from typer.testing import CliRunner
 
 from scene_engine import interrupts, recovery
-from scene_engine.batch import commit_hand_edits, run_batch
+from scene_engine.batch import run_batch
 from scene_engine.cli import app
 from scene_engine.doctor import check_store
 from scene_engine.engine import add_memories, make_backend
+from scene_engine.history import commit_hand_edits
 from scene_engine.memories import Journal
 from scene_engine.store import Store, init_store, open_store, render_state
 
