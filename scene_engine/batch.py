@@ -10,6 +10,7 @@ Any failure before the commit writes nothing and leaves the memories pending.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -343,8 +344,8 @@ def run_batch(store: Store, backend, size: int | None = None, attempts: int = 2)
     again on the fresh files, up to ``attempts`` times. Raises ``BatchError`` (nothing written,
     memories still pending) or ``LockBusyError``.
     """
-    with store_lock(store.lock_path):
-        repo = history.open_repo(store.root)
+    with store_lock(store.lock_path), contextlib.closing(history.open_repo(store.root)) as repo:
+        # closing: the repo's long-lived `git cat-file` helpers end with the batch
         recovery.recover(store, repo)
         _check_scenes_folder(store)
         for attempt in range(attempts):

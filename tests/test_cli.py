@@ -147,7 +147,8 @@ def test_the_installed_command_runs_as_a_subprocess(root, tmp_path):
     data = tmp_path / "in.jsonl"
     data.write_text(memories(3), encoding="utf-8")
     env = {**os.environ, "SCENE_ENGINE_DIR": str(root)}
-    command = [sys.executable, "-c", "from scene_engine.cli import main; main()"]
+    # What pyproject's `scenes` script runs (handlers before the command line is imported).
+    command = [sys.executable, "-c", "from scene_engine.entry import main; main()"]
     done = subprocess.run([*command, "ingest", str(data)], env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
