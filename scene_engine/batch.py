@@ -63,7 +63,8 @@ class BatchJob:
     ``box``: the sandbox over ``scenes/`` with the scene policy installed; ``memories``: the
     batch, oldest first; ``scene_texts``: name -> text of every scene the batch may touch, and
     ``scene_meta`` their parsed headers; ``messages``: the prompt; ``context``: the rule
-    context; ``duplicates``: (dropped, kept) pairs of memories said twice; ``validate()`` ->
+    context; ``duplicates``: (dropped, kept) pairs of memories said twice; ``transcript``: the
+    model's whole exchange, filled by a model backend; ``validate()`` ->
     problems of the change set; ``account(...)`` -> where each memory went.
     """
 
@@ -77,6 +78,7 @@ class BatchJob:
     messages: list[dict]
     scene_meta: dict[str, dict] = field(default_factory=dict)   # headers of scene_texts
     duplicates: list[tuple[Memory, Memory]] = field(default_factory=list)
+    transcript: list[dict] = field(default_factory=list)   # a model's messages, for a person
 
     def validate(self) -> list[str]:
         """The scene-rule problems of the staged change set (empty when it may be applied)."""
@@ -397,6 +399,8 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
         outcome = backend.run(job)
     except Exception as exc:  # any backend failure: nothing was written
         raise BatchError(f"batch {number} failed: {exc}") from exc
+    finally:
+        save_transcript(store, job)
     deferred = set(outcome.deferred) | {d.seq for d, k in duplicates if k.seq in outcome.deferred}
     if deferred >= {m.seq for m in taken}:
         raise BatchError(f"batch {number}: the backend deferred every memory")
@@ -424,6 +428,27 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
                        summary=outcome.final_text, commit=sha, backend=backend.name,
                        tokens=tokens, cost=outcome.cost, ledger=ledger,
                        persona_requested=bool(re.search(PERSONA_RE, outcome.final_text, re.S)))
+
+
+def save_transcript(store: Store, job: BatchJob) -> None:
+    """Keep a model batch's whole exchange in ``.scene-engine/transcripts/NNNNNN.json`` (not
+    in git; the newest attempt of a batch number wins), so a person can see why a batch did
+    what it did or failed. Backends that talk to no model leave ``job.transcript`` empty."""
+    if not job.transcript:
+        return
+    import json
+
+    folder = store.meta_dir / "transcripts"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not (folder / ".gitignore").exists():   # stores made before transcripts were kept
+            atomic_write_text(folder / ".gitignore", "*\n")
+        atomic_write_text(folder / f"{job.number:06d}.json",
+                          json.dumps(job.transcript, ensure_ascii=False, indent=1))
+    except OSError as exc:   # a transcript is a convenience; the batch does not depend on it
+        import warnings
+
+        warnings.warn(f"transcript of batch {job.number} not saved: {exc}", stacklevel=2)
 
 
 def _commit_batch(store: Store, repo, job: BatchJob, new_state: State, ledger: Ledger,

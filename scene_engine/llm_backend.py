@@ -38,6 +38,7 @@ class LLMBackend:
     def _loop(self, job, messages):
         result = run_tool_loop(messages, job.box.tool_specs(), job.box.execute, model=self.model,
                                api_base=self.api_base, api_key=self.api_key, budget=self.budget)
+        job.transcript[:] = result.messages     # kept for a person, even when the batch fails
         if result.stopped != "done":
             raise ModelRunError(f"the model stopped at its {result.stopped} budget after "
                                 f"{result.steps} calls without finishing")

@@ -282,3 +282,15 @@ def test_a_rewrite_that_wipes_a_scenes_facts_is_refused(fake_llm, tmp_path):
 
     assert "would keep only" in tool_result(fake_llm, wipe)
     assert "trained in Porto" in texts(store)["work.md"]
+
+
+def test_a_failed_model_batch_leaves_its_transcript_for_a_person(fake_llm, store):
+    fake_llm.script([reply(content="I have updated work.md."),
+                     reply(content="Really, I have updated work.md.")])
+    with pytest.raises(BatchError):
+        run_batch(store, backend(fake_llm))
+    path = store.meta_dir / "transcripts" / "000001.json"
+    messages = json.loads(path.read_text("utf-8"))
+    assert [m["role"] for m in messages][-3:] == ["assistant", "user", "assistant"]
+    assert "Really, I have updated work.md." in messages[-1]["content"]
+    assert history.open_repo(store.root).is_dirty(untracked_files=True) is False
