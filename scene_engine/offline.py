@@ -289,9 +289,12 @@ def _summary(draft: Draft) -> str:
 def _tokens(text: str) -> set[str]:
     """Every word, number and CJK character of ``text``, lower-cased (stop words included:
     "not" and "3" change a fact)."""
-    found = set()
+    found: set[str] = set()
     for token in re.findall(r"[^\W_]+", text.lower()):
-        found.update(token if not re.search(r"[\u3400-\u9fff]", token) else list(token))
+        if re.search(r"[\u3400-\u9fff]", token):
+            found.update(token)          # each CJK character (周二 vs 周四 differ)
+        else:
+            found.add(token)
     return found
 
 
@@ -513,10 +516,13 @@ class _OfflineWorker:
         hold it even after condensing its old entries."""
         draft = self._draft(name)
         day = memory.created_at.astimezone(self.tz).date().isoformat()
-        same_day = [e.text for e in draft.entries if e.day == day]
-        if restates(memory.content, same_day):
-            self.placed[memory.seq] = ("recorded", name, memory.id)
-            return True                   # said again that day, adding nothing
+        for i, entry in enumerate(draft.entries):
+            if entry.day == day and restates(memory.content, [entry.text]):
+                # Said again that day, adding nothing: recorded there, and as fresh as a new
+                # fact (this batch does not condense what it just found confirmed).
+                draft.entries[i] = replace(entry, fresh=True)
+                self.placed[memory.seq] = ("recorded", name, memory.id)
+                return True
         before = list(draft.entries)
         draft.entries.append(Entry(day, self._fitting(memory.content), fresh=True))
         if not condense(draft, self.limit_chars, self.zone) or not self._keeps(draft):

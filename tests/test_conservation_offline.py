@@ -322,3 +322,18 @@ def test_a_line_a_person_corrected_in_the_timeline_stays_as_corrected(tmp_path):
     body = body_of(store, name)
     assert "- 2024-03-01: Ran 6 km (I miscounted) along the river before work." in body
     assert "- 2024-03-01: Ran 5 km along the river again after work." in body  # its own line
+
+
+def test_only_a_restatement_adding_nothing_is_a_repeat():
+    from scene_engine.offline import restates
+
+    line = "The dentist appointment is on Tuesday at 10 with Dr Amy Li."
+    assert restates("the dentist appointment is on tuesday at 10", [line])
+    for changed in ("The dentist appointment is on Thursday at 10.",      # another day
+                    "The dentist appointment is on Tuesday at 11.",       # another hour
+                    "The dentist appointment is not on Tuesday at 10.",   # a negation
+                    "The dentist appointment with Dr Amy Lin is on Tuesday.",  # another name
+                    "Amy met Bob."):                                      # letters in common
+        assert not restates(changed, [line]), changed
+    assert not restates("牙医预约在周四上午十点。", ["牙医预约在周二上午十点。"])
+    assert restates("牙医预约在周二。", ["牙医预约在周二上午十点。"])
