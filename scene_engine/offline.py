@@ -30,15 +30,18 @@ from .conservation import (
     is_pinned,
 )
 from .memories import Memory
-from .rules import is_report_like
+from .rules import is_report_like, merged_from
 from .scene import Scene, parse_scene, render_scene
-from .text import Vectorizer, is_cjk_text, keywords, terms
+from .text import STOP_WORDS, Vectorizer, is_cjk_text, keywords, terms
 
 TIMELINE = "Timeline"
 SIMILAR_ENOUGH = 0.12   # cosine below this opens a new scene (when the rules allow one)
-DIGEST_WORDS = (8, 4, 2)  # words kept of each fact in a month digest, shorter as room runs out
+DIGEST_WORDS = (10_000, 12, 6, 3)  # content words kept a fact in a month digest: all (stop
+#                                    words dropped), then fewer as room runs out
 _HEADING = re.compile(rf"^## {TIMELINE}(?: \([^)]*\))?\s*$", re.M)
 _LINE = re.compile(r"^- (\d{4}(?:-\d{2}(?:-\d{2})?|-Q[1-4])?)( \(digest\))?: (.*)$")
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+DIGEST_DAY = re.compile(r"^(\d{1,2} [A-Z][a-z]{2}: )(.*)$")   # "7 May: " before a digest fact
 _COUNTED = re.compile(r"^(\d+) entries: (.*)$")
 DIGEST_KEYWORDS = 10      # words a quarter or year digest keeps
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
@@ -129,6 +132,12 @@ def _period_start(day: str) -> str:
     return day if len(day) != 4 else f"{day}-00"
 
 
+def _similarity_text(name: str, text: str) -> str:
+    """Name, summary and body of a scene text (what routing compares memories against)."""
+    scene = parse_scene(text, name=name)
+    return " ".join([name.replace("-", " "), str(scene.meta.get("summary", "")), scene.body])
+
+
 def _ordered(entries: list[Entry]) -> list[Entry]:
     """By day or period start; a day's lines keep their order."""
     return sorted(entries, key=lambda e: _period_start(e.day))
@@ -173,11 +182,14 @@ def _size(draft: Draft, zone: str) -> int:
 
 
 def _shorten(fact: str, words: int) -> str:
-    """The first ``words`` words of ``fact`` (CJK: ``2 * words`` characters), "…" if cut."""
+    """``fact`` in telegraphic style: its words without stop words, at most ``words`` of them
+    (CJK text: ``2 * words`` characters), "…" if cut. Keeps more of what a fact says per
+    character than cutting its first words."""
     fact = " ".join(fact.split()).rstrip(".。")
     tokens = fact.split(" ")
     if len(tokens) > 1:
-        return fact if len(tokens) <= words else " ".join(tokens[:words]) + "…"
+        kept = [t for t in tokens if t.lower().strip(".,;:!?'\"()") not in STOP_WORDS] or tokens
+        return " ".join(kept[:words]) + ("…" if len(kept) > words else "")
     return fact if len(fact) <= 2 * words else fact[: 2 * words] + "…"
 
 
@@ -187,19 +199,21 @@ def _facts(entry: Entry) -> list[str]:
     return [f for f in _SENTENCE_END.split(entry.text.strip()) if f]
 
 
-def condense(draft: Draft, limit: int, zone: str) -> bool:
+def condense(draft: Draft, limit: int, zone: str, deep: bool = True) -> bool:
     """Make the body fit ``limit`` characters by condensing the oldest engine-written entries;
     return False if it still does not fit.
 
     Rollups, oldest first, each step only while the body is too long: days into month
-    digests of shortened facts (then shorter facts), months into quarter digests, quarters
-    into year digests (``N entries: keywords``). Never a person's line, never an entry of
-    this batch: the newest facts are not the ones given up first.
+    digests (each fact without its stop words, led by its day); with ``deep``, then shorter
+    facts, months into quarter digests and quarters into year digests (``N entries:
+    keywords``). Never a person's line, never an entry of this batch: the newest facts are
+    not the ones given up first. Deep rollups are for a store that cannot grow any more.
     """
-    steps = [lambda: _roll_oldest(draft, _is_day, lambda d: d[:7], _month_digest)]
-    steps += [lambda w=w: _shorten_digests(draft, w) for w in DIGEST_WORDS[1:]]
-    steps += [lambda: _roll_oldest(draft, _is_month, _quarter, _keyword_digest),
-              lambda: _roll_oldest(draft, _is_quarter, lambda d: d[:4], _keyword_digest)]
+    steps = [lambda: _roll_oldest(draft, _is_day, lambda d: d[:7], _month_digest, by=lambda d: d)]
+    if deep:
+        steps += [lambda w=w: _shorten_digests(draft, w) for w in DIGEST_WORDS[1:]]
+        steps += [lambda: _roll_oldest(draft, _is_month, _quarter, _keyword_digest),
+                  lambda: _roll_oldest(draft, _is_quarter, lambda d: d[:4], _keyword_digest)]
     for step in steps:
         while _size(draft, zone) > limit and step():
             pass
@@ -222,23 +236,38 @@ def _quarter(day: str) -> str:
     return f"{day[:4]}-Q{(int(day[5:7]) - 1) // 3 + 1}"
 
 
-def _roll_oldest(draft: Draft, kind, period, make) -> bool:
-    """Roll the engine's old entries of ``kind`` in the oldest ``period`` into one digest
-    (with that period's existing digest, if any); False when there is nothing to roll."""
-    periods = sorted({period(e.day) for e in draft.entries
-                      if not (e.person or e.fresh) and kind(e)}, key=_period_start)
-    if not periods:
+def _roll_oldest(draft: Draft, kind, period, make, by=None) -> bool:
+    """Roll the engine's old entries of ``kind`` into their ``period``'s digest (with that
+    period's existing digest, if any), the oldest ``by`` group (default: the whole oldest
+    period; days go one at a time, so a month is not digested for one day's room); False when
+    there is nothing to roll."""
+    by = by or period
+    movable = [e for e in draft.entries if not (e.person or e.fresh) and kind(e)]
+    if not movable:
         return False
-    target = periods[0]
-    chosen = [e for e in draft.entries if not (e.person or e.fresh)
-              and ((kind(e) and period(e.day) == target) or (e.digest and e.day == target))]
+    first = min((by(e.day) for e in movable), key=_period_start)
+    chosen = [e for e in movable if by(e.day) == first]
+    target = period(chosen[0].day)
+    chosen += [e for e in draft.entries if e.digest and e.day == target
+               and not (e.person or e.fresh)]
     draft.entries = [e for e in draft.entries if e not in chosen] + [make(target, chosen)]
     return True
 
 
 def _month_digest(month: str, entries: list[Entry]) -> Entry:
-    facts = [_shorten(f, DIGEST_WORDS[0]) for e in _ordered(entries) for f in _facts(e)]
+    """One month's facts, each shortened and led by its day (``7 May: ...``), so a digest
+    still says when; facts already in a digest keep their day."""
+    facts = []
+    for entry in _ordered(entries):
+        day = "" if entry.digest else f"{int(entry.day[8:10])} {MONTHS[int(entry.day[5:7]) - 1]}: "
+        facts += [day + _shorten_dated(f, DIGEST_WORDS[0]) for f in _facts(entry)]
     return Entry(month, "; ".join(dict.fromkeys(facts)), digest=True)
+
+
+def _shorten_dated(fact: str, words: int) -> str:
+    """``_shorten`` for a digest fact, leaving its ``7 May:`` day in front alone."""
+    found = DIGEST_DAY.match(fact)
+    return found.group(1) + _shorten(found.group(2), words) if found else _shorten(fact, words)
 
 
 def _keyword_digest(period: str, entries: list[Entry]) -> Entry:
@@ -254,7 +283,7 @@ def _keyword_digest(period: str, entries: list[Entry]) -> Entry:
 def _shorten_digests(draft: Draft, words: int) -> bool:
     """Shorten the facts of every month digest to ``words`` words; False if none changed."""
     before = list(draft.entries)
-    draft.entries = [replace(e, text="; ".join(_shorten(f, words) for f in _facts(e)))
+    draft.entries = [replace(e, text="; ".join(_shorten_dated(f, words) for f in _facts(e)))
                      if _is_month(e) and not e.person else e for e in draft.entries]
     return draft.entries != before
 
@@ -380,7 +409,10 @@ class _OfflineWorker:
         self.placed: dict[int, tuple[str, str, str]] = {}   # seq -> (outcome, scene, id)
         # One IDF for the whole batch (scenes as they were + the batch's memories): stable,
         # deterministic, and a scene's vector is recomputed only when its draft changes.
-        self.vectors = Vectorizer().fit([*self.texts.values(), *(m.content for m in job.memories)])
+        # Scenes are compared by name, summary and body: the header's dates would make routing
+        # depend on the clock.
+        self.docs = {n: _similarity_text(n, t) for n, t in self.texts.items()}
+        self.vectors = Vectorizer().fit([*self.docs.values(), *(m.content for m in job.memories)])
         self._vectors: dict[str, dict[str, float]] = {}
 
     # -- sandbox calls, exactly as a model would make them
@@ -403,7 +435,7 @@ class _OfflineWorker:
     def _doc(self, name: str) -> str:
         if name in self.drafts:
             return self.drafts[name].text_for_similarity()
-        return self.texts.get(name, "")
+        return self.docs.get(name, "")
 
     def _vector(self, name: str) -> dict[str, float]:
         if name not in self._vectors:
@@ -444,8 +476,15 @@ class _OfflineWorker:
                     "scenes by hand or raise max_scenes.")
         unmatched = []
         for memory in sorted(memories, key=lambda m: (m.created_at, m.seq)):
-            if not self._place(memory, self._candidates(memory)):
-                unmatched.append(memory)
+            candidates = self._candidates(memory)
+            if self._place(memory, candidates):
+                continue
+            # Its scenes are full. At the cap, condense them deeper rather than merge two
+            # unrelated scenes to open a second one for the same topic.
+            if candidates and len(self._live()) >= self.limit \
+                    and self._place(memory, candidates, deep=True):
+                continue
+            unmatched.append(memory)
         if not unmatched:
             return []
         deferred: list[Memory] = []
@@ -459,12 +498,20 @@ class _OfflineWorker:
         for memory in unmatched:
             if memory in deferred:
                 continue
-            if not self._place(memory, [n for _, n in self._ranked(memory.content)]):
+            names = [n for _, n in self._ranked(memory.content)]
+            if self._place(memory, names):
+                continue
+            # Deep rollups only when no scene can be added any more; otherwise wait: the next
+            # batch may open a scene for it, and may condense this batch's entries.
+            if len(self._live()) >= self.limit and self._place(memory, names, deep=True):
+                continue
+            if not self.placed:
                 raise OfflineError(
                     f"memory {memory.id} fits in no scene: every scene is full of text a "
                     f"person wrote or of this batch's memories, and no new scene can be made "
                     f"(cap {self.limit}). Raise max_scene_chars or max_scenes, or shorten a "
                     "scene by hand; the memories stay pending.")
+            deferred.append(memory)
         return deferred
 
     def _candidates(self, memory: Memory) -> list[str]:
@@ -504,16 +551,16 @@ class _OfflineWorker:
                 if len(self._doc(n)) + len(memory.content) + 16 <= self.limit_chars]
         return room + [n for n in names if n not in room]
 
-    def _place(self, memory: Memory, names: list[str]) -> bool:
-        return any(self._add(name, memory) for name in names)
+    def _place(self, memory: Memory, names: list[str], deep: bool = False) -> bool:
+        return any(self._add(name, memory, deep) for name in names)
 
     def _can_create(self) -> bool:
         """Room for one more scene, or two scenes to merge to make room."""
         return len(self._live()) < self.limit or len(self._live()) >= 2
 
-    def _add(self, name: str, memory: Memory) -> bool:
+    def _add(self, name: str, memory: Memory, deep: bool = False) -> bool:
         """Put ``memory`` into scene ``name``; False (nothing changed) if the scene cannot
-        hold it even after condensing its old entries."""
+        hold it even after condensing its old entries (deep rollups only if ``deep``)."""
         draft = self._draft(name)
         day = memory.created_at.astimezone(self.tz).date().isoformat()
         for i, entry in enumerate(draft.entries):
@@ -525,7 +572,7 @@ class _OfflineWorker:
                 return True
         before = list(draft.entries)
         draft.entries.append(Entry(day, self._fitting(memory.content), fresh=True))
-        if not condense(draft, self.limit_chars, self.zone) or not self._keeps(draft):
+        if not condense(draft, self.limit_chars, self.zone, deep) or not self._keeps(draft):
             draft.entries = before
             return False
         draft.changed = True
@@ -561,7 +608,11 @@ class _OfflineWorker:
             self._draft(name)
         if len(self._live()) >= self.limit and not self._merge_closest():
             return None
-        taken = set(self._live()) | set(self.deleted) | set(self.job.context.existing)
+        # Not a name an existing scene lists in merged_from: a reused name would read as if
+        # the new scene had been merged into that one.
+        earlier = {m for text in self.texts.values()
+                   for m in merged_from(parse_scene(text, name="scene.md"))}
+        taken = set(self._live()) | set(self.deleted) | set(self.job.context.existing) | earlier
         name = scene_name([m.content for m in group], taken)
         self.created = name
         self.drafts[name] = Draft(name, {}, "", [], changed=True)
@@ -588,7 +639,7 @@ class _OfflineWorker:
         pairs = sorted(((self.vectors.similarity(vecs[a], vecs[b]), a, b)
                         for i, a in enumerate(live) for b in live[i + 1:]), key=rank)
         for _, a, b in pairs:
-            keep, drop = (b, a) if size[a] > size[b] else (a, b)   # the bigger name says more
+            keep, drop = (a, b) if size[a] >= size[b] else (b, a)   # the bigger name says more
             merged = self._merged(keep, drop)
             if merged is not None:
                 self.drafts[keep] = merged

@@ -23,6 +23,8 @@ CANDIDATES = 16           # scenes whose sentences compete for the passage budge
 PERSONA_SHARE = 0.08      # at most this share of the budget for the persona
 MAP_SHARE = 0.1           # ... and for the scene map
 SUMMARY_CHARS = 100       # a summary in the map is cut (at a word) to this
+_DIGEST = re.compile(r"^- (\d{4})-\d{2} \(digest\): (.*)$")
+_DIGEST_DAY = re.compile(r"^(\d{1,2} [A-Z][a-z]{2}): (.*)$")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
@@ -70,6 +72,10 @@ def split_passages(scene: str, body: str) -> list[Passage]:
         line = line.strip()
         if not line or line.startswith("#"):
             continue
+        digest = _DIGEST.match(line)
+        if digest:      # "- 2023-05 (digest): 7 May: fact; 12 May: fact" (offline rollups)
+            passages += _digest_passages(scene, *digest.groups())
+            continue
         found = _TIMELINE.match(line)
         prefix = ""
         if found:
@@ -80,6 +86,16 @@ def split_passages(scene: str, body: str) -> list[Passage]:
             if sentence.strip():
                 passages.append(Passage(scene, prefix + sentence.strip()))
     return passages
+
+
+def _digest_passages(scene: str, year: str, facts: str) -> list[Passage]:
+    """Each fact of a month digest as a passage, its ``7 May`` day made ``7 May 2023``."""
+    out = []
+    for fact in filter(None, (f.strip() for f in facts.split("; "))):
+        dated = _DIGEST_DAY.match(fact)
+        out.append(Passage(scene, f"{dated.group(1)} {year}: {dated.group(2)}" if dated
+                           else fact))
+    return out
 
 
 def rank_passages(query: str, passages: list[Passage]) -> list[Passage]:

@@ -329,8 +329,12 @@ def validate_batch(pending: dict, context: RuleContext) -> list[str]:
         if name in created and is_report_like(name):
             problems.append(f"{name} is a report-like name; rename it after an area of life.")
         scene, _ = parse_checked(name, content)
+        # Names merged in by earlier batches may have been given to new scenes since.
+        earlier = {m.casefold() for m in _merged_from_text(name, context.old_texts.get(
+            context.canonical(name) or "", ""))} if context.canonical(name) else set()
         alive = [m for m in merged_from(scene) if m.casefold() in remaining
-                 and m.casefold() != name.casefold()] if scene else []
+                 and m.casefold() != name.casefold() and m.casefold() not in earlier] \
+            if scene else []
         if alive:
             problems.append(f"{name} was merged from {', '.join(alive)}, which still exist: "
                             "write `[DELETED]` to each merged-away scene.")

@@ -75,24 +75,40 @@ def garden_memories(n: int, start: int = 0, month: str = "2024-03") -> list[tupl
 # ------------------------------------------------------------------ 4. a full scene
 
 def test_a_full_scene_condenses_old_entries_and_keeps_the_newest_and_a_persons_lines(tmp_path):
-    store = new_store(tmp_path / "s", max_scene_chars=600)
+    # At the cap (2 scenes): no new scene can take the overflow, so the full scene condenses.
+    store = new_store(tmp_path / "s", max_scene_chars=600, max_scenes=3)
+    add(store, ("c1", "Cooked a lentil curry with fresh coriander for dinner.",
+                "2024-02-01T19:00:00Z"))
+    fold(store)
     add(store, *garden_memories(6))
     fold(store)
-    (name,) = store.scene_names()
+    name = next(n for n in store.scene_names() if "tomatoes" in body_of(store, n))
     path = store.scenes_dir / name
     hand_write(store, name, path.read_text("utf-8") + "\nMy own rule: never water at noon.\n")
     add(store, ("late", "Planted chili peppers beside the tomatoes in the balcony garden.",
                 "2024-06-01T08:00:00Z"), *garden_memories(3, start=6, month="2024-05"))
     fold(store)
 
-    assert store.scene_names() == [name]
+    assert len(store.scene_names()) == 2 and name in store.scene_names()
     body = body_of(store, name)
     assert len(body.strip()) <= 600
     assert "My own rule: never water at noon." in body.splitlines()   # word for word
     assert "- 2024-06-01: Planted chili peppers beside the tomatoes" in body   # newest, whole
-    assert "(digest): " in body and "- 2024-03 (digest)" in body          # oldest condensed
+    assert "- 2024-03 (digest): 1 Mar: Watered" in body                  # oldest condensed
     assert check_store(store) == []
     assert trace_memory(store, "g0").scenes == [name]                    # still traceable
+
+
+def test_before_a_store_is_at_its_cap_an_overflowing_topic_gets_a_new_scene(tmp_path):
+    store = new_store(tmp_path / "s", max_scene_chars=600)
+    add(store, *garden_memories(6))
+    fold(store)
+    add(store, *garden_memories(8, start=6, month="2024-05"))
+    fold(store)
+    assert len(store.scene_names()) == 2          # a second garden scene, not deep digests
+    text = "".join(body_of(store, n) for n in store.scene_names())
+    assert all(f"day {i}." in text for i in range(6, 14))   # every new fact whole
+    assert "entries:" not in text                              # no keyword digests
 
 
 def test_a_memory_that_fits_nowhere_fails_the_batch_and_stays_pending(tmp_path):

@@ -15,7 +15,7 @@ import git
 import pytest
 
 from scene_engine import history
-from scene_engine.batch import expand_seqs, run_batch, run_pending
+from scene_engine.batch import BatchError, expand_seqs, run_batch, run_pending
 from scene_engine.doctor import check_store
 from scene_engine.engine import add_memories
 from scene_engine.history import trailers
@@ -249,11 +249,24 @@ def test_a_lowered_scene_cap_is_met_by_merging_at_the_next_batch(tmp_path):
     run_pending(store, OfflineBackend())
     before = len(store.scene_names())
     assert before > 4
-    store = new_store_config(store, max_scenes=4)
+    store = new_store_config(store, max_scenes=before - 1)       # two merges' worth
     add_memories(store, json.dumps(fresh(make_memories(5, seed=9)), ensure_ascii=False).encode())
     assert run_pending(store, OfflineBackend())
-    assert len(store.scene_names()) <= 3
+    assert len(store.scene_names()) <= before - 2
     assert check_store(store) == []
+
+
+def test_a_cap_too_low_to_merge_down_without_loss_fails_clearly_and_keeps_everything(tmp_path):
+    store = new_store(tmp_path / "s")
+    add_memories(store, json.dumps(make_memories(120), ensure_ascii=False).encode())
+    run_pending(store, OfflineBackend())
+    texts = {n: (store.scenes_dir / n).read_text("utf-8") for n in store.scene_names()}
+    store = new_store_config(store, max_scenes=3)                # 2 scenes for 120 memories
+    add_memories(store, json.dumps(fresh(make_memories(5, seed=9)), ensure_ascii=False).encode())
+    with pytest.raises(BatchError, match="cannot be merged|no two scenes can be merged"):
+        run_pending(store, OfflineBackend())
+    assert {n: (store.scenes_dir / n).read_text("utf-8") for n in store.scene_names()} == texts
+    assert store.load_state().pending == 5
 
 
 def new_store_config(store, max_scenes: int):
