@@ -63,36 +63,63 @@ def _identity_env(repo) -> dict[str, str]:
 
 
 def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bool = False) -> str:
-    """Stage ``paths`` (files or folders relative to the store root; additions, changes and
-    deletions) and commit them; return the new sha.
+    """Commit exactly ``paths`` (files or folders relative to the store root; additions,
+    changes and deletions) as they are in the work tree; return the new sha.
 
-    Returns "" when nothing changed and ``allow_empty`` is false. Hooks and signing are
-    skipped: a store's commits are the engine's bookkeeping. Raises ``HistoryError`` if git fails.
-    Git subprocesses: add (and rm for a missing path), commit — the same as a person's
-    ``git add`` + ``git commit``; GitPython's in-process index was measured slower.
+    The commit is built in a temporary index started from HEAD, so whatever a person has
+    staged elsewhere (an IDE, a git plugin, `git add`) is neither swept into the engine's
+    commit nor lost: their index keeps it, and only ``paths`` are brought in line with the new
+    commit there. Returns "" when nothing changed and ``allow_empty`` is false. Hooks and
+    signing are skipped: a store's commits are the engine's bookkeeping. Raises
+    ``HistoryError`` if git fails.
     """
     git = _git()
     root = Path(repo.working_tree_dir)
     present = [p for p in paths if (root / p).exists()]
     missing = [p for p in paths if p not in present]
-    env = {**os.environ, **_identity_env(repo)}
+    index = Path(repo.git_dir) / f"{TEMP_INDEX}{os.getpid()}"
+    env = {"GIT_INDEX_FILE": str(index)}
     try:
+        if repo.head.is_valid():
+            repo.git.read_tree("HEAD", env=env)
         if present:
-            repo.git.add("-A", "--", *present)
+            repo.git.add("-A", "--", *present, env=env)
         if missing:   # a deleted file or folder; a path never tracked is simply skipped
-            repo.git.rm("--cached", "-r", "--quiet", "--ignore-unmatch", "--", *missing)
-        if not allow_empty and not _staged(repo):
+            repo.git.rm("--cached", "-r", "--quiet", "--ignore-unmatch", "--", *missing,
+                        env=env)
+        if not allow_empty and not _staged(repo, env):
             return ""
-        repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", message, env=env)
+        repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", message,
+                        env={**_identity_env(repo), **env})
     except git.GitCommandError as exc:
         raise HistoryError(f"git commit failed: {exc.stderr.strip() or exc}") from exc
+    finally:
+        index.unlink(missing_ok=True)
+    sync_index(repo, paths)
     return repo.head.commit.hexsha
 
 
-def _staged(repo) -> bool:
+TEMP_INDEX = "scene-engine-index-"   # + pid, in the git folder; a leftover one is harmless
+
+
+def sync_index(repo, paths) -> None:
+    """Make the person's index agree with HEAD for ``paths`` only (the engine's own; what a
+    person staged elsewhere stays staged)."""
+    git = _git()
+    try:
+        repo.git.reset("-q", "HEAD", "--", *paths)
+    except git.GitCommandError:   # a path neither HEAD nor the index has: one at a time
+        for path in paths:
+            try:
+                repo.git.reset("-q", "HEAD", "--", path)
+            except git.GitCommandError:
+                continue
+
+
+def _staged(repo, env: dict) -> bool:
     if not repo.head.is_valid():
-        return bool(repo.git.ls_files())
-    return bool(repo.git.diff("--cached", "--name-only"))
+        return bool(repo.git.ls_files(env=env))
+    return bool(repo.git.diff("--cached", "--name-only", env=env))
 
 
 def commit_files(repo, message: str, files: list[str]) -> str:

@@ -328,12 +328,14 @@ def _tokens(text: str) -> set[str]:
 
 
 def restates(fact: str, lines: list[str]) -> bool:
-    """True when one of ``lines`` (the same day's entries) already holds every word, number
-    and character of ``fact``: said again and adding nothing. A correction ("on Thursday"
-    after "on Tuesday") adds a word, so it is new; a repeat on another day is a recurring
-    event and is never checked here."""
+    """True when a sentence of ``lines`` (the same day's entries) says exactly ``fact``: the
+    same words, numbers and characters, case and punctuation aside. A correction adds or
+    drops a word ("not", "Thursday"), so it is new; sentences are compared one by one, so
+    words spread over a day's facts never add up to a repeat; a repeat on another day is a
+    recurring event and is never checked here."""
     wanted = _tokens(fact)
-    return bool(wanted) and any(wanted <= _tokens(line) for line in lines)
+    return bool(wanted) and any(wanted == _tokens(sentence) for line in lines
+                                for sentence in _SENTENCE_END.split(line.strip()))
 
 
 def scene_name(memory_texts: list[str], taken: set[str]) -> str:

@@ -122,6 +122,8 @@ def recover(store, repo) -> list[str]:
         if intent.get("head") == head:
             restored, kept = _roll_back(repo, store.root, intent, head)
             _keep_hand_edits(repo, store.root, kept)
+        else:   # the commit landed; the index may not have been brought in line with it
+            history.sync_index(repo, tuple(intent.get("paths") or ()))
         _remove_temp_files(store)
         end(store)
         return restored
@@ -265,9 +267,11 @@ def _keep_hand_edits(repo, root: Path, kept: list[str]) -> None:
 
 
 def _remove_git_locks(git_dir: Path) -> None:
-    """Unlink the lock files git takes during a commit (index, HEAD, refs, packed-refs)."""
+    """Unlink the lock files git takes during a commit (index, HEAD, refs, packed-refs) and
+    the temporary indexes the engine commits through (``history.commit``)."""
     stale = [git_dir / "index.lock", git_dir / "HEAD.lock", git_dir / "packed-refs.lock"]
     stale += (git_dir / "refs").rglob("*.lock")
+    stale += git_dir.glob(f"{history.TEMP_INDEX}*")
     for path in stale:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()

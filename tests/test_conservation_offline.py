@@ -343,13 +343,52 @@ def test_a_line_a_person_corrected_in_the_timeline_stays_as_corrected(tmp_path):
 def test_only_a_restatement_adding_nothing_is_a_repeat():
     from scene_engine.offline import restates
 
-    line = "The dentist appointment is on Tuesday at 10 with Dr Amy Li."
+    line = "Met Ana at the cafe. The dentist appointment is on Tuesday at 10."
     assert restates("the dentist appointment is on tuesday at 10", [line])
     for changed in ("The dentist appointment is on Thursday at 10.",      # another day
                     "The dentist appointment is on Tuesday at 11.",       # another hour
-                    "The dentist appointment is not on Tuesday at 10.",   # a negation
-                    "The dentist appointment with Dr Amy Lin is on Tuesday.",  # another name
+                    "The dentist appointment is not on Tuesday at 10.",   # a negation added
+                    "The dentist appointment is on Tuesday.",             # a detail dropped
+                    "Ana is at the dentist on Tuesday at 10.",            # words of two facts
                     "Amy met Bob."):                                      # letters in common
         assert not restates(changed, [line]), changed
+    assert not restates("I am allergic to penicillin.", ["I am not allergic to penicillin."])
     assert not restates("牙医预约在周四上午十点。", ["牙医预约在周二上午十点。"])
-    assert restates("牙医预约在周二。", ["牙医预约在周二上午十点。"])
+    assert restates("牙医预约在周二上午十点", ["牙医预约在周二上午十点。"])
+
+
+def test_a_same_day_negation_and_a_new_fact_are_both_kept(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, ("d1", "I am allergic to penicillin.", "2026-03-02T09:00:00Z"),
+        ("d2", "I am not allergic to penicillin.", "2026-03-02T10:00:00Z"),
+        ("t1", "Flight to Tokyo departed, the Tokyo trip begins.", "2026-03-02T07:30:00Z"),
+        ("t4", "Tokyo trip: hotel is the Park Hyatt.", "2026-03-02T11:00:00Z"))
+    fold(store)
+    body = "".join(body_of(store, n) for n in store.scene_names())
+    assert "I am not allergic to penicillin." in body and "Park Hyatt" in body
+    assert {e.outcome for e in head_ledger(store).entries} == {"placed"}
+
+
+def test_what_a_person_staged_is_never_swept_into_an_engine_commit(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, *garden_memories(2))
+    fold(store)
+    repo = git.Repo(store.root)
+    (name,) = store.scene_names()
+    path = store.scenes_dir / name
+    path.write_text(path.read_text("utf-8") + "My staged note: basil hates cold.\n", "utf-8")
+    (store.root / "notes.txt").write_text("a person's own file\n", "utf-8")
+    repo.git.add("--", f"scenes/{name}", "notes.txt")          # as an IDE or git plugin would
+
+    add(store, ("k1", "Learned to knit a scarf with blue wool.", "2024-03-05T09:00:00Z"))
+    added = repo.head.commit
+    assert set(added.stats.files) == {"memories/00000.jsonl", ".scene-engine/state.json"}
+    fold(store)
+    subjects = [c.summary for c in repo.iter_commits(max_count=3)]
+    assert subjects[1] == f"hand edit: {name}"                  # the line is the person's
+    assert "notes.txt" not in {f for c in repo.iter_commits() for f in c.stats.files}
+    assert repo.git.diff("--cached", "--name-only").split() == ["notes.txt"]   # still staged
+    # ... and still protected: a later batch keeps it word for word.
+    add(store, *garden_memories(3, start=2))
+    fold(store)
+    assert "My staged note: basil hates cold." in "".join(scene_texts(store).values())
