@@ -208,14 +208,17 @@ def build_job(store: Store, number: int, memories: list[Memory],
 
 
 def _authorship_of(repo, texts: dict[str, str]):
-    """A cached ``name -> Authorship`` over the batch's scenes (git blame on first use only:
-    most batches touch a few scenes)."""
+    """A cached ``name -> Authorship`` over the batch's scenes (the person's lines are read
+    from the history on first use only)."""
     cache: dict[str, Authorship] = {}
+    person: list[frozenset[str]] = []
 
     def lookup(name: str) -> Authorship:
         if name not in cache:
+            if not person:
+                person.append(history.person_texts(repo))
             text = texts.get(name)
-            cache[name] = authorship(repo, f"scenes/{name}", text) if text else Authorship()
+            cache[name] = authorship(text, person[0]) if text else Authorship()
         return cache[name]
 
     return lookup

@@ -8,9 +8,9 @@ The measures every backend is judged by, in code, not in a prompt:
   that absorbed it (``MERGE_COVERAGE``), a rewritten scene by what the batch writes
   (``KEEP_COVERAGE``: condensing is fine, wiping is not); a memory is placed where the batch's
   added text covers it (``accounting``).
-- ``Authorship``: which lines of a scene a person wrote (``git blame``: hand edits, a person's
-  own commits, uncommitted text). Those lines come back word for word, in the same scene or,
-  after a merge, in the scene that absorbed it.
+- ``Authorship``: which lines of a scene a person wrote (their text was added by a hand edit
+  or a person's own commit: ``history.person_texts``). Those lines come back word for word,
+  in the same scene or, after a merge, in the scene that absorbed it.
 - ``is_pinned``: ``pinned: true`` in a header; such a scene is never deleted, merged away,
   renamed or re-summarised.
 """
@@ -74,22 +74,16 @@ class Authorship:
     summary: bool = False
 
 
-def authorship(repo, path: str, text: str) -> Authorship:
-    """The ``Authorship`` of the scene file ``path`` (relative to the store root) whose text on
-    last commit is ``text`` (hand edits are committed before a batch reads), from
-    ``history.person_line_numbers``."""
-    from .history import person_line_numbers
-
-    numbers = person_line_numbers(repo, path)
-    if not numbers:
+def authorship(text: str, person: frozenset[str]) -> Authorship:
+    """The ``Authorship`` of a scene whose file text is ``text``, given ``person``: every line
+    a person's commit ever added (``history.person_texts``)."""
+    if not person:
         return Authorship()
-    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
-    scene = parse_scene(text, name=path)
-    body_start = len(lines) - len(scene.body.split("\n")) if scene.header else 0
-    body = tuple(lines[n - 1].strip() for n in sorted(numbers)
-                 if n > body_start and n <= len(lines) and lines[n - 1].strip())
-    summary = any(lines[n - 1].startswith("summary:") for n in numbers
-                  if n <= body_start and n <= len(lines))
+    scene = parse_scene(text, name="scene.md")
+    header = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
+    header = header[: len(header) - len(scene.body.split("\n"))] if scene.header else []
+    body = tuple(line.strip() for line in scene.body.split("\n") if line.strip() in person)
+    summary = any(line.startswith("summary:") and line.strip() in person for line in header)
     return Authorship(lines=body, summary=summary)
 
 

@@ -273,101 +273,42 @@ def blame_lines(repo, path: str) -> list[dict]:
     return rows
 
 
-# Commit kinds whose lines the engine wrote; "hand edit", "other" (a person's own commit) and
-# uncommitted lines are a person's; an undo restores lines whose author is looked up before it.
-ENGINE_KINDS = frozenset({"batch", "redo", "persona", "init", "add", "forget"})
-_UNDO_DEPTH = 3
+# Commit kinds the engine makes; "hand edit" and "other" (a person's own commit) are a person's.
+ENGINE_KINDS = frozenset({"batch", "undo", "redo", "persona", "init", "add", "forget"})
 
 
-def person_line_numbers(repo, path: str, rev: str | None = "HEAD", _depth: int = 0) -> set[int]:
-    """1-based numbers of the lines of ``path`` (relative to the store root) at ``rev`` (None:
-    the file in the work tree) that a person wrote, by ``git blame``: lines last changed by a
-    hand edit, by a commit the engine did not make, or not committed at all. A line an undo restored belongs
-    to whoever wrote it before the undone commit (looked up ``_UNDO_DEPTH`` undos deep; beyond,
-    or when not found, it counts as a person's). Empty when the file is not in ``rev``.
+def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]:
+    """Every line (stripped, non-blank) a person's commit ever added under ``paths``: hand
+    edits and commits the engine did not make (``ENGINE_KINDS``).
 
-    Used by the conservation rules (DESIGN.md "A batch", step 7): no backend cuts a person's
-    text. Raises nothing for a missing file; ``HistoryError`` if git fails otherwise.
+    Who wrote a line is decided by its text, not by ``git blame``: blame follows neither a
+    line a merge moved into another scene nor one a batch moved within its scene, and an
+    undo would claim the lines it restores. A line whose text a person once wrote is theirs
+    wherever it is now (the conservation rules, DESIGN.md "A batch", step 7). Reads the
+    history once per call (a batch calls it once). Raises ``HistoryError`` if git fails.
     """
     git = _git()
-    args = ["--line-porcelain", *([rev] if rev else []), "--", path]
+    if not repo.head.is_valid():
+        return frozenset()
     try:
-        out = repo.git.blame(*args)
+        log = repo.git.log("--format=%H%x01%B%x02", "--", *paths)
     except git.GitCommandError as exc:
-        file = Path(repo.working_tree_dir) / path
-        if rev in ("HEAD", None) and file.is_file() and not file.is_symlink():
-            # Not committed at all: every line of it is a person's.
-            count = len(file.read_text(encoding="utf-8", errors="replace").split("\n"))
-            return set(range(1, count + 1))
-        if "fatal" in str(exc.stderr):
-            return set()
-        raise HistoryError(f"cannot blame {path}: {exc.stderr.strip()}") from exc
-    kinds: dict[str, str] = {}
-    undone: dict[str, list[tuple[int, str]]] = {}
-    person: set[int] = set()
-    sha, number = "", 0
-    for raw in out.split("\n"):
-        if raw.startswith("\t"):
-            number += 1
-            if sha not in kinds:
-                kinds[sha] = _line_kind(repo, sha)
-            kind = kinds[sha]
-            if kind == "undo":
-                undone.setdefault(sha, []).append((number, raw[1:]))
-            elif kind not in ENGINE_KINDS:
-                person.add(number)
-        elif raw and len(raw.split(" ", 1)[0]) == 40 and raw[0] in "0123456789abcdef":
-            sha = raw.split(" ", 1)[0]
-    for undo_sha, rows in undone.items():
-        person |= _restored_by_person(repo, path, undo_sha, rows, _depth)
-    return person
-
-
-def _line_kind(repo, sha: str) -> str:
-    if set(sha) == {"0"}:
-        return "uncommitted"
-    key = (str(repo.git_dir), sha)
-    if key not in _KINDS:   # a commit's message never changes: read its kind once
-        _KINDS[key] = commit_kind(repo.commit(sha).message)
-    return _KINDS[key]
-
-
-_KINDS: dict[tuple[str, str], str] = {}
-
-
-def _restored_by_person(repo, path: str, undo_sha: str, rows: list[tuple[int, str]],
-                        depth: int) -> set[int]:
-    """Of ``rows`` (number, text) an undo commit restored, those a person wrote before."""
-    before = _undone_parent(repo, undo_sha)
-    if before is None or depth >= _UNDO_DEPTH:
-        return {n for n, _ in rows}
-    old_lines = _file_lines(repo, before, path)
-    old_person = person_line_numbers(repo, path, before, depth + 1) if old_lines else set()
-    author = {}
-    for i, text in enumerate(old_lines, start=1):
-        author.setdefault(text, i in old_person)
-    return {n for n, text in rows if author.get(text, True)}
-
-
-def _undone_parent(repo, undo_sha: str) -> str | None:
-    """The commit before the one ``undo_sha`` reverted (its lines came from there)."""
-    found = trailers(repo.commit(undo_sha).message)
-    target = found.get("Undo-Commit")
-    if target is None and "Undo-Batch" in found:
-        target = next((c.hexsha for c in repo.iter_commits(undo_sha)
-                       if trailers(c.message).get("Batch") == found["Undo-Batch"]
-                       and commit_kind(c.message) == "batch"), None)
-    if target is None:
-        return None
-    parents = repo.commit(target).parents
-    return parents[0].hexsha if parents else None
-
-
-def _file_lines(repo, rev: str, path: str) -> list[str]:
-    try:
-        return repo.git.show(f"{rev}:{path}").split("\n")
-    except _git().GitCommandError:
-        return []
+        raise HistoryError(f"cannot read the history: {exc.stderr.strip()}") from exc
+    shas = []
+    for record in filter(None, (r.strip() for r in log.split("\x02"))):
+        sha, _, message = record.partition("\x01")
+        if commit_kind(message) not in ENGINE_KINDS:
+            shas.append(sha)
+    lines: set[str] = set()
+    for start in range(0, len(shas), 200):   # a bounded command line
+        try:
+            out = repo.git.show("--no-renames", "-U0", "--format=", *shas[start:start + 200],
+                                "--", *paths)
+        except git.GitCommandError as exc:
+            raise HistoryError(f"cannot read the history: {exc.stderr.strip()}") from exc
+        lines.update(line[1:].strip() for line in out.split("\n")
+                     if line.startswith("+") and not line.startswith("+++") and line[1:].strip())
+    return frozenset(lines)
 
 
 def _blame_info(repo, sha: str) -> dict:

@@ -392,3 +392,28 @@ def test_what_a_person_staged_is_never_swept_into_an_engine_commit(tmp_path):
     add(store, *garden_memories(3, start=2))
     fold(store)
     assert "My staged note: basil hates cold." in "".join(scene_texts(store).values())
+
+
+TOPICS = ["Bought a red bicycle for commuting.", "Read a book about volcanoes in Iceland.",
+          "Visited the aquarium with my niece.", "Started learning the cello at night school.",
+          "Repaired the leaking kitchen tap myself.", "Planted tulip bulbs in the front yard.",
+          "Joined a chess club that meets on Thursdays.", "Booked a dentist check-up for May.",
+          "Tried a new ramen place near the station.", "Painted the bedroom walls light green.",
+          "Watched a documentary about octopuses.", "Ran a 10 km race along the harbour."]
+
+
+def test_a_persons_dated_line_stays_theirs_through_merges_and_full_scenes(tmp_path):
+    store = new_store(tmp_path / "s", max_scenes=3, max_scene_chars=600)
+    add(store, ("a1", "Started a new job at Northwind in Lisbon.", "2026-01-05T09:00:00Z"),
+        ("a2", "Ran 10 km along the river in 55 minutes.", "2026-01-06T09:00:00Z"))
+    fold(store)
+    name = next(n for n in store.scene_names() if "Northwind" in body_of(store, n))
+    mine = "- 2026-01-04: HANDA I signed the Northwind contract on the 4th, salary 50k."
+    path = store.scenes_dir / name
+    hand_write(store, name, path.read_text("utf-8") + mine + "\n")
+    for i, topic in enumerate(TOPICS):
+        add(store, (f"t{i}", topic, f"2026-02-{i + 1:02d}T09:00:00Z"))
+        fold(store)
+        lines = {line for text in scene_texts(store).values() for line in text.splitlines()}
+        assert mine in lines, f"after topic {i}"
+    assert check_store(store) == []
