@@ -142,9 +142,13 @@ def advance_state(state: State, taken: list[Memory], deferred: list[int] = ()) -
 
 
 def read_scene_texts(store: Store) -> dict[str, str]:
-    """name -> text of every scene file now on disk."""
-    return {n: (store.scenes_dir / n).read_text(encoding="utf-8", errors="replace")
-            for n in store.scene_names()}
+    """name -> text of every scene file now on disk, exactly (CRLF line ends kept: the
+    sandbox compares what it showed with the bytes on disk)."""
+    texts = {}
+    for name in store.scene_names():
+        with open(store.scenes_dir / name, encoding="utf-8", errors="replace", newline="") as f:
+            texts[name] = f.read()
+    return texts
 
 
 def scene_infos(metas: dict[str, dict | None], pinned: set[str] = frozenset()
@@ -259,6 +263,8 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
         counts["created" if name in created else "updated"] += 1
         text = render_scene(Scene(name=name, meta=meta, body=scene.body, header="yaml", raw=raw),
                             style=job.config.meta_style)
+        if before is not None and "\r\n" in job.scene_texts[before.name]:
+            text = text.replace("\r\n", "\n").replace("\n", "\r\n")   # as the person saves it
         job.box.stage(name, text)
     return counts, merges
 
@@ -271,6 +277,8 @@ def _header(new: Scene, before: Scene | None, sources: list[Scene], now: datetim
     meta = {"created": old.get("created") or now, "updated": now,
             "summary": new.meta.get("summary"), "heat": heat}
     raw: dict = {}
+    if before is not None and old.get("summary") == meta["summary"]:
+        raw["summary"] = before.raw.get("summary")   # unchanged: as the person spelled it
     if sources:
         meta["merged_from"] = [s.name for s in sources]
     elif "merged_from" in old:

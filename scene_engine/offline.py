@@ -104,14 +104,16 @@ def parse_draft(name: str, text: str, author: Authorship | None = None) -> Draft
     nxt = re.search(r"^## ", rest, flags=re.M)
     section, tail = (rest[: nxt.start()], rest[nxt.start():]) if nxt else (rest, "")
     entries: list[Entry] = []
+    pinned = is_pinned(scene.meta)
     for raw_line in section.splitlines():
         line = raw_line.strip()
         found = _LINE.match(line)
         day = entries[-1].day if entries else ""
         if not line:
             continue
-        if found and line not in mine:
-            entries.append(Entry(found.group(1), found.group(3), digest=bool(found.group(2))))
+        if found and line not in mine:   # a pinned scene's entries are never condensed
+            entries.append(Entry(found.group(1), found.group(3), digest=bool(found.group(2)),
+                                 fresh=pinned))
         elif (raw_line[:1].isspace() and line not in mine and entries
               and not entries[-1].person):     # a wrapped entry continues
             entries[-1] = replace(entries[-1], text=f"{entries[-1].text} {line}")
@@ -629,6 +631,9 @@ class _OfflineWorker:
         """
         live = [n for n in self._live() if n != self.created
                 and not is_pinned(self._draft(n).meta)]
+        # A scene whose summary a person wrote is never the one merged away (the summary
+        # would be lost with it); it can take another in.
+        keeper_only = {n for n in live if self._draft(n).keep_summary}
         vecs = {n: self._vector(n) for n in live}
         size = {n: len(self._doc(n)) for n in live}
 
@@ -642,6 +647,10 @@ class _OfflineWorker:
                         for i, a in enumerate(live) for b in live[i + 1:]), key=rank)
         for _, a, b in pairs:
             keep, drop = (a, b) if size[a] >= size[b] else (b, a)   # the bigger name says more
+            if drop in keeper_only:
+                keep, drop = drop, keep
+            if drop in keeper_only:
+                continue
             merged = self._merged(keep, drop)
             if merged is not None:
                 self.drafts[keep] = merged

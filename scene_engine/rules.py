@@ -225,6 +225,11 @@ def deletion_problems(name: str, pending: dict, context: RuleContext) -> list[st
                 f"[{name}]` in that scene's header, then write [DELETED] to {name}."]
     old_body = _body(name, context.old_texts.get(name, ""))
     held = max(coverage(old_body, _body(n, c)) for n, c in survivors.items())
+    summary = _summary(name, context.old_texts.get(name, ""))
+    if context.authorship(name).summary and not any(
+            summary in c for c in survivors.values()):
+        return [f"{name} has a summary a person wrote (\"{summary[:120]}\"): keep it word for "
+                f"word in the scene that absorbs {name} (as a line of its body)."]
     if held < MERGE_COVERAGE:
         return [f"{', '.join(sorted(survivors))} names {name} in merged_from but holds only "
                 f"{held:.0%} of its words (at least {MERGE_COVERAGE:.0%} needed): write "

@@ -63,7 +63,9 @@ def make_store(root: Path, scenes: dict[str, tuple[str, str, int]], memories: li
     if persona is not None:
         store.persona_path.write_text(persona, encoding="utf-8")
     repo = history.open_repo(store.root)
-    history.commit(repo, "seed scenes", paths=history.HAND_EDITABLE)
+    # Seeded as the engine's own text (as earlier batches would have written it); tests of a
+    # person's lines add theirs by hand.
+    history.commit(repo, "init: seed scenes", paths=history.HAND_EDITABLE)
     records = [{"id": f"m{i}", "content": text, "created_at": f"2024-05-{i + 1:02d}T09:00:00Z"}
                for i, text in enumerate(memories)]
     add_memories(store, json.dumps(records).encode())

@@ -194,16 +194,43 @@ def test_a_merge_that_does_not_hold_the_merged_scene_is_refused(fake_llm, store)
 
 # ------------------------------------------------------------------ a person's lines and keys
 
+MINE = "Note to self: ask about the ICU rotation in autumn."
+
+
 def test_a_write_that_drops_a_persons_line_is_refused(fake_llm, store):
+    hand_edit(store, "work.md", texts(store)["work.md"] + MINE + "\n")
     dropped = call("write_to_file", {"path": "work.md", "content": model_scene(
-        "Alice's job, now nights.", "Alice started night shifts in May 2024.\n")})
-    fake_llm.script([reply(tool_calls=[dropped, work_update()]), reply(content="Done.")])
+        "Alice's job, now nights.", WORK[1] + "Alice started night shifts in May 2024.\n")})
+    kept = call("write_to_file", {"path": "work.md", "content": model_scene(
+        "Alice's job, now nights.", WORK[1] + MINE + "\nAlice started night shifts in May.\n")})
+    fake_llm.script([reply(tool_calls=[call("read_file", {"path": "work.md"}), dropped, kept]),
+                     reply(content="Done.")])
 
     run_batch(store, backend(fake_llm))
 
     told = tool_result(fake_llm, dropped)
-    assert "keep these lines a person wrote" in told and WORK[1].strip()[:30] in told
-    assert WORK[1].strip() in texts(store)["work.md"]
+    assert "keep these lines a person wrote" in told and MINE[:30] in told
+    assert MINE in texts(store)["work.md"].splitlines()
+
+
+def test_a_merge_keeps_the_summary_a_person_wrote_for_the_merged_scene(fake_llm, store):
+    hand_edit(store, "hobbies.md", texts(store)["hobbies.md"].replace(
+        HOBBIES[0], "Climbing is my way to switch off."))
+    thin = call("write_to_file", {"path": "family.md", "content": model_scene(
+        "Alice's home and climbing.", FAMILY[1] + HOBBIES[1], merged_from=["hobbies.md"])})
+    delete = call("write_to_file", {"path": "hobbies.md", "content": "[DELETED]"})
+    kept = call("write_to_file", {"path": "family.md", "content": model_scene(
+        "Alice's home and climbing.", FAMILY[1] + HOBBIES[1]
+        + "Climbing is my way to switch off.\n", merged_from=["hobbies.md"])})
+    fake_llm.script([reply(tool_calls=[call("read_file", {"path": "hobbies.md"}), thin, delete,
+                                       kept, delete, work_update()]),
+                     reply(content="Merged.")])
+
+    run_batch(store, backend(fake_llm))
+
+    assert "has a summary a person wrote" in tool_result(fake_llm, delete)
+    assert "hobbies.md" not in texts(store)
+    assert "Climbing is my way to switch off." in texts(store)["family.md"]
 
 
 KEYS = "time: 10:00\nmode: 0755\nok: yes   # kept as typed\nver: 1.10\nwhen: 2024-05-01 10:00\n"

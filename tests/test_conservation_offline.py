@@ -417,3 +417,48 @@ def test_a_persons_dated_line_stays_theirs_through_merges_and_full_scenes(tmp_pa
         lines = {line for text in scene_texts(store).values() for line in text.splitlines()}
         assert mine in lines, f"after topic {i}"
     assert check_store(store) == []
+
+
+def test_a_scene_saved_with_crlf_line_ends_is_folded_into_and_keeps_them(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, ("a1", "Started a new job at Northwind in Lisbon.", "2026-01-05T09:00:00Z"))
+    fold(store)
+    (name,) = store.scene_names()
+    path = store.scenes_dir / name
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    add(store, ("b1", "Northwind gave me a new laptop in Lisbon.", "2026-01-07T09:00:00Z"))
+    fold(store)
+    data = path.read_bytes()
+    assert b"new laptop" in data and data.count(b"\r\n") == data.count(b"\n")
+    assert store.load_state().pending == 0
+
+
+def test_a_persons_summary_survives_quotes_comments_and_merges(tmp_path):
+    store = new_store(tmp_path / "s", max_scenes=3)
+    add(store, ("a1", "Started a new job at Northwind in Lisbon.", "2026-01-05T09:00:00Z"),
+        ("a2", "Ran 10 km along the river in 55 minutes.", "2026-01-06T09:00:00Z"))
+    fold(store)
+    work = next(n for n in store.scene_names() if "Northwind" in body_of(store, n))
+    path = store.scenes_dir / work
+    mine = 'summary: "My work life, in my own words."  # mine'
+    hand_write(store, work, re.sub(r"(?m)^summary: .*$", mine, path.read_text("utf-8")))
+    for i, topic in enumerate(TOPICS[:4]):
+        add(store, (f"t{i}", topic, f"2026-02-{i + 1:02d}T09:00:00Z"))
+        fold(store)
+        assert any(mine in t for t in scene_texts(store).values()), f"after topic {i}"
+
+
+def test_a_pinned_scenes_entries_are_never_condensed(tmp_path):
+    store = new_store(tmp_path / "s", max_scenes=3, max_scene_chars=400)
+    add(store, ("c1", "Cooked a lentil curry with fresh coriander for dinner.",
+                "2024-02-01T19:00:00Z"), *garden_memories(3))
+    fold(store)
+    garden = next(n for n in store.scene_names() if "tomatoes" in body_of(store, n))
+    path = store.scenes_dir / garden
+    hand_write(store, garden, path.read_text("utf-8").replace("heat: ", "pinned: true\nheat: "))
+    before = [line for line in body_of(store, garden).splitlines() if line.startswith("- ")]
+    add(store, *garden_memories(6, start=3))
+    fold(store)
+    after = body_of(store, garden).splitlines()
+    assert all(line in after for line in before)
+    assert "(digest)" not in body_of(store, garden)
