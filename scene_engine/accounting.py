@@ -26,9 +26,11 @@ from .scene import parse_scene
 
 LEDGER_DIR = ".scene-engine/ledger"
 OUTCOMES = ("placed", "recorded", "duplicate", "skipped")
+# Shares of a memory's words, numbers and negation counted (a stub without the time, the room
+# or the "not" does not hold the memory).
 PLACED_EVIDENCE = 0.5    # unmentioned memory: share of its words in the text a scene gained
-CLAIM_EVIDENCE = 0.25    # "PLACED: id -> scene": the scene gained at least some of its words
-RECORDED_EVIDENCE = 0.5  # "NO_CHANGE: id already in scene": the scene holds most of its words
+CLAIM_EVIDENCE = 0.3     # "PLACED: id -> scene": the scene gained a good part of its words
+RECORDED_EVIDENCE = 0.8  # "NO_CHANGE: id already in scene": the scene holds nearly all of it
 _KEYWORDS = {"nochange": "recorded", "recorded": "recorded", "skip": "skipped",
              "skipped": "skipped", "placed": "placed"}
 _DECLARATION = re.compile(r"^\s*(?:[-*]\s*)?\**(NO[_ ]?CHANGE|RECORDED|SKIP(?:PED)?|PLACED)\**"
@@ -124,6 +126,10 @@ def parse_declarations(text: str, ids: list[str]) -> dict[str, Declaration]:
     return found
 
 
+def _evidence(memory: Memory, text: str) -> float:
+    return coverage(memory.content, text, numbers=True)
+
+
 def _body(name: str, text: str) -> str:
     scene = parse_scene(text, name=name)
     return scene.body if scene.header else text
@@ -187,10 +193,10 @@ def _judge(memory: Memory, claim: Declaration | None, gained: dict[str, str],
 
     if claim is None or claim.outcome == "placed":
         named = scene_of.get((claim.scene or "").casefold()) if claim else None
-        if named and named in gained and coverage(memory.content, gained[named]) >= CLAIM_EVIDENCE:
+        if named and named in gained and _evidence(memory, gained[named]) >= CLAIM_EVIDENCE:
             return entry("placed", [named])
-        best = max(gained, key=lambda n: (coverage(memory.content, gained[n]), n), default=None)
-        if best and coverage(memory.content, gained[best]) >= PLACED_EVIDENCE:
+        best = max(gained, key=lambda n: (_evidence(memory, gained[n]), n), default=None)
+        if best and _evidence(memory, gained[best]) >= PLACED_EVIDENCE:
             return entry("placed", [best])
         if claim and claim.scene:
             return None, (f"{memory.id}: you said it went into {claim.scene}, but the text "
@@ -203,7 +209,7 @@ def _judge(memory: Memory, claim: Declaration | None, gained: dict[str, str],
             return None, (f"{memory.id}: `NO_CHANGE` must name the scene that already holds it "
                           f"(`NO_CHANGE: {memory.id} already in <scene>.md`); "
                           f"{claim.scene or 'no scene'} is not one of the scenes.")
-        held = coverage(memory.content, _body(named, after[named]))
+        held = _evidence(memory, _body(named, after[named]))
         if held < RECORDED_EVIDENCE:
             return None, (f"{memory.id}: {named} does not hold it (only {held:.0%} of its words "
                           f"are there). Fold it into a scene instead.")

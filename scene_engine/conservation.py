@@ -18,6 +18,7 @@ The measures every backend is judged by, in code, not in a prompt:
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -42,19 +43,63 @@ def _stem(word: str) -> str:
     return _stemmer().stemWord(word) if word.isascii() else word
 
 
+NEGATION = "¬not"         # one term for "not", "never", "no", "n't": they change a fact
+_NEGATION = re.compile(r"\b(?:not|never|no|none|nothing|nobody|neither|nor|cannot)\b|n't|不|没|别")
+
+
 @functools.lru_cache(maxsize=4096)
-def content_terms(text: str) -> frozenset[str]:
-    """The content words of ``text``: ``text.terms`` minus numbers, Latin words stemmed."""
-    return frozenset(_stem(t) for t in terms(text) if not t.isdigit())
+def content_terms(text: str, numbers: bool = False) -> frozenset[str]:
+    """The content words of ``text``: ``text.terms``, Latin words stemmed, numbers only if
+    ``numbers`` (dates are everywhere in a scene; in a memory a number is a fact), and
+    ``NEGATION`` when it negates something (stop words hide "not")."""
+    found = {_stem(t) for t in terms(text) if numbers or not t.isdigit()}
+    if _NEGATION.search(text.lower()):
+        found.add(NEGATION)
+    return frozenset(found)
 
 
-def coverage(source: str, target: str) -> float:
+def coverage(source: str, target: str, numbers: bool = False) -> float:
     """Share in [0, 1] of ``source``'s content words that ``target`` also has (1.0 when
-    ``source`` has none)."""
-    wanted = content_terms(source)
+    ``source`` has none); ``numbers``: count numbers as words."""
+    wanted = content_terms(source, numbers)
     if not wanted:
         return 1.0
-    return len(wanted & content_terms(target)) / len(wanted)
+    return len(wanted & content_terms(target, numbers)) / len(wanted)
+
+
+FULL_SHARE = 0.8         # a scene this full (of max_scene_chars) may condense its facts
+FACT_KEEP = 0.5          # otherwise each fact keeps at least this share of its words
+
+
+def facts_of(body: str) -> list[str]:
+    """The statements of a scene body: its sentences (lines split at sentence ends), without
+    headings and very short fragments."""
+    found = []
+    for line in body.split("\n"):
+        line = line.strip().lstrip("-*").strip()
+        if line and not line.startswith("#"):
+            found += [f for f in re.split(r"(?<=[.!?。！？;；])\s*", line) if len(f) > 12]
+    return found
+
+
+def dropped_facts(old_body: str, new_bodies: list[str], demand: int, max_chars: int
+                  ) -> list[str]:
+    """Facts of ``old_body`` that none of ``new_bodies`` keeps (less than ``FACT_KEEP`` of
+    their words anywhere), when keeping them would have fit: ``demand`` (characters of
+    everything that had to go into the scene: its old text, what it absorbed, what the batch
+    added) stays under ``FULL_SHARE`` of ``max_chars``. A full scene may condense; a scene
+    with room keeps every fact."""
+    if demand >= FULL_SHARE * max_chars:
+        return []
+    kept: set[str] = set()
+    for body in new_bodies:
+        kept |= content_terms(body)
+    lost = []
+    for fact in facts_of(old_body):
+        words = content_terms(fact) - {NEGATION}
+        if len(words) >= 3 and len(words & kept) < FACT_KEEP * len(words):
+            lost.append(fact)
+    return lost
 
 
 def is_pinned(meta: dict) -> bool:

@@ -683,7 +683,8 @@ class _OfflineWorker:
 
     def _keeps(self, draft: Draft) -> bool:
         """The draft still holds most of the words its scene had before the batch (the same
-        rule the batch checks: condensing is fine, wiping is not)."""
+        rule the batch checks: condensing is fine, wiping is not). Facts are condensed here
+        only when a scene overflows, so the rule for a scene with room holds by design."""
         if draft.name not in self.texts:
             return True
         old_body = parse_scene(self.texts[draft.name], name=draft.name).body

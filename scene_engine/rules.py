@@ -22,6 +22,7 @@ from .conservation import (
     Authorship,
     content_terms,
     coverage,
+    dropped_facts,
     lost_lines,
     quote,
 )
@@ -234,7 +235,9 @@ def deletion_problems(name: str, pending: dict, context: RuleContext) -> list[st
         return [f"{', '.join(sorted(survivors))} names {name} in merged_from but holds only "
                 f"{held:.0%} of its words (at least {MERGE_COVERAGE:.0%} needed): write "
                 f"{name}'s facts into it before deleting {name}."]
-    return person_line_problems(name, pending, context)
+    home = min(survivors, key=lambda n: len(_body(n, survivors[n])))
+    return (_dropped_fact_problems(name, home, pending, context)
+            + person_line_problems(name, pending, context))
 
 
 def shrink_problems(name: str, pending: dict, context: RuleContext) -> list[str]:
@@ -248,11 +251,33 @@ def shrink_problems(name: str, pending: dict, context: RuleContext) -> list[str]
         if text is not DELETED:
             kept |= content_terms(_body(other, text))
     share = len(old & kept) / len(old)
-    if share >= KEEP_COVERAGE:
+    if share < KEEP_COVERAGE:
+        return [f"{name} would keep only {share:.0%} of the words it held (at least "
+                f"{KEEP_COVERAGE:.0%}): keep its facts — condense the wording, or move them "
+                "into another scene — rather than dropping them."]
+    return _dropped_fact_problems(name, name, pending, context)
+
+
+def _dropped_fact_problems(name: str, home: str, pending: dict, context: RuleContext
+                           ) -> list[str]:
+    """Facts of ``name`` dropped although ``home`` (where they live now) had room for all it
+    had to hold: its old text, ``name``'s, and what the batch added."""
+    from .accounting import added_text
+
+    new = pending.get(home)
+    if not isinstance(new, str):
         return []
-    return [f"{name} would keep only {share:.0%} of the words it held (at least "
-            f"{KEEP_COVERAGE:.0%}): keep its facts — condense the wording, or move them into "
-            "another scene — rather than dropping them."]
+    old_home = _body(home, context.old_texts[home]) if home in context.old_texts else ""
+    old_name = _body(name, context.old_texts.get(name, ""))
+    new_home = _body(home, new)
+    demand = (len(old_home.strip()) + (len(old_name.strip()) if name != home else 0)
+              + len(added_text(old_home, new_home).strip()))
+    bodies = [_body(n, t) for n, t in pending.items() if t is not DELETED]
+    lost = dropped_facts(old_name, bodies, demand, context.max_scene_chars)
+    if not lost:
+        return []
+    return [f"{home} has room, yet these facts of {name} are gone: {quote(lost, 3)}. Keep "
+            "every fact while the scene has room (condense only a full scene)."]
 
 
 def pinned_problems(name: str, content: str, context: RuleContext) -> list[str]:

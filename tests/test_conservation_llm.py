@@ -321,3 +321,64 @@ def test_a_failed_model_batch_leaves_its_transcript_for_a_person(fake_llm, store
     assert [m["role"] for m in messages][-3:] == ["assistant", "user", "assistant"]
     assert "Really, I have updated work.md." in messages[-1]["content"]
     assert history.open_repo(store.root).is_dirty(untracked_files=True) is False
+
+
+def test_a_rewrite_that_drops_one_fact_from_a_scene_with_room_is_refused(fake_llm, tmp_path):
+    garden = ("Alice's balcony garden.", "Tomatoes and basil grow on the balcony.\n"
+              "The fig tree needs repotting before winter.\nAlice waters the plants at dawn.\n")
+    store = make_store(tmp_path / "mem", {"garden.md": (*garden, 1), "work.md": (*WORK, 3)},
+                       [NIGHT_SHIFT])
+    trimmed = call("write_to_file", {"path": "garden.md", "content": model_scene(
+        "Alice's balcony garden.", "Tomatoes and basil grow on the balcony.\n"
+        "Alice waters the plants at dawn.\n")})
+    fake_llm.script([reply(tool_calls=[call("read_file", {"path": "garden.md"}), trimmed,
+                                       work_update()]), reply(content="Done.")])
+
+    run_batch(store, backend(fake_llm))
+
+    told = tool_result(fake_llm, trimmed)
+    assert "has room, yet these facts of garden.md are gone" in told and "fig tree" in told
+    assert "fig tree needs repotting" in texts(store)["garden.md"]
+
+
+def test_a_merge_that_drops_facts_into_a_scene_with_room_is_refused(fake_llm, tmp_path):
+    people = {"alice.md": ("Alice, my sister.", "Alice lives in Porto and teaches maths.\n", 2),
+              "sarah.md": ("Sarah, an old friend.", "Sarah became CTO at a robotics start-up "
+                           "in March 2021.\nSarah studied at Google's residency before.\n", 1)}
+    store = make_store(tmp_path / "mem", people, ["Alice started a pottery class."])
+    merged = call("write_to_file", {"path": "alice.md", "content": model_scene(
+        "Alice and Sarah.", "Alice lives in Porto and teaches maths.\nSarah is a friend.\n"
+        "Alice started a pottery class.\n", merged_from=["sarah.md"])})
+    delete = call("write_to_file", {"path": "sarah.md", "content": "[DELETED]"})
+    fake_llm.script([reply(tool_calls=[call("read_file", {"path": "sarah.md"}), merged,
+                                       delete]),
+                     reply(content="Merged.")] + [reply(content="Merged.")] * 2)
+    before = snapshot(store)
+
+    with pytest.raises(BatchError):
+        run_batch(store, backend(fake_llm))
+
+    told = tool_result(fake_llm, delete)
+    assert "gone" in told or "holds only" in told
+    assert_nothing_written(store, before)
+
+
+def test_no_change_for_a_memory_that_contradicts_the_scene_is_refused(fake_llm, tmp_path):
+    store = make_store(tmp_path / "mem", {"food.md": ("Alice's food.",
+                                                      "Alice loves Chinese food.\n", 1)},
+                       ["Alice hates Chinese food now."])
+    fake_llm.script([reply(content="NO_CHANGE: m0 already in food.md")] * 2)
+    with pytest.raises(BatchError, match="food.md does not hold it"):
+        run_batch(store, backend(fake_llm))
+
+
+def test_a_stub_without_the_memorys_details_does_not_count_as_placed(fake_llm, tmp_path):
+    store = make_store(tmp_path / "mem", {"health.md": ("Alice's health.",
+                                                        "Alice sees Dr Reis yearly.\n", 1)},
+                       ["Dentist appointment moved to 14:30 on 2026-06-12, room 204."])
+    stub = call("replace_in_file", {"path": "health.md", "old": "yearly.\n",
+                                    "new": "yearly.\nAlice has a dentist appointment.\n"})
+    fake_llm.script([reply(tool_calls=[call("read_file", {"path": "health.md"}), stub]),
+                     reply(content="PLACED: m0 -> health.md")] * 2)
+    with pytest.raises(BatchError, match="does not state it"):
+        run_batch(store, backend(fake_llm))
