@@ -26,7 +26,7 @@ from .lock import store_lock
 from .memories import Journal, Memory
 from .prompt import SceneInfo, batch_messages, choose_language
 from .rules import RuleContext, ScenePolicy, merged_from, parse_checked, validate_batch
-from .scene import PREAMBLE, Scene, parse_scene, render_scene
+from .scene import BEFORE, EPILOGUE, PREAMBLE, Scene, parse_scene, render_scene
 from .store import State, Store, render_state
 from .text import Vectorizer
 
@@ -284,15 +284,17 @@ def _header(new: Scene, before: Scene | None, sources: list[Scene], now: datetim
     elif "merged_from" in old:
         meta["merged_from"] = old["merged_from"]
         raw["merged_from"] = before.raw.get("merged_from")
-    if before is not None and PREAMBLE in before.raw:
-        raw[PREAMBLE] = before.raw[PREAMBLE]
+    if before is not None:   # a person's comment lines stay where they were
+        raw.update((slot, text) for slot, text in before.raw.items()
+                   if slot in (PREAMBLE, EPILOGUE) or slot.startswith(BEFORE))
     for origin in [s for s in (before, *sources, new) if s is not None]:
         for key, value in origin.meta.items():
             if key in ENGINE_KEYS or key in meta:
                 continue
             meta[key] = value
-            if key in origin.raw:
-                raw[key] = origin.raw[key]
+            for slot in (key, f"{BEFORE}{key}"):
+                if slot in origin.raw and slot not in raw:
+                    raw[slot] = origin.raw[slot]
     return meta, {k: v for k, v in raw.items() if v is not None}
 
 

@@ -31,6 +31,8 @@ _OPENERS = {YAML_DELIM: ("yaml", YAML_DELIM), BLOCK_START: ("block", BLOCK_END)}
 # Characters YAML or our CRLF folding would treat as line breaks: such text stays double-quoted.
 _BREAKS = ("\r", "\x85", "\u2028", "\u2029")
 PREAMBLE = "\0preamble"   # raw-text slot for comment lines before the first header key
+BEFORE = "\0before:"      # + key: comment lines just before that key
+EPILOGUE = "\0epilogue"   # comment lines after the last key
 
 
 class SceneHeaderWarning(UserWarning):
@@ -122,8 +124,15 @@ def _load_meta(source: str, first_line: int) -> tuple[dict[str, Any], dict[str, 
     if not isinstance(data, dict):
         raise _HeaderError(first_line, f"header is a {type(data).__name__}, not key: value pairs")
     pairs = node.value if node is not None else []   # an empty header has no node at all
-    key_lines = {k.value: first_line + k.start_mark.line for k, _ in pairs
-                 if isinstance(k, yaml.ScalarNode)}
+    key_lines: dict = {}
+    for key, _ in pairs:
+        if not isinstance(key, yaml.ScalarNode):
+            continue
+        line = first_line + key.start_mark.line
+        if key.value in key_lines:   # YAML keeps the last silently; one of them would be lost
+            raise _HeaderError(line, f"key {key.value!r} appears twice (lines "
+                                     f"{key_lines[key.value]} and {line}); keep one")
+        key_lines[key.value] = line
     meta = _typed_meta(data, key_lines, first_line)
     return meta, _raw_keys(source, node, meta)
 
@@ -150,9 +159,18 @@ def _raw_keys(source: str, node, meta: dict[str, Any]) -> dict[str, tuple[Any, s
         raw[PREAMBLE] = (None, "\n".join(lines[:starts[0]]))
     for i, key in enumerate(keys):
         end = starts[i + 1] if i + 1 < len(starts) else len(lines)
-        block = "\n".join(lines[starts[i]:end]).rstrip("\n")
+        block = lines[starts[i]:end]
+        # Comment lines after a value belong to what follows, not to this key: a key the
+        # engine rewrites must not take a person's comment with it.
+        cut = len(block)
+        while cut > 1 and (not block[cut - 1].strip() or block[cut - 1].lstrip().startswith("#")):
+            cut -= 1
+        trailing = "\n".join(block[cut:]).strip("\n")
         if key in meta:
-            raw[key] = (meta[key], block)
+            raw[key] = (meta[key], "\n".join(block[:cut]))
+        if trailing:
+            slot = f"{BEFORE}{keys[i + 1]}" if i + 1 < len(keys) else EPILOGUE
+            raw[slot] = (None, trailing)
     return raw
 
 
@@ -253,11 +271,15 @@ def _header_text(meta: dict[str, Any], raw: dict[str, tuple[Any, str]]) -> str:
     """Header lines: a key whose value is unchanged since it was read keeps its source text."""
     parts = [raw[PREAMBLE][1] + "\n"] if PREAMBLE in raw else []
     for key, value in meta.items():
+        if f"{BEFORE}{key}" in raw:
+            parts.append(raw[f"{BEFORE}{key}"][1] + "\n")
         kept = raw.get(key)
         if kept is not None and type(kept[0]) is type(value) and kept[0] == value:
             parts.append(kept[1] + "\n")
         else:
             parts.append(_dump({key: value}))
+    if EPILOGUE in raw:
+        parts.append(raw[EPILOGUE][1] + "\n")
     return "".join(parts)
 
 

@@ -208,3 +208,20 @@ def test_a_changed_value_is_written_fresh_and_a_flow_header_still_renders():
     assert "time: '11:30'\n" in render_scene(scene)
     flow, _ = parse_quiet("---\n{summary: s, time: 10:00}\n---\nb\n")
     assert parse_quiet(render_scene(flow))[0].meta == flow.meta
+
+
+def test_comments_after_engine_keys_stay_when_those_keys_are_rewritten():
+    text = ("---\ncreated: 2024-01-01T00:00:00+00:00\n# my note about this scene\n"
+            "summary: Old.\n# why I keep it\n\nheat: 2\ncolor: blue\n# the end\n---\nbody\n")
+    scene, _ = parse_quiet(text)
+    scene.meta.update(summary="New.", heat=3)
+    out = render_scene(scene)
+    for comment in ("# my note about this scene\n", "# why I keep it\n", "# the end\n"):
+        assert comment in out
+    assert out.index("# why I keep it") < out.index("heat: 3")
+
+
+def test_a_key_written_twice_makes_the_header_unreadable_with_both_lines():
+    scene, caught = parse_quiet("---\nrace: Lisbon half\nsummary: s\nrace: Porto 10k\n---\nb\n")
+    assert scene.header is None
+    assert "'race' appears twice (lines 2 and 4)" in str(caught[0].message)
