@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -141,13 +142,24 @@ def advance_state(state: State, taken: list[Memory], deferred: list[int] = ()) -
         "since_persona": state.since_persona + len(taken)})
 
 
-def read_scene_texts(store: Store) -> dict[str, str]:
+def read_scene_texts(store: Store) -> dict[str, str | None]:
     """name -> text of every scene file now on disk, exactly (CRLF line ends kept: the
-    sandbox compares what it showed with the bytes on disk)."""
-    texts = {}
-    for name in store.scene_names():
-        with open(store.scenes_dir / name, encoding="utf-8", errors="replace", newline="") as f:
-            texts[name] = f.read()
+    sandbox compares what it showed with the bytes on disk); None for a file that is not
+    UTF-8 or whose name differs from another's only by case (a person must fix those)."""
+    names = store.scene_names()
+    folded: dict[str, int] = {}
+    for name in names:
+        key = unicodedata.normalize("NFC", name).casefold()
+        folded[key] = folded.get(key, 0) + 1
+    texts: dict[str, str | None] = {}
+    for name in names:
+        if folded[unicodedata.normalize("NFC", name).casefold()] > 1:
+            texts[name] = None
+            continue
+        try:
+            texts[name] = (store.scenes_dir / name).read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            texts[name] = None
     return texts
 
 
@@ -186,7 +198,8 @@ def build_job(store: Store, number: int, memories: list[Memory],
     git repository, for who wrote which line (default: opened here)."""
     config = store.config
     every = read_scene_texts(store)
-    metas = {n: _meta(n, t) for n, t in every.items()}   # each header parsed once per batch
+    # each header parsed once per batch; None: unreadable (bad header, not UTF-8, ambiguous)
+    metas = {n: _meta(n, t) if t is not None else None for n, t in every.items()}
     # A scene whose header cannot be read is a person's to fix: listed, never read or written.
     frozen = {n for n, meta in metas.items() if meta is None}
     texts = {n: t for n, t in every.items() if n not in frozen}
@@ -407,7 +420,11 @@ def _dedupe(memories: list[Memory]) -> tuple[list[Memory], list[tuple[Memory, Me
 def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> BatchResult:
     number = state.batch + 1
     distinct, duplicates = _dedupe(taken)
-    job = build_job(store, number, distinct, duplicates, repo=repo)
+    try:
+        job = build_job(store, number, distinct, duplicates, repo=repo)
+    except SandboxError as exc:   # a scene file the sandbox cannot use: say which, no trace
+        raise BatchError(f"batch {number}: {exc}; nothing written, memories still pending") \
+            from exc
     try:
         outcome = backend.run(job)
     except Exception as exc:  # any backend failure: nothing was written

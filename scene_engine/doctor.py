@@ -9,6 +9,7 @@ live batch took is accounted for in its ledger; no interrupted batch is waiting 
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 import warnings
 from collections import Counter
 
@@ -45,10 +46,21 @@ def _check_scenes(store: Store) -> list[str]:
             problems.append(f"persona.md has {size} characters; at most {MAX_PERSONA_CHARS} "
                             "(`scenes persona --force` rewrites it)")
     broken = 0
+    problems += _ambiguous_names(names)
     for name in names:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", SceneHeaderWarning)
-            scene = read_scene(store.scenes_dir / name)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", SceneHeaderWarning)
+                scene = read_scene(store.scenes_dir / name)
+        except UnicodeDecodeError as exc:   # an old editor's Latin-1 or GBK: frozen until saved
+            problems.append(f"scene {name} is not UTF-8 (byte {exc.start}); batches leave it "
+                            "alone until it is saved as UTF-8")
+            broken += 1
+            continue
+        except OSError as exc:
+            problems.append(f"scene {name} cannot be read: {exc.strerror or exc}")
+            broken += 1
+            continue
         problems += [f"scene {w.message}" for w in caught
                      if issubclass(w.category, SceneHeaderWarning)]
         if scene.header is None and not caught:
@@ -61,6 +73,16 @@ def _check_scenes(store: Store) -> list[str]:
             + (f"{broken} have no readable header and cannot be merged: fix or remove them"
                if broken else "the next batch merges them down"))
     return problems
+
+
+def _ambiguous_names(names: list[str]) -> list[str]:
+    """Scene names that differ only by case or Unicode form (one file on some systems)."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(unicodedata.normalize("NFC", name).casefold(), []).append(name)
+    return [f"scenes: {' and '.join(group)} differ only by case; batches leave them alone "
+            "until one is renamed or merged by hand" for group in groups.values()
+            if len(group) > 1]
 
 
 def _check_layout(store: Store) -> list[str]:

@@ -14,8 +14,9 @@ from .store import Store
 def add_memories(store: Store, data: bytes) -> AddReport:
     """Validate ``data`` (JSON list or JSONL) whole, append the new memories, commit.
 
-    Raises ``MemoryInputError`` (nothing added) for any bad record. Known ids are skipped and
-    exact-duplicate contents in the input collapse to one (the counts say how many).
+    Raises ``MemoryInputError`` (nothing added) for any bad record, ``JournalError`` for a
+    torn journal. Known ids are skipped; the same content at the same instant as a memory
+    already known (or earlier in the input) becomes an alias of it (the counts say how many).
     """
     memories = parse_input(data)
     with store_lock(store.lock_path):
@@ -23,21 +24,22 @@ def add_memories(store: Store, data: bytes) -> AddReport:
         recovery.recover(store, repo)
         state = store.load_state()
         journal = Journal(store.memories_dir)
-        segments = {f"memories/{seq // 1000:05d}.jsonl"
-                    for seq in range(state.next_seq, state.next_seq + len(memories) + 1)}
-        # Engine files only, restored whatever they hold: their text (which the journal
-        # decides while it appends) is not needed in the marker.
-        planned = dict.fromkeys([*sorted(segments), ".scene-engine/state.json"])
+        fresh, report, writes = journal.plan_append(memories, state.next_seq)
+        # Engine files only, restored whatever they hold: their text is not needed.
+        planned = dict.fromkeys([*(str(p.relative_to(store.root)) for p in writes),
+                                 ".scene-engine/state.json"])
         with interrupts.critical(repo):   # Ctrl-C waits until the add is committed
             recovery.begin(store, planned, repo)
-            fresh, report = journal.append(memories, state.next_seq)
-            if fresh:
+            journal.write(writes)
+            if writes:
                 store.save_state(state.model_copy(
                     update={"next_seq": state.next_seq + len(fresh)}))
                 # Only the journal and state: a hand edit waiting under scenes/ gets its own
                 # "hand edit" commit from the next batch, not a place in this one.
+                shown = (f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})" if fresh
+                         else "none (known ids added as aliases)")
                 history.commit(repo, f"add: {len(fresh)} memories\n\nMemories-Added: "
-                                     f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})\n",
+                                     f"{shown}\n",
                                paths=("memories", ".scene-engine/state.json"))
             recovery.end(store)
     return report

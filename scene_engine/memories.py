@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .fsutil import atomic_write_text
+from .store import StoreError
 
 SEGMENT = 1000
 MAX_CONTENT_CHARS = 10_000
@@ -258,15 +259,19 @@ class Journal:
             return []
         return _lines(path.read_text(encoding="utf-8"))
 
+    def _records(self):
+        """(segment number, offset, record) of every journal line, in order."""
+        for path in sorted(self.folder.glob("*.jsonl")):
+            for offset, line in enumerate(_lines(path.read_text(encoding="utf-8"))):
+                yield int(path.stem), offset, _record(path, offset, line)
+
     def known_ids(self) -> dict[str, str]:
         """Every id in the journal, aliases included, with its content (reads it all: used by
         ``add`` and ``trace``, not by batches)."""
         ids = {}
-        for path in sorted(self.folder.glob("*.jsonl")):
-            for line in _lines(path.read_text(encoding="utf-8")):
-                record = json.loads(line)
-                for memory_id in (record["id"], *(record.get("aliases") or ())):
-                    ids[memory_id] = record["content"]
+        for _, _, record in self._records():
+            for memory_id in (record["id"], *(record.get("aliases") or ())):
+                ids[memory_id] = record["content"]
         return ids
 
     def find(self, memory_id: str) -> Memory | None:
@@ -276,17 +281,26 @@ class Journal:
                 return memory
         return None
 
-    def append(self, memories: list[Memory], next_seq: int) -> tuple[list[Memory], AddReport]:
-        """Number and append the new ones among ``memories`` starting at ``next_seq``.
+    def plan_append(self, memories: list[Memory], next_seq: int
+                    ) -> tuple[list[Memory], AddReport, dict[Path, str]]:
+        """What appending ``memories`` at ``next_seq`` makes: (the new memories with their
+        ``seq``, the counts, segment path -> its whole new text). Writes nothing.
 
-        A record with the same content at the same instant as an earlier one of the input is
-        collapsed into it and its id kept as an alias (the same fact restated at another time
-        is new evidence and kept). Returns the appended memories (with ``seq``) and the
-        counts. Each touched segment is rewritten atomically.
+        A record with the same content at the same instant as one already in the journal or
+        earlier in the input is the same memory: its id becomes an alias of that one (known
+        from then on, so adding the same file again adds nothing). The same fact restated at
+        another time is new evidence and kept.
         """
-        known = self.known_ids()
+        known, where = {}, {}
+        for number, offset, record in self._records():
+            for memory_id in (record["id"], *(record.get("aliases") or ())):
+                known[memory_id] = record["content"]
+            where[(record["content"], datetime.fromisoformat(record["created_at"]))] = (
+                number, offset)
+        fresh: list[Memory] = []
         first: dict[tuple[str, datetime], int] = {}   # (content, instant) -> index in fresh
-        fresh, skipped, dupes, differ = [], 0, 0, 0
+        aliases: dict[tuple[int, int], list[str]] = {}  # journal line -> ids to add
+        skipped = dupes = differ = 0
         for memory in memories:
             if memory.id in known:
                 skipped += 1
@@ -295,21 +309,47 @@ class Journal:
             known[memory.id] = memory.content
             key = (memory.content, memory.created_at)
             if key in first:
-                dupes += 1
                 kept = fresh[first[key]]
                 fresh[first[key]] = replace(kept, aliases=(*kept.aliases, memory.id))
+            elif key in where:
+                aliases.setdefault(where[key], []).append(memory.id)
+            else:
+                first[key] = len(fresh)
+                fresh.append(_with_seq(memory, next_seq + len(fresh)))
                 continue
-            first[key] = len(fresh)
-            fresh.append(_with_seq(memory, next_seq + len(fresh)))
-        by_segment: dict[int, list[str]] = {}
+            dupes += 1
+        writes = self._segment_texts(fresh, aliases)
+        return fresh, AddReport(added=len(fresh), known=skipped, duplicates=dupes,
+                                known_changed=differ), writes
+
+    def _segment_texts(self, fresh: list[Memory], aliases: dict[tuple[int, int], list[str]]
+                       ) -> dict[Path, str]:
+        new: dict[int, list[str]] = {}
         for memory in fresh:
             line = json.dumps(memory.to_record(), ensure_ascii=False)
-            by_segment.setdefault(memory.seq // SEGMENT, []).append(line)
-        for number, lines in by_segment.items():
-            existing = self._read_segment(number)
-            atomic_write_text(self._segment(number), "\n".join(existing + lines) + "\n")
-        return fresh, AddReport(added=len(fresh), known=skipped, duplicates=dupes,
-                                known_changed=differ)
+            new.setdefault(memory.seq // SEGMENT, []).append(line)
+        writes = {}
+        for number in sorted(set(new) | {n for n, _ in aliases}):
+            lines = self._read_segment(number)
+            for (seg, offset), ids in aliases.items():
+                if seg == number:
+                    record = json.loads(lines[offset])
+                    record["aliases"] = [*(record.get("aliases") or []), *ids]
+                    lines[offset] = json.dumps(record, ensure_ascii=False)
+            writes[self._segment(number)] = "\n".join(lines + new.get(number, [])) + "\n"
+        return writes
+
+    @staticmethod
+    def write(writes: dict[Path, str]) -> None:
+        """Write planned segment texts, each atomically (temp file + rename)."""
+        for path, text in writes.items():
+            atomic_write_text(path, text)
+
+    def append(self, memories: list[Memory], next_seq: int) -> tuple[list[Memory], AddReport]:
+        """``plan_append`` then ``write``; returns the new memories and the counts."""
+        fresh, report, writes = self.plan_append(memories, next_seq)
+        self.write(writes)
+        return fresh, report
 
     def read(self, seqs: list[int]) -> list[Memory]:
         """The memories with these numbers, in the order given; reads only their segments."""
@@ -323,16 +363,31 @@ class Journal:
             offset = seq - number * SEGMENT
             if offset >= len(lines):
                 raise KeyError(f"memory #{seq} is not in the journal")
-            result.append(Memory.from_record(json.loads(lines[offset])))
+            result.append(Memory.from_record(_record(self._segment(number), offset,
+                                                     lines[offset])))
         return result
 
     def all(self) -> list[Memory]:
         """Every memory, in journal order."""
-        result = []
-        for path in sorted(self.folder.glob("*.jsonl")):
-            for line in _lines(path.read_text(encoding="utf-8")):
-                result.append(Memory.from_record(json.loads(line)))
-        return result
+        return [Memory.from_record(record) for _, _, record in self._records()]
+
+
+class JournalError(StoreError):
+    """A journal line cannot be read; the message names the file, the line and the way back
+    (the journal is in git)."""
+
+
+def _record(path: Path, offset: int, line: str) -> dict:
+    """One journal line as a record; ``JournalError`` naming the file and line if torn."""
+    try:
+        record = json.loads(line)
+        Memory.from_record(record)
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        rel = f"{path.parent.name}/{path.name}"
+        raise JournalError(
+            f"{rel} line {offset + 1} is not a whole memory record ({exc}); the journal is in "
+            f"git: `git checkout -- {rel}` brings back the last committed version") from None
+    return record
 
 
 def _lines(text: str) -> list[str]:

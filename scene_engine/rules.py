@@ -167,7 +167,8 @@ class ScenePolicy:
             return (f"there are already {live} scenes and the limit is {ctx.max_scenes - 1}. "
                     "Update an existing scene, or merge two related scenes first (write the "
                     "merged text into one, then write `[DELETED]` to the other).")
-        needed = min(2, len(ctx.existing))
+        readable = [n for n in ctx.existing if n not in ctx.frozen]   # frozen: unreadable
+        needed = min(2, len(readable))
         seen = {n.casefold() for n in (self.box.read_names | ctx.shown)}
         read = [n for n in ctx.existing if n.casefold() in seen]
         if len(read) < needed:

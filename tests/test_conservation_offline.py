@@ -462,3 +462,47 @@ def test_a_pinned_scenes_entries_are_never_condensed(tmp_path):
     after = body_of(store, garden).splitlines()
     assert all(line in after for line in before)
     assert "(digest)" not in body_of(store, garden)
+
+
+def test_scenes_in_latin_1_or_with_names_differing_by_case_are_left_alone(tmp_path):
+    store = new_store(tmp_path / "s")
+    (store.scenes_dir / "cafe.md").write_bytes("---\nsummary: Caf\xe9 notes.\n---\nCr\xe8me br\xfbl\xe9e.\n"
+                                               .encode("latin-1"))
+    (store.scenes_dir / "Work.md").write_text("---\nsummary: Work A.\n---\nA\n", "utf-8")
+    (store.scenes_dir / "work.md").write_text("---\nsummary: Work B.\n---\nB\n", "utf-8")
+    before = {n: (store.scenes_dir / n).read_bytes() for n in store.scene_names()}
+    add(store, ("m1", "Bought a red bicycle for commuting.", "2024-01-01T08:00:00Z"))
+    result = runner.invoke(app, ["--dir", str(store.root), "run"])
+    assert result.exit_code == 0, result.output
+    assert open_store(store.root).load_state().pending == 0
+    assert all((store.scenes_dir / n).read_bytes() == b for n, b in before.items())
+    problems = check_store(store)
+    assert any("cafe.md is not UTF-8 (byte" in p for p in problems)
+    assert any("Work.md and work.md differ only by case" in p for p in problems)
+
+
+def test_the_same_memory_under_a_new_id_in_a_later_add_becomes_an_alias(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, ("a", "Moved to Porto.", "2026-01-05T09:00:00Z"))
+    fold(store)
+    report = add_memories(store, json.dumps([{"id": "b", "content": "Moved to Porto.",
+                                              "created_at": "2026-01-05T10:00:00+01:00"}]).encode())
+    assert (report.added, report.duplicates) == (0, 1)
+    assert [(m.id, m.aliases) for m in Journal(store.memories_dir).all()] == [("a", ("b",))]
+    assert open_store(store.root).load_state().pending == 0
+    assert trace_memory(store, "b").memory.id == "a"
+    assert check_store(store) == []
+
+
+def test_a_torn_journal_line_is_named_with_the_way_back(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, *garden_memories(3))
+    segment = store.memories_dir / "00000.jsonl"
+    segment.write_bytes(segment.read_bytes()[:-25])
+    result = runner.invoke(app, ["--dir", str(store.root), "add", "-"],
+                           input='{"content": "q"}')
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "memories/00000.jsonl line 3 is not a whole memory record" in result.output
+    assert "git checkout -- memories/00000.jsonl" in result.output
+    doctor = runner.invoke(app, ["--dir", str(store.root), "doctor"])
+    assert doctor.exit_code == 1 and "memories/00000.jsonl line 3" in doctor.output
