@@ -52,7 +52,9 @@ def content_terms(text: str, numbers: bool = False) -> frozenset[str]:
     """The content words of ``text``: ``text.terms``, Latin words stemmed, numbers only if
     ``numbers`` (dates are everywhere in a scene; in a memory a number is a fact), and
     ``NEGATION`` when it negates something (stop words hide "not")."""
-    found = {_stem(t) for t in terms(text) if numbers or not t.isdigit()}
+    found = {_stem(t) for t in terms(text) if not t.isdigit()}
+    if numbers:   # every number, one digit too ("day 1" is not "day 7")
+        found.update(re.findall(r"\d+", text))
     if _NEGATION.search(text.lower()):
         found.add(NEGATION)
     return frozenset(found)

@@ -8,16 +8,19 @@ carry it now).
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 
 from . import history
 from .accounting import Ledger
 from .batch import expand_seqs
-from .conservation import coverage
+from .conservation import content_terms, coverage
 from .memories import Journal, Memory
+from .offline import MONTHS
+from .scene import parse_scene
 from .store import Store
 
-LINE_EVIDENCE = 0.5   # a current line carries the memory if it holds this share of its words
+LINE_EVIDENCE = 0.8   # a sentence states the memory if it holds this share of its words
 
 
 class TraceError(LookupError):
@@ -28,12 +31,15 @@ class TraceError(LookupError):
 
 @dataclass
 class Trace:
-    """What ``trace_memory`` found. ``status``: "pending" | "processed" | "forgotten";
+    """What ``trace_memory`` found. ``asked``: the id asked for (an alias, maybe); ``status``:
+    "pending" | "processed" | "forgotten";
     ``events``: oldest first, each ``{"kind", "time", "commit", ...}``; ``scenes``: the scenes
-    that hold it now; ``lines``: ``{"scene", "line", "text", "batch"}`` carrying it now."""
+    that hold it now; ``lines``: ``{"scene", "line", "text", "batch", "kind", "how"}`` carrying
+    it now ("how": "whole" or "condensed" into a digest)."""
 
     memory: Memory
     status: str
+    asked: str = ""
     events: list[dict] = field(default_factory=list)
     scenes: list[str] = field(default_factory=list)
     lines: list[dict] = field(default_factory=list)
@@ -56,29 +62,37 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
               "pending" if memory.seq in state.requeued or memory.seq >= state.cursor
               else "processed")
     repo = history.open_repo(store.root)
-    trace = Trace(memory=memory, status=status)
+    trace = Trace(memory=memory, status=status, asked=memory_id)
     tracked: set[str] = set()
     batches: dict[int, set[str]] = {}    # batch that took it -> the scenes it went to
+    merges: dict[int, dict[str, list[str]]] = {}   # batch -> its merges (survivor -> sources)
     for commit in history.engine_commits(repo):
         found = history.trailers(commit.message)
         kind = history.commit_kind(commit.message)
         base = {"time": commit.committed_datetime.isoformat(), "commit": commit.hexsha}
         if kind == "batch":
             ledger = _ledger(commit, found)
+            number = int(found["Batch"])
+            merges[number] = ledger.merges if ledger else {}
             if memory.seq in expand_seqs(found.get("Memory-Seqs", "")):
                 entry = _entry(ledger, memory.seq)
                 tracked = set(entry.get("scenes", [])) if entry else set()
-                batches[int(found["Batch"])] = set(tracked)
-                trace.events.append(base | {"kind": "batch", "batch": int(found["Batch"])}
+                batches[number] = set(tracked)
+                trace.events.append(base | {"kind": "batch", "batch": number}
                                     | (entry or {"outcome": "unknown (batch made before "
                                                             "ledgers were kept)"}))
             elif ledger and tracked:
-                tracked = _follow_merges(trace, base, int(found["Batch"]), ledger, tracked)
+                tracked = _follow_merges(trace, base, number, ledger.merges, tracked)
         elif kind in ("undo", "redo", "forget"):
             number = found.get("Undo-Batch") or found.get("Redo-Batch") or found.get("Forget-Batch")
             if number and int(number) in batches:
                 trace.events.append(base | {"kind": kind, "batch": int(number)})
                 tracked = set(batches[int(number)]) if kind == "redo" else set()
+            elif number and tracked and merges.get(int(number)):
+                # An undone merge puts the scenes back apart; a redo merges them again.
+                reverse = kind == "undo"
+                tracked = _follow_merges(trace, base, int(number), merges[int(number)],
+                                         tracked, reverse)
         elif kind == "hand edit" and tracked:
             tracked = _follow_hand_edit(trace, base, repo, commit, tracked)
     on_disk = set(store.scene_names())
@@ -105,13 +119,20 @@ def _entry(ledger: Ledger | None, seq: int) -> dict | None:
         if match else None
 
 
-def _follow_merges(trace: Trace, base: dict, batch: int, ledger: Ledger,
-                   tracked: set[str]) -> set[str]:
-    for survivor, sources in ledger.merges.items():
+def _follow_merges(trace: Trace, base: dict, batch: int, merges: dict[str, list[str]],
+                   tracked: set[str], reverse: bool = False) -> set[str]:
+    """Move ``tracked`` along a batch's merges (back again when ``reverse``: an undo)."""
+    for survivor, sources in merges.items():
+        if reverse:
+            if survivor in tracked:
+                tracked = (tracked - {survivor}) | set(sources) | {survivor}
+                trace.events.append({**base, "kind": "merge undone", "batch": batch,
+                                     "from": survivor, "into": ", ".join(sources)})
+            continue
         moved = tracked & set(sources)
         for source in sorted(moved):
-            trace.events.append(base | {"kind": "merge", "batch": batch, "from": source,
-                                        "into": survivor})
+            trace.events.append({**base, "kind": "merge", "batch": batch, "from": source,
+                                 "into": survivor})
         if moved:
             tracked = (tracked - moved) | {survivor}
     return tracked
@@ -137,25 +158,61 @@ def _follow_hand_edit(trace: Trace, base: dict, repo, commit, tracked: set[str])
 
 
 def _current_lines(repo, store: Store, memory: Memory, scenes: list[str]) -> list[dict]:
-    """Lines of ``scenes`` now that state the memory, with the batch that last wrote them."""
+    """Lines of ``scenes`` now that state the memory (a sentence holding nearly all of its
+    words, numbers included), or a digest fact condensed from it, with the batch that last
+    wrote them."""
     rows = []
     for scene in scenes:
         try:
             blame = history.blame_lines(repo, f"scenes/{scene}")
         except history.HistoryError:
             continue
-        for row in blame:
-            text = row["text"].strip()
-            if text and coverage(memory.content, text) >= LINE_EVIDENCE:
+        body = parse_scene((store.scenes_dir / scene).read_text(encoding="utf-8",
+                                                                errors="replace"))
+        first = len(blame) - len(body.body.rstrip("\n").split("\n")) if body.header else 0
+        for row in blame[first:]:          # the body only: a summary is not a place
+            how = _states(memory, row["text"], store.config.tz)
+            if how:
                 rows.append({"scene": scene, "line": row["line"], "text": row["text"],
-                             "batch": row["batch"], "kind": row["kind"]})
+                             "batch": row["batch"], "kind": row["kind"], "how": how})
     return rows
+
+
+def _states(memory: Memory, line: str, tz) -> str:
+    """"whole" when a sentence of ``line`` states the memory, "condensed" when a fact of a
+    month digest was cut from it (its words, on the memory's own day), else ""."""
+    text, content = line.strip(), memory.content
+    if not text:
+        return ""
+    digest = _DIGEST.match(text)
+    if digest:
+        when = memory.created_at.astimezone(tz)
+        if digest.group(1) != f"{when:%Y-%m}":
+            return ""
+        day = f"{when.day} {MONTHS[when.month - 1]}: "
+        for fact in digest.group(2).split("; "):
+            if fact.startswith(day):
+                fact = fact.removeprefix(day).rstrip("…").strip()
+                if len(content_terms(fact)) >= 2 and coverage(fact, content) >= 0.9:
+                    return "condensed"
+        return ""
+    numbers = set(re.findall(r"\d+", content))    # a fact's numbers are the fact
+    for sentence in re.split(r"(?<=[.!?。！？])\s+", text):
+        if (coverage(content, sentence, numbers=True) >= LINE_EVIDENCE
+                and numbers <= set(re.findall(r"\d+", text))):
+            return "whole"
+    return ""
+
+
+_DIGEST = re.compile(r"^- (\d{4}-\d{2}) \(digest\): (.*)$")
 
 
 def render(trace: Trace) -> str:
     """The trace as lines a person reads."""
     m = trace.memory
-    lines = [f"memory {m.id} (#{m.seq}, {m.created_at.isoformat()})", f"  {m.content[:300]}",
+    alias = f", asked for as its alias {trace.asked}" if trace.asked != m.id else ""
+    lines = [f"memory {m.id} (#{m.seq}, {m.created_at.isoformat()}{alias})",
+             f"  {m.content[:300]}",
              f"status: {trace.status}", "history:"]
     for e in trace.events:
         when = f"  {e['time'][:19]} {e['commit'][:8]}"
@@ -165,6 +222,9 @@ def render(trace: Trace) -> str:
             lines.append(f"{when} batch {e['batch']}: {e['outcome']} -> {where}{reason}")
         elif e["kind"] == "merge":
             lines.append(f"{when} batch {e['batch']}: {e['from']} merged into {e['into']}")
+        elif e["kind"] == "merge undone":
+            lines.append(f"{when} undo of batch {e['batch']}: {e['from']} split back into "
+                         f"{e['into']}")
         elif "from" in e:
             lines.append(f"{when} {e['kind']}: {e['from']}"
                          + (f" -> {e['into']}" if e.get("into") else ""))
@@ -175,5 +235,6 @@ def render(trace: Trace) -> str:
     lines.append("now in: " + (", ".join(trace.scenes) or "no scene"))
     for row in trace.lines:
         who = f"batch {row['batch']}" if row["batch"] else row["kind"]
-        lines.append(f"  {row['scene']}:{row['line']} ({who}) {row['text']}")
+        how = ", condensed" if row.get("how") == "condensed" else ""
+        lines.append(f"  {row['scene']}:{row['line']} ({who}{how}) {row['text']}")
     return "\n".join(lines) + "\n"

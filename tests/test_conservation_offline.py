@@ -506,3 +506,32 @@ def test_a_torn_journal_line_is_named_with_the_way_back(tmp_path):
     assert "git checkout -- memories/00000.jsonl" in result.output
     doctor = runner.invoke(app, ["--dir", str(store.root), "doctor"])
     assert doctor.exit_code == 1 and "memories/00000.jsonl line 3" in doctor.output
+
+
+def test_trace_shows_only_the_memorys_own_lines_digests_included_and_follows_an_undone_merge(
+        tmp_path):
+    store = new_store(tmp_path / "s", max_scene_chars=600, max_scenes=3)
+    add(store, ("c1", "Cooked a lentil curry with fresh coriander for dinner.",
+                "2024-02-01T19:00:00Z"))
+    fold(store)
+    add(store, *garden_memories(6))
+    fold(store)
+    add(store, ("late", "Planted chili peppers beside the tomatoes in the balcony garden.",
+                "2024-06-01T08:00:00Z"), *garden_memories(3, start=6, month="2024-05"))
+    fold(store)
+    condensed = trace_memory(store, "g1")
+    assert [row["how"] for row in condensed.lines] == ["condensed"]
+    assert "1 Mar: Watered" in condensed.lines[0]["text"]
+    whole = trace_memory(store, "g7")
+    assert [(row["how"], "day 7." in row["text"]) for row in whole.lines] == [("whole", True)]
+    # A merge, then its undo: the memory is back in its own scene.
+    add(store, ("k1", "Learned to knit a scarf with blue wool.", "2024-06-05T09:00:00Z"))
+    fold(store)
+    merged = [e for e in trace_memory(store, "c1").events if e["kind"] == "merge"]
+    if merged:
+        runner.invoke(app, ["--dir", str(store.root), "undo"])
+        again = trace_memory(store, "c1")
+        assert again.events[-1]["kind"] == "merge undone"
+        assert merged[-1]["from"] in again.scenes
+    alias = runner.invoke(app, ["--dir", str(store.root), "trace", "g7"])
+    assert alias.exit_code == 0 and "now in:" in alias.output
