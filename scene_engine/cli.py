@@ -135,9 +135,12 @@ def _read_input(source: str) -> bytes:
     if source == "-":
         return sys.stdin.buffer.read()
     path = Path(source)
-    if not path.is_file():
-        _fail(f"{source}: " + ("a folder, not a file" if path.is_dir() else "no such file"), 2)
-    return path.read_bytes()
+    if path.is_dir():
+        _fail(f"{source}: a folder, not a file", 2)
+    try:   # a pipe or a device (/dev/stdin, /dev/null) is as good as a file
+        return path.read_bytes()
+    except FileNotFoundError:
+        _fail(f"{source}: no such file", 2)
 
 
 @app.command()
@@ -146,9 +149,30 @@ def add(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, or 
         ) -> None:
     """Add memories; the whole input is checked first and refused whole if any record is bad."""
     from .engine import add_memories
+    from .interrupts import Terminated
 
     store = _store()
-    _report_add(add_memories(store, _read_input(source)), err=False)
+    data = _read_input(source)
+    before = store.load_state().next_seq
+    try:
+        report = add_memories(store, data)
+    except (KeyboardInterrupt, Terminated) as exc:
+        added = _added_since(store, before)
+        if added is None:
+            _interrupted(exc, "nothing was added")
+        # The add was committed before the signal landed: it succeeded; say so plainly.
+        typer.echo(f"added {added} memories (the add was committed before the interrupt)")
+        return
+    _report_add(report, err=False)
+
+
+def _added_since(store, before: int) -> int | None:
+    """Memories an add committed since the journal held ``before`` (None: none committed)."""
+    try:
+        now = store.load_state().next_seq
+    except Exception:   # cannot tell: report the interrupt as it is
+        return None
+    return now - before if now > before else None
 
 
 def _report_add(report, err: bool) -> None:
@@ -264,11 +288,13 @@ def ingest(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, 
 
     store = _store()
     data = _read_input(source)
+    before = store.load_state().next_seq
     try:
         report = add_memories(store, data)
     except (KeyboardInterrupt, Terminated) as exc:
-        _interrupted(exc, f"the memories were added whole or not at all; no batch ran"
-                          f"{_pending_note(store)}")
+        added = _added_since(store, before)
+        done = f"{added} memories were added" if added else "nothing was added"
+        _interrupted(exc, f"{done}; no batch ran{_pending_note(store)}")
     _report_add(report, err=True)
     _run(store, backend, model, api_base, batch_size, max_batches)
 
@@ -519,8 +545,11 @@ def trace(memory_id: Annotated[str, typer.Argument(help="A memory id (or an alia
 
 
 def _scene_match(store, name: str) -> str:
+    import unicodedata
+
     wanted = name if name.lower().endswith(".md") else f"{name}.md"
-    match = [n for n in store.scene_names() if n.casefold() == wanted.casefold()]
+    key = unicodedata.normalize("NFC", wanted).casefold()   # café typed as e + accent too
+    match = [n for n in store.scene_names() if unicodedata.normalize("NFC", n).casefold() == key]
     if not match:
         _fail(f"no scene named {wanted}; `scenes list` shows them", 2)
     return match[0]

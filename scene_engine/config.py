@@ -10,7 +10,7 @@ import json
 import tomllib
 from pathlib import Path
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -49,10 +49,14 @@ class Config(BaseModel):
     def _known_zone(cls, value: str) -> str:
         try:
             ZoneInfo(value)
+            return value
         except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown time zone {value!r}; use an IANA name such as "
-                             "UTC or Europe/Lisbon") from None
-        return value
+            pass
+        spelled = {z.lower(): z for z in available_timezones()}   # "utc", "europe/lisbon"
+        if value.strip().lower() in spelled:
+            return spelled[value.strip().lower()]
+        raise ValueError(f"unknown time zone {value!r}; use an IANA name such as UTC or "
+                         "Europe/Lisbon")
 
     @property
     def tz(self) -> ZoneInfo:
@@ -75,7 +79,8 @@ def load_config(path: Path) -> Config:
         return Config(**raw)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg'].removeprefix('Value error, ')}"
+            for err in exc.errors()
         )
         raise ConfigError(f"{path}: {problems}") from exc
 

@@ -8,6 +8,7 @@ live batch took is accounted for in its ledger; no interrupted batch is waiting 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import unicodedata
 import warnings
@@ -111,6 +112,10 @@ def _check_index(store: Store) -> list[str]:
         return ["index: missing; run `scenes reindex`"] if store.scene_names() else []
     index = SceneIndex(store.index_path, store.scenes_dir)
     try:
+        # The index is derived: bring it up to date first (an edit the watcher has not seen,
+        # a batch cut short), and report only what a sync cannot fix.
+        with contextlib.suppress(Exception):
+            index.sync()
         entries = index.entries()
     finally:
         index.close()

@@ -121,9 +121,11 @@ def _split_records(text: str) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            records.append((number, json.loads(line)))
+            records.append((number, json.loads(line, object_pairs_hook=_unique_keys)))
         except json.JSONDecodeError as exc:
             problems.append((number, f"not valid JSON: {exc.msg} (column {exc.colno})"))
+        except ValueError as exc:   # a key twice in one record (_unique_keys)
+            problems.append((number, str(exc)))
     if problems:
         raise MemoryInputError(problems)
     return records
@@ -131,9 +133,10 @@ def _split_records(text: str) -> list[tuple[int, Any]]:
 
 def _split_json_list(text: str) -> list[tuple[int, Any]]:
     """Decode a JSON list element by element so each record keeps its line number."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
     pos = text.index("[") + 1
     records = []
+    comma = False
 
     def line_at(index: int) -> int:
         return text.count("\n", 0, index) + 1
@@ -143,20 +146,36 @@ def _split_json_list(text: str) -> list[tuple[int, Any]]:
         if pos >= len(text):
             raise MemoryInputError([(line_at(pos), "JSON list is not closed with ]")])
         if text[pos] == "]":
+            if comma:   # JSON allows no trailing comma; a record may be missing
+                raise MemoryInputError([(line_at(pos), "a comma before ] (a record missing?)")])
             break
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise MemoryInputError([(exc.lineno, f"not valid JSON: {exc.msg}")]) from exc
+        except ValueError as exc:   # a key twice in one record (_unique_keys)
+            raise MemoryInputError([(line_at(pos), str(exc))]) from exc
         records.append((line_at(pos), value))
         pos = _skip_ws(text, end)
-        if pos < len(text) and text[pos] == ",":
+        comma = pos < len(text) and text[pos] == ","
+        if comma:
             pos += 1
         elif pos < len(text) and text[pos] != "]":
             raise MemoryInputError([(line_at(pos), "expected , or ] between records")])
-    if text[pos + 1:].strip():
-        raise MemoryInputError([(line_at(pos + 1), "text after the closing ]")])
+    rest = _skip_ws(text, pos + 1)
+    if rest < len(text):
+        raise MemoryInputError([(line_at(rest), "text after the closing ]")])
     return records
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object, refusing a key given twice (JSON keeps the last one silently)."""
+    found: dict = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"key {key!r} appears twice in one record")
+        found[key] = value
+    return found
 
 
 def _skip_ws(text: str, pos: int) -> int:
@@ -165,10 +184,23 @@ def _skip_ws(text: str, pos: int) -> int:
     return pos
 
 
+def _json_kind(value: Any) -> str:
+    """The JSON name of a decoded value's type (a person wrote JSON, not Python)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
 def _validate(value: Any, now: datetime) -> Memory:
     """One record -> Memory, or ``ValueError`` saying what is wrong with it."""
     if not isinstance(value, dict):
-        raise ValueError(f"a memory must be a JSON object, got {type(value).__name__}")
+        raise ValueError(f"a memory must be a JSON object, got {_json_kind(value)}")
     unknown = sorted(set(value) - FIELDS)
     if unknown:
         raise ValueError(f"unknown field(s) {', '.join(unknown)}; allowed: "
@@ -186,8 +218,10 @@ def _validate(value: Any, now: datetime) -> Memory:
         raise ValueError("`content` is empty")
     if len(content) > MAX_CONTENT_CHARS:
         raise ValueError(f"`content` has {len(content)} characters; at most {MAX_CONTENT_CHARS}")
-    if "\x00" in content:
-        raise ValueError("`content` contains a NUL character")
+    control = re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", content)
+    if control:   # a terminal escape in a memory would reach every `scenes show`
+        raise ValueError(f"`content` contains the control character "
+                         f"U+{ord(control.group()):04X} at position {control.start()}")
     created = _parse_time(value.get("created_at"), now)
     for key in ("role", "type", "scope"):
         if value.get(key) is not None and not isinstance(value[key], str):

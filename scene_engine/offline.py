@@ -117,8 +117,9 @@ def parse_draft(name: str, text: str, author: Authorship | None = None) -> Draft
         elif (raw_line[:1].isspace() and line not in mine and entries
               and not entries[-1].person):     # a wrapped entry continues
             entries[-1] = replace(entries[-1], text=f"{entries[-1].text} {line}")
-        else:   # a person's own line: kept as written, in its place, never trimmed
-            entries.append(Entry(found.group(1) if found else day, line, person=True))
+        else:   # a person's own line: kept as written (spaces too), in place, never trimmed
+            entries.append(Entry(found.group(1) if found else day, raw_line.rstrip("\r"),
+                                 person=True))
     return Draft(name, dict(scene.meta), head, entries, tail.strip(),
                  heading=heading if heading in mine else "", raw=scene.raw, keep_summary=keep)
 

@@ -535,3 +535,26 @@ def test_trace_shows_only_the_memorys_own_lines_digests_included_and_follows_an_
         assert merged[-1]["from"] in again.scenes
     alias = runner.invoke(app, ["--dir", str(store.root), "trace", "g7"])
     assert alias.exit_code == 0 and "now in:" in alias.output
+
+
+def test_small_things_a_new_user_hit(tmp_path):
+    store = new_store(tmp_path / "s", timezone="utc")       # any case of a zone name
+    assert open_store(store.root).config.timezone == "UTC"
+    empty = runner.invoke(app, ["--dir", str(store.root), "add", "/dev/null"])
+    assert "no such file" not in empty.output and empty.exit_code == 2   # empty input: bad input
+    assert "input is empty" in empty.output
+    add(store, ("c", "Had coffee at the Café Noir with Ana.", "2026-01-01T09:00:00Z"))
+    fold(store)
+    (name,) = store.scene_names()
+    path = store.scenes_dir / name
+    hand_write(store, name, path.read_text("utf-8") + "Two spaces end this line  \n")
+    add(store, ("d", "Had coffee at the Café Noir with Ana again.", "2026-01-02T09:00:00Z"))
+    fold(store)
+    assert "Two spaces end this line  \n" in path.read_text("utf-8")   # a Markdown line break
+    nfd = name.replace("é", "e\u0301") if "é" in name else name.upper()
+    shown = runner.invoke(app, ["--dir", str(store.root), "show", nfd])
+    assert shown.exit_code == 0
+    store.config_path.write_text(store.config_path.read_text("utf-8").replace(
+        'timezone = "utc"', 'timezone = "Mars/Base"'), "utf-8")
+    bad = runner.invoke(app, ["--dir", str(store.root), "status"])
+    assert bad.exit_code == 2 and "Value error" not in bad.output

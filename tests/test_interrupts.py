@@ -521,3 +521,38 @@ def test_sigint_and_sigterm_at_random_moments_leave_no_half_batch_and_keep_hand_
     for note in notes:                 # every person's line survived, and is committed
         assert note in committed, f"{where()}: {note} ({notes[note]}) lost"
     print(f"interrupt test: seed {SEED}, {INTERRUPTS} interrupts {seen}, {offered} memories; {plan}")
+
+
+@pytest.mark.parametrize("command", ["add", "ingest"])
+def test_an_interrupt_landing_after_an_add_committed_says_the_memories_were_added(
+        tmp_path, monkeypatch, command):
+    root = tmp_path / "store"
+    init_store(root)
+    real_end = recovery.end
+
+    def end_then_interrupt(store):
+        real_end(store)
+        raise KeyboardInterrupt      # the held-back Ctrl-C, delivered as the section ends
+
+    monkeypatch.setattr(recovery, "end", end_then_interrupt)
+    result = CliRunner().invoke(app, ["--dir", str(root), command, "-"], input=memories(0, 3))
+    assert open_store(root).load_state().next_seq == 3
+    if command == "add":
+        assert result.exit_code == 0, result.output
+        assert "added 3 memories (the add was committed before the interrupt)" in result.output
+    else:
+        assert result.exit_code == 130
+        assert "interrupted: 3 memories were added; no batch ran" in result.output
+
+
+def test_an_interrupt_before_an_add_committed_says_nothing_was_added(tmp_path, monkeypatch):
+    root = tmp_path / "store"
+    init_store(root)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(recovery, "begin", interrupted)
+    result = CliRunner().invoke(app, ["--dir", str(root), "add", "-"], input=memories(0, 3))
+    assert result.exit_code == 130 and "interrupted: nothing was added" in result.output
+    assert open_store(root).load_state().next_seq == 0

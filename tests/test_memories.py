@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import pathlib
 from datetime import UTC, datetime
 
@@ -15,7 +16,13 @@ from typer.testing import CliRunner
 from scene_engine.batch import select_batch
 from scene_engine.cli import app
 from scene_engine.engine import add_memories
-from scene_engine.memories import MAX_CONTENT_CHARS, SEGMENT, Journal, MemoryInputError
+from scene_engine.memories import (
+    MAX_CONTENT_CHARS,
+    SEGMENT,
+    Journal,
+    MemoryInputError,
+    parse_input,
+)
 from scene_engine.store import init_store
 
 runner = CliRunner()
@@ -191,7 +198,9 @@ def test_empty_or_malformed_input_exits_2(store, text):
 # ---------------------------------------------------------------- round trip (property)
 
 record = st.fixed_dictionaries(
-    {"content": st.text(min_size=1, max_size=80).filter(lambda s: s.strip() and "\0" not in s)},
+    # Control characters other than tab and line ends are refused (see the next test).
+    {"content": st.text(min_size=1, max_size=80).filter(
+        lambda s: s.strip() and not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", s))},
     optional={
         "created_at": st.one_of(
             st.integers(min_value=0, max_value=4_000_000_000),
@@ -318,3 +327,15 @@ def test_rfc3339_lower_case_dates_are_accepted():
 
     (memory,) = parse_input(b'{"content": "x", "created_at": "2026-02-03t10:00:00z"}')
     assert memory.created_at == datetime(2026, 2, 3, 10, tzinfo=UTC)
+
+
+def test_bad_json_shapes_are_refused_with_their_lines(tmp_path):
+    cases = {'[{"content": "a"},\n]': "line 2: a comma before ]",
+             '{"content": "a", "content": "b"}': "line 1: key 'content' appears twice",
+             '[{"content": "a"}]\n\n  x': "line 3: text after the closing ]",
+             'null': "line 1: a memory must be a JSON object, got null",
+             '{"content": "hi \\u001b[31m red"}': "control character U+001B at position 3"}
+    for text, message in cases.items():
+        with pytest.raises(MemoryInputError) as caught:
+            parse_input(text.encode())
+        assert message in str(caught.value), (text, str(caught.value))
