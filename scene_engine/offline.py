@@ -419,6 +419,7 @@ class _OfflineWorker:
         self.docs = {n: _similarity_text(n, t) for n, t in self.texts.items()}
         self.vectors = Vectorizer().fit([*self.docs.values(), *(m.content for m in job.memories)])
         self._vectors: dict[str, dict[str, float]] = {}
+        self._old_bodies: dict[str, str] = {}
 
     # -- sandbox calls, exactly as a model would make them
     def _call(self, tool: str, **arguments) -> str:
@@ -577,7 +578,9 @@ class _OfflineWorker:
                 return True
         before = list(draft.entries)
         draft.entries.append(Entry(day, self._fitting(memory.content), fresh=True))
-        if not condense(draft, self.limit_chars, self.zone, deep) or not self._keeps(draft):
+        fits = condense(draft, self.limit_chars, self.zone, deep)
+        rolled = draft.entries[:len(before)] != before     # anything condensed?
+        if not fits or (rolled and not self._keeps(draft)):
             draft.entries = before
             return False
         draft.changed = True
@@ -688,8 +691,9 @@ class _OfflineWorker:
         only when a scene overflows, so the rule for a scene with room holds by design."""
         if draft.name not in self.texts:
             return True
-        old_body = parse_scene(self.texts[draft.name], name=draft.name).body
-        return coverage(old_body, render_body(draft, self.zone)) >= KEEP_COVERAGE
+        if draft.name not in self._old_bodies:
+            self._old_bodies[draft.name] = parse_scene(self.texts[draft.name], name=draft.name).body
+        return coverage(self._old_bodies[draft.name], render_body(draft, self.zone)) >= KEEP_COVERAGE
 
     def flush(self) -> None:
         """Write the changed existing scenes, then delete the merged-away ones (a delete needs
