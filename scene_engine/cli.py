@@ -148,31 +148,31 @@ def _read_input(source: str) -> bytes:
 def add(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, or - for stdin.")]
         ) -> None:
     """Add memories; the whole input is checked first and refused whole if any record is bad."""
+    store = _store()
+    report, interrupt, added = _add(store, _read_input(source))
+    if interrupt is None:
+        _report_add(report, err=False)
+    elif added is None:
+        _interrupted(interrupt, "nothing was added")
+    else:   # the add was committed before the signal landed: it succeeded; say so plainly
+        typer.echo(f"added {added} memories (the add was committed before the interrupt)")
+
+
+def _add(store, data: bytes):
+    """``add_memories`` that reports an interrupt instead of raising it: (report or None,
+    the interrupt or None, memories committed before it or None)."""
     from .engine import add_memories
     from .interrupts import Terminated
 
-    store = _store()
-    data = _read_input(source)
     before = store.load_state().next_seq
     try:
-        report = add_memories(store, data)
+        return add_memories(store, data), None, None
     except (KeyboardInterrupt, Terminated) as exc:
-        added = _added_since(store, before)
-        if added is None:
-            _interrupted(exc, "nothing was added")
-        # The add was committed before the signal landed: it succeeded; say so plainly.
-        typer.echo(f"added {added} memories (the add was committed before the interrupt)")
-        return
-    _report_add(report, err=False)
-
-
-def _added_since(store, before: int) -> int | None:
-    """Memories an add committed since the journal held ``before`` (None: none committed)."""
-    try:
-        now = store.load_state().next_seq
-    except Exception:   # cannot tell: report the interrupt as it is
-        return None
-    return now - before if now > before else None
+        try:
+            now = store.load_state().next_seq
+        except Exception:   # cannot tell: report the interrupt as it is
+            return None, exc, None
+        return None, exc, (now - before if now > before else None)
 
 
 def _report_add(report, err: bool) -> None:
@@ -283,18 +283,11 @@ def ingest(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, 
            backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
            batch_size: SizeOpt = None, max_batches: MaxOpt = None) -> None:
     """Add memories, then run (add + run)."""
-    from .engine import add_memories
-    from .interrupts import Terminated
-
     store = _store()
-    data = _read_input(source)
-    before = store.load_state().next_seq
-    try:
-        report = add_memories(store, data)
-    except (KeyboardInterrupt, Terminated) as exc:
-        added = _added_since(store, before)
+    report, interrupt, added = _add(store, _read_input(source))
+    if interrupt is not None:
         done = f"{added} memories were added" if added else "nothing was added"
-        _interrupted(exc, f"{done}; no batch ran{_pending_note(store)}")
+        _interrupted(interrupt, f"{done}; no batch ran{_pending_note(store)}")
     _report_add(report, err=True)
     _run(store, backend, model, api_base, batch_size, max_batches)
 

@@ -74,14 +74,20 @@ def garden_memories(n: int, start: int = 0, month: str = "2024-03") -> list[tupl
 
 # ------------------------------------------------------------------ 4. a full scene
 
-def test_a_full_scene_condenses_old_entries_and_keeps_the_newest_and_a_persons_lines(tmp_path):
-    # At the cap (2 scenes): no new scene can take the overflow, so the full scene condenses.
+def store_at_cap_with_a_garden(tmp_path):
+    """A store at its cap (2 scenes of 600 characters): a curry scene and a garden scene with
+    six March entries. No new scene can take an overflow, so a full scene condenses."""
     store = new_store(tmp_path / "s", max_scene_chars=600, max_scenes=3)
     add(store, ("c1", "Cooked a lentil curry with fresh coriander for dinner.",
                 "2024-02-01T19:00:00Z"))
     fold(store)
     add(store, *garden_memories(6))
     fold(store)
+    return store
+
+
+def test_a_full_scene_condenses_old_entries_and_keeps_the_newest_and_a_persons_lines(tmp_path):
+    store = store_at_cap_with_a_garden(tmp_path)
     name = next(n for n in store.scene_names() if "tomatoes" in body_of(store, n))
     path = store.scenes_dir / name
     hand_write(store, name, path.read_text("utf-8") + "\nMy own rule: never water at noon.\n")
@@ -510,12 +516,7 @@ def test_a_torn_journal_line_is_named_with_the_way_back(tmp_path):
 
 def test_trace_shows_only_the_memorys_own_lines_digests_included_and_follows_an_undone_merge(
         tmp_path):
-    store = new_store(tmp_path / "s", max_scene_chars=600, max_scenes=3)
-    add(store, ("c1", "Cooked a lentil curry with fresh coriander for dinner.",
-                "2024-02-01T19:00:00Z"))
-    fold(store)
-    add(store, *garden_memories(6))
-    fold(store)
+    store = store_at_cap_with_a_garden(tmp_path)
     add(store, ("late", "Planted chili peppers beside the tomatoes in the balcony garden.",
                 "2024-06-01T08:00:00Z"), *garden_memories(3, start=6, month="2024-05"))
     fold(store)
