@@ -58,11 +58,12 @@ def handled(func: Callable) -> Callable:
     @wraps(func)
     def wrapper(*args, **kwargs):
         from .config import ConfigError
-        from .interrupts import Terminated
+        from .interrupts import Terminated, reset_received
         from .lock import LockBusyError
         from .memories import MemoryInputError
         from .store import StoreError
 
+        reset_received()           # one command, one verdict (tests run many in one process)
         try:
             return func(*args, **kwargs)
         except (KeyboardInterrupt, Terminated) as exc:   # the `with` blocks have unwound
@@ -80,8 +81,11 @@ def handled(func: Callable) -> Callable:
         except Exception as exc:
             from .batch import BatchError
             from .history import HistoryError
+            from .interrupts import received
 
             if isinstance(exc, BatchError | HistoryError):
+                if received() is not None:   # a git child died of the same signal first
+                    _interrupted(received())
                 _fail(str(exc), 1)
             raise
 
@@ -202,7 +206,7 @@ def _run(store, backend_name, model, api_base, batch_size, max_batches) -> None:
                                else config.api_base)
     except ValueError as exc:
         _fail(str(exc), 2)
-    from .interrupts import Terminated
+    from .interrupts import Terminated, received
 
     before = store.load_state()
     pending = before.pending
@@ -222,6 +226,8 @@ def _run(store, backend_name, model, api_base, batch_size, max_batches) -> None:
                 run_pending(store, backend, max_batches=max_batches, size=size,
                             on_batch=on_batch)
             except BatchError as exc:
+                if received() is not None:   # git died of the same Ctrl-C: say it was that
+                    raise received() from exc
                 _fail(f"{exc}\n{len(results)} batch(es) committed before the failure; "
                       f"{store.load_state().pending} memories still pending", 1)
     except (KeyboardInterrupt, Terminated) as exc:   # the progress bar is closed by now

@@ -84,6 +84,21 @@ def _redeliver(signum, frame) -> None:
         signal.raise_signal(_lost.pop(0))
 
 
+def received() -> BaseException | None:
+    """The interrupt this process has received, as the exception its handler raises (None:
+    none). A git child killed by the same Ctrl-C can make an operation fail with a git error
+    before the interrupt itself surfaces; the command line reports such a failure as the
+    interrupt it is."""
+    if not _received:
+        return None
+    return Terminated() if _received[-1] == signal.SIGTERM else KeyboardInterrupt()
+
+
+def reset_received() -> None:
+    """Forget the interrupts received so far (a command starting afresh in this process)."""
+    _received.clear()
+
+
 def exit_code(exc: BaseException) -> int:
     """The shell's exit code for an interrupt: 143 for ``Terminated``, else 130 (SIGINT)."""
     return Terminated.exit_code if isinstance(exc, Terminated) else 130

@@ -556,3 +556,21 @@ def test_an_interrupt_before_an_add_committed_says_nothing_was_added(tmp_path, m
     result = CliRunner().invoke(app, ["--dir", str(root), "add", "-"], input=memories(0, 3))
     assert result.exit_code == 130 and "interrupted: nothing was added" in result.output
     assert open_store(root).load_state().next_seq == 0
+
+
+def test_a_git_error_caused_by_the_same_ctrl_c_is_reported_as_the_interrupt(
+        tmp_path, monkeypatch):
+    from scene_engine import batch
+    from scene_engine.batch import BatchError
+
+    root = tmp_path / "store"
+    add_memories(init_store(root), memories(0, 2).encode())
+
+    def git_killed_by_ctrl_c(*args, **kwargs):
+        monkeypatch.setattr(interrupts, "_received", [signal.SIGINT])   # the handler ran
+        raise BatchError("batch 1: git commit failed: killed by signal 2")
+
+    monkeypatch.setattr(batch, "run_pending", git_killed_by_ctrl_c)
+    result = CliRunner().invoke(app, ["--dir", str(root), "run"])
+    assert result.exit_code == 130, result.output
+    assert "interrupted" in result.output and "git commit failed" not in result.output
