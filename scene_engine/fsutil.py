@@ -1,4 +1,4 @@
-"""Small file-system helpers the store shares: atomic text writes.
+"""Small file-system helpers the store shares: atomic text writes, reads that never follow a link.
 
 The sandbox has its own, stricter writer (dir-fd relative, no-follow); this one is for the
 engine's own bookkeeping files (state, config, journal segments), whose paths the engine chose.
@@ -51,5 +51,36 @@ def fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class NotRegularFile(OSError):
+    """A path the engine would read is a symbolic link, a folder or a device, not a regular
+    file. The engine never follows a link out of the store (a link in ``scenes/`` to a file
+    elsewhere would put that file's text into the index)."""
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of ``path`` if it is a regular file, read without following a symbolic link
+    (``O_NOFOLLOW``, then ``fstat``: no window between check and read).
+
+    Raises ``NotRegularFile`` for a link, folder, FIFO or device; ``FileNotFoundError`` and
+    other ``OSError`` as the file system reports them."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        if os.path.islink(path):     # ELOOP (Linux) / EMLINK (BSD) for a link under O_NOFOLLOW
+            raise NotRegularFile(err.errno, "not a regular file (a symbolic link)",
+                                 str(path)) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(0, "not a regular file", str(path))
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
     finally:
         os.close(fd)

@@ -3,12 +3,21 @@
 The files are the truth; this database can be deleted and rebuilt at any time, and is rebuilt
 automatically when it is corrupt or was written with another schema version.
 
-Chinese/Japanese/Korean text: the stock ``unicode61`` tokenizer keeps a run of CJK characters as
-one token and the ``trigram`` tokenizer cannot match two-character words, so text is
-pre-tokenised in Python: every CJK run becomes its overlapping character bigrams plus its last
-character alone (``咖啡馆`` -> ``咖啡 啡馆 馆``). A query run of two or more characters becomes a
-phrase of bigrams; a single character becomes a prefix query (it starts a bigram or ends a run).
-Everything else is left to ``unicode61`` (case and diacritics folded).
+Text goes through ``analysis`` before FTS5 sees it (English stemmed, stop words out, Chinese as
+character pairs; questions segmented by jieba), so a question typed as people type it finds the
+scene that holds its words.
+
+Keeping in step, safely for every reader and writer:
+
+- ``rebuild`` builds a whole new index in memory and copies it into the database file in one
+  write transaction (SQLite's backup API), only once every file was read: a failed rebuild
+  leaves the old index as it was, and every open connection (a watcher's too) sees the new one.
+- Every write first checks that the database file is still the one this object opened (a
+  person may delete it): if not, it reopens, so nothing is written into a deleted file.
+- ``open_for_reading`` answers queries without ever needing write access: a busy writer or a
+  read-only store gives results from the index as it is (or from a copy in memory brought up
+  to date) with a one-line warning, never a traceback.
+- Files are read with ``fsutil.read_regular``: a symbolic link in ``scenes/`` is never followed.
 """
 
 from __future__ import annotations
@@ -16,17 +25,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 import sqlite3
+import stat
 import time
 import warnings
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .scene import SceneHeaderWarning, parse_scene
+from .analysis import QueryTerm, index_text, query_terms
+from .fsutil import NotRegularFile, read_regular
+from .layout import StoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3   # 3: analysed text (stems, no stop words), bodies in their own table
 # A file modified this close to the moment it was indexed may change again within the clock's
 # granularity with the same size; don't trust size+mtime for it next time (git's "racy clean").
 RACY_NS = 2_000_000_000
@@ -36,11 +47,8 @@ SNIPPET_CHARS = 160
 # Extra candidates fetched by BM25 alone so equal scores can still be ordered by heat.
 TIE_SLACK = 20
 
-_CJK = (r"\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u31a0-\u31bf"
-        r"\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f")
-_CJK_RUN = re.compile(f"[{_CJK}]+")
-# A query term: a CJK run, or a run of word characters that are not CJK.
-_QUERY_TERM = re.compile(f"[{_CJK}]+|(?:(?![{_CJK}])\\w)+")
+BUSY_SECONDS = 5.0   # a writer waits this long for another writer
+READ_BUSY_SECONDS = 1.0   # a query waits this long to bring the index up to date, then answers
 
 _SCHEMA = f"""
 CREATE TABLE scenes (
@@ -53,9 +61,10 @@ CREATE TABLE scenes (
     heat INTEGER NOT NULL,
     created TEXT,
     updated TEXT,
-    header_ok INTEGER NOT NULL,
-    body TEXT NOT NULL
+    header_ok INTEGER NOT NULL
 );
+-- Bodies apart: a rescan reads every row of ``scenes`` and should not page through the text.
+CREATE TABLE bodies (id INTEGER PRIMARY KEY, body TEXT NOT NULL);
 -- recall's scene map lists the hottest scenes: an index, not a scan of every row.
 CREATE INDEX scenes_by_heat ON scenes (heat DESC, name);
 CREATE VIRTUAL TABLE scene_fts USING fts5(
@@ -83,13 +92,15 @@ class Entry:
 @dataclass(frozen=True)
 class Hit:
     """A search result: scene ``name``, its ``summary`` and ``heat``, a ``snippet`` of the body
-    around the first matching term, and ``score`` (negated BM25: higher is better)."""
+    around the first matching term, ``score`` (negated BM25: higher is better) and
+    ``fallback``: True when no scene held every word of the query and this one holds some."""
 
     name: str
     summary: str
     heat: int
     snippet: str
     score: float
+    fallback: bool = False
 
 
 @dataclass
@@ -111,54 +122,43 @@ class SyncReport:
         return bool(self.added or self.updated or self.removed)
 
 
-def tokenize(text: str) -> str:
-    """Text for FTS5: each CJK run replaced by its bigrams and last character, space separated.
-
-    ``"I like 咖啡馆"`` -> ``"I like  咖啡 啡馆 馆 "``. Non-CJK text is returned unchanged.
-    """
-    return _CJK_RUN.sub(_expand_run, text)
-
-
-def _expand_run(match: re.Match) -> str:
-    run = match.group()
-    return " " + " ".join(map(str.__add__, run, run[1:])) + " " + run[-1] + " "
-
-
 def fts_query(query: str, any_term: bool = False) -> str | None:
-    """User text -> a safe FTS5 query string, or None if it holds no searchable term.
-
-    Every term is quoted, so FTS syntax in the input (quotes, ``AND``/``OR``/``NEAR``, ``*``,
-    ``:``, ``^``, parentheses) is searched as plain words. Terms are ANDed, or ORed with
-    ``any_term``. A CJK run of 2+ characters becomes a bigram phrase, one CJK character a prefix.
-    """
-    parts = []
-    for term in _QUERY_TERM.findall(query):
-        if _CJK_RUN.fullmatch(term):
-            if len(term) == 1:
-                parts.append(f'"{term}"*')
-            else:
-                parts.append('"' + " ".join(term[i:i + 2] for i in range(len(term) - 1)) + '"')
-        else:
-            parts.append('"' + term.replace('"', '""') + '"')
-    if not parts:
+    """User text -> a safe FTS5 query string, or None if it holds no searchable term
+    (see ``analysis.query_terms``). Terms are ANDed, or ORed with ``any_term``."""
+    terms = query_terms(query)
+    if not terms:
         return None
-    return (" OR " if any_term else " AND ").join(parts)
+    return (" OR " if any_term else " AND ").join(t.fts for t in terms)
+
+
+class IndexUnavailable(StoreError):
+    """The index can be neither read nor rebuilt here; the message is one line for a person
+    (exit code 1)."""
 
 
 class SceneIndex:
     """The search index of one store's scene folder.
 
     ``db_path``: the SQLite file (e.g. ``ROOT/.scene-engine/index.sqlite``; its folder is
-    created). ``scenes_dir``: the folder of ``*.md`` scene files (flat). A connection belongs to
-    the thread that made the index (sqlite3 rule): make one ``SceneIndex`` per thread.
+    created), or ``":memory:"``. ``scenes_dir``: the folder of ``*.md`` scene files (flat).
+    ``busy_seconds``: how long a write waits for another writer. A connection belongs to the
+    thread that made the index (sqlite3 rule): make one ``SceneIndex`` per thread.
     Raises ``sqlite3.OperationalError`` if the database stays locked by another writer for longer
-    than the busy timeout (5 s).
+    than ``busy_seconds``, or cannot be opened (e.g. a folder the user cannot write).
     """
 
-    def __init__(self, db_path: Path, scenes_dir: Path):
+    def __init__(self, db_path: Path | str, scenes_dir: Path, busy_seconds: float = BUSY_SECONDS,
+                 *, _conn: sqlite3.Connection | None = None):
+        self.in_memory = str(db_path) == ":memory:"
         self.db_path = Path(db_path)
         self.scenes_dir = Path(scenes_dir)
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.busy_seconds = busy_seconds
+        self._identity: tuple[int, int] | None = None
+        if _conn is not None:
+            self.conn = _conn
+            return
+        if not self.in_memory:
+            self.db_path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = self._open()
 
     # -- database lifecycle -------------------------------------------------------------
@@ -168,31 +168,47 @@ class SceneIndex:
         conn = None
         try:
             conn = self._connect()
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version == SCHEMA_VERSION:
-                conn.execute("SELECT count(*) FROM scenes").fetchone()
-                conn.execute("SELECT count(*) FROM scene_fts").fetchone()
+            if _schema_ok(conn):
                 return conn
         except sqlite3.DatabaseError as err:
             if not _is_corruption(err) and "no such table" not in str(err):
+                if conn is not None:
+                    conn.close()
                 raise
         if conn is not None:
             conn.close()
         return self._recreate()
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.db_path, timeout=5.0, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")  # derived data: WAL+NORMAL is safe enough
+        target = ":memory:" if self.in_memory else self.db_path
+        conn = sqlite3.connect(target, timeout=self.busy_seconds, isolation_level=None)
+        if not self.in_memory:
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")  # derived data: WAL+NORMAL is enough
+            except sqlite3.Error:
+                conn.close()          # e.g. a folder this user cannot write: no open file left
+                raise
+            self._identity = _identity(self.db_path)
         return conn
 
     def _recreate(self) -> sqlite3.Connection:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{self.db_path}{suffix}")
+        if not self.in_memory:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f"{self.db_path}{suffix}")
         conn = self._connect()
         conn.executescript(_SCHEMA)
         return conn
+
+    def _reopen_if_replaced(self) -> None:
+        """The database file was deleted or replaced since we opened it: open the one at the
+        path now, so nothing is written into a file no one else will read."""
+        if self.in_memory or _identity(self.db_path) == self._identity:
+            return
+        self.conn.close()
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = self._open()
 
     def close(self) -> None:
         """Close the connection; the object is unusable afterwards."""
@@ -212,17 +228,58 @@ class SceneIndex:
         A file whose size and mtime_ns match the index is skipped without reading; otherwise it
         is read and hashed (sha256) and re-parsed only if the checksum changed. Rows of files no
         longer present are removed. Returns a ``SyncReport``. A corrupt database is rebuilt.
+        Raises ``OSError`` if ``scenes/`` exists but cannot be listed (nothing is changed).
         """
         return self._guarded(self._sync)
 
     def rebuild(self) -> SyncReport:
-        """Drop the database and index every scene file again. Returns a ``SyncReport``."""
+        """Index every scene file again, aside, and swap the result in.
+
+        The new index is built in memory; only when every file was listed and read is it copied
+        into the database file in one write transaction (open connections see it at once).
+        Returns the ``SyncReport`` of the build (every scene in ``added``). Raises ``OSError``
+        if ``scenes/`` or one of its files cannot be read: the old index is then left as it
+        was.
+        """
+        fresh = SceneIndex(":memory:", self.scenes_dir)
+        try:
+            report = fresh._sync(strict=True)
+            self._install(fresh.conn)
+        finally:
+            fresh.close()
+        return report
+
+    def _install(self, source: sqlite3.Connection) -> None:
+        """Copy the database ``source`` over ours in one transaction, or, when ours is
+        unusable, write a new file beside it and rename it into place."""
+        if self.in_memory:
+            source.backup(self.conn)
+            return
+        self._reopen_if_replaced()
+        try:
+            source.backup(self.conn)
+            return
+        except sqlite3.DatabaseError as err:
+            if not _is_corruption(err):
+                raise
         self.conn.close()
-        self.conn = self._recreate()
-        return self._sync()
+        partial = self.db_path.with_name(f".{self.db_path.name}.{os.getpid()}.new")
+        try:
+            target = sqlite3.connect(partial)
+            source.backup(target)
+            target.close()
+            for suffix in ("-wal", "-shm", "-journal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f"{self.db_path}{suffix}")
+            os.replace(partial, self.db_path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(partial)
+        self.conn = self._open()
 
     def index_file(self, name: str) -> bool:
-        """(Re)index the scene file ``name`` (e.g. ``"travel.md"``), or drop it if it is gone.
+        """(Re)index the scene file ``name`` (e.g. ``"travel.md"``), or drop it if it is gone
+        (or is not a regular file).
 
         Returns True if the index changed. Raises ``OSError`` if the file exists but cannot be
         read (the caller may retry).
@@ -234,22 +291,27 @@ class SceneIndex:
         return self._guarded(run)
 
     def _guarded(self, action):
+        self._reopen_if_replaced()
         try:
             return action()
         except sqlite3.DatabaseError as err:
+            if "readonly database" in str(err) and not self.in_memory \
+                    and _identity(self.db_path) != self._identity:
+                self._reopen_if_replaced()       # replaced while we wrote (SQLite noticed)
+                return action()
             if not _is_corruption(err):
                 raise
             self.conn.close()
             self.conn = self._recreate()
             return action()
 
-    def _sync(self) -> SyncReport:
+    def _sync(self, strict: bool = False) -> SyncReport:
         started = time.perf_counter()
         report = SyncReport(added=[], updated=[], removed=[], warnings=[])
         on_disk = self._scan()
         with self._transaction():
             known = {row[0]: row[1:] for row in
-                     self.conn.execute("SELECT name, id, size, mtime_ns, checksum FROM scenes")}
+                     self.conn.execute("SELECT name, id, size, mtime_ns FROM scenes")}
             for name, st in on_disk.items():
                 row = known.get(name)
                 if row and (row[1], row[2]) == (st.st_size, st.st_mtime_ns):
@@ -258,7 +320,10 @@ class SceneIndex:
                 try:
                     changed = self._update_one(name, row, st, report.warnings)
                 except OSError as err:  # unreadable now: keep the old row, say so
-                    report.warnings.append(f"{name}: cannot read ({err})")
+                    if strict:
+                        raise OSError(err.errno, f"cannot read {name}: {err.strerror or err}",
+                                      str(self.scenes_dir / name)) from err
+                    report.warnings.append(f"{name}: cannot read ({err.strerror or err})")
                     continue
                 if changed:
                     (report.updated if row else report.added).append(name)
@@ -271,8 +336,15 @@ class SceneIndex:
         return report
 
     def _scan(self) -> dict[str, os.stat_result]:
+        """``{name: lstat}`` of the regular ``*.md`` files in ``scenes/`` ({} if it is
+        missing). Raises ``OSError`` if it exists but cannot be listed: an unreadable folder
+        is not an empty one."""
         found = {}
-        with contextlib.suppress(FileNotFoundError), os.scandir(self.scenes_dir) as it:
+        try:
+            it = os.scandir(self.scenes_dir)
+        except FileNotFoundError:
+            return found
+        with it:
             for item in it:
                 if _is_scene_name(item.name) and item.is_file(follow_symlinks=False):
                     with contextlib.suppress(FileNotFoundError):
@@ -280,34 +352,36 @@ class SceneIndex:
         return found
 
     def _stat(self, name: str) -> os.stat_result | None:
+        """lstat of ``scenes/name`` if it is a regular scene file, else None."""
         if not _is_scene_name(name) or "/" in name or os.sep in name:
             return None
         try:
-            st = os.stat(self.scenes_dir / name, follow_symlinks=False)
+            st = os.lstat(self.scenes_dir / name)
         except FileNotFoundError:
             return None
-        return st if os.path.isfile(self.scenes_dir / name) else None
+        return st if stat_is_regular(st) else None
 
     def _known_row(self, name: str) -> tuple | None:
         return self.conn.execute(
-            "SELECT id, size, mtime_ns, checksum FROM scenes WHERE name = ?", (name,)).fetchone()
+            "SELECT id, size, mtime_ns FROM scenes WHERE name = ?", (name,)).fetchone()
 
     def _update_one(self, name: str, row: tuple | None, st: os.stat_result | None,
                     notes: list[str]) -> bool:
-        """Index one file given its known row (id, size, mtime_ns, checksum) and stat."""
-        if st is None:
-            if row:
-                self._delete(name, row[0])
-            return row is not None
-        try:
-            data = (self.scenes_dir / name).read_bytes()
-        except FileNotFoundError:  # deleted between scan and read
+        """Index one file given its known row (id, size, mtime_ns) and lstat."""
+        data = None
+        if st is not None:
+            try:
+                data = read_regular(self.scenes_dir / name)
+            except (FileNotFoundError, NotRegularFile):  # gone, or swapped for a link
+                data = None
+        if data is None:
             if row:
                 self._delete(name, row[0])
             return row is not None
         checksum = hashlib.sha256(data).hexdigest()
         mtime_ns = st.st_mtime_ns if time.time_ns() - st.st_mtime_ns > RACY_NS else -1
-        if row and row[3] == checksum:
+        if row and self.conn.execute("SELECT checksum FROM scenes WHERE id = ?",
+                                     (row[0],)).fetchone()[0] == checksum:
             self.conn.execute("UPDATE scenes SET size = ?, mtime_ns = ? WHERE id = ?",
                               (st.st_size, mtime_ns, row[0]))
             return False
@@ -318,19 +392,25 @@ class SceneIndex:
 
     def _insert(self, name: str, data: bytes, checksum: str, size: int, mtime_ns: int,
                 notes: list[str]) -> None:
+        # Imported here: YAML parsing is only needed when a file changed, not for a search.
+        from .scene import SceneHeaderWarning, parse_scene
+
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SceneHeaderWarning)
-            text = data.decode("utf-8", errors="replace")
+            text = _decode(data)
             scene = parse_scene(text, name=name)
         notes.extend(str(w.message) for w in caught)
         meta = scene.meta
         summary = meta.get("summary", "") or ""
+        summary = summary if isinstance(summary, str) else str(summary)
         heat = meta.get("heat", 0)
         cur = self.conn.execute(
             "INSERT INTO scenes (name, size, mtime_ns, checksum, summary, heat, created, updated,"
-            " header_ok, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " header_ok) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (name, size, mtime_ns, checksum, summary, heat, _iso(meta.get("created")),
-             _iso(meta.get("updated")), scene.header_error is None, scene.body))
+             _iso(meta.get("updated")), scene.header_error is None))
+        self.conn.execute("INSERT INTO bodies (id, body) VALUES (?, ?)",
+                          (cur.lastrowid, scene.body))
         self.conn.execute(
             "INSERT INTO scene_fts (rowid, name, summary, body) VALUES (?, ?, ?, ?)",
             (cur.lastrowid, *_fts_values(name, summary, scene.body)))
@@ -338,11 +418,13 @@ class SceneIndex:
     def _delete(self, name: str, row_id: int) -> None:
         # Contentless FTS5: a delete must repeat the exact tokens that were inserted.
         summary, body = self.conn.execute(
-            "SELECT summary, body FROM scenes WHERE id = ?", (row_id,)).fetchone()
+            "SELECT s.summary, b.body FROM scenes s JOIN bodies b ON b.id = s.id"
+            " WHERE s.id = ?", (row_id,)).fetchone()
         self.conn.execute(
             "INSERT INTO scene_fts (scene_fts, rowid, name, summary, body)"
             " VALUES ('delete', ?, ?, ?, ?)", (row_id, *_fts_values(name, summary, body)))
         self.conn.execute("DELETE FROM scenes WHERE id = ?", (row_id,))
+        self.conn.execute("DELETE FROM bodies WHERE id = ?", (row_id,))
 
     @contextlib.contextmanager
     def _transaction(self):
@@ -358,26 +440,29 @@ class SceneIndex:
 
     def search(self, query: str, k: int = 10, any_term: bool = False) -> list[Hit]:
         """Best ``k`` scenes for ``query`` (free text, any language; FTS syntax is not
-        interpreted). All terms must match; if no scene has them all, any term may match
+        interpreted; stop words and question particles never decide a match). All words must
+        match; if no scene has them all, any word may match and the hits say ``fallback``
         (``any_term=True`` skips straight to that, as recall wants for questions).
         Ranked by BM25 (name, summary, body weighted 4:2:1), then by heat. Returns ``[]`` for a
-        query without words."""
-        if k <= 0:
+        query without searchable words."""
+        terms = query_terms(query)
+        if k <= 0 or not terms:
             return []
-        for either in ((True,) if any_term else (False, True)):
-            expr = fts_query(query, either)
-            if expr is None:
-                return []
+        tries = (True,) if any_term or len(terms) == 1 else (False, True)
+        for either in tries:
+            expr = (" OR " if either else " AND ").join(t.fts for t in terms)
             # Rank inside FTS first (cheap), join the few best rows, then break ties by heat.
             rows = self._guarded(lambda e=expr: self.conn.execute(
-                "SELECT s.name, s.summary, s.heat, s.body, m.rank FROM ("
+                "SELECT s.name, s.summary, s.heat, b.body, m.rank FROM ("
                 "  SELECT rowid, bm25(scene_fts, ?, ?, ?) AS rank FROM scene_fts"
                 "  WHERE scene_fts MATCH ? ORDER BY rank LIMIT ?) m"
-                " JOIN scenes s ON s.id = m.rowid ORDER BY m.rank, s.heat DESC, s.name LIMIT ?",
+                " JOIN scenes s ON s.id = m.rowid JOIN bodies b ON b.id = m.rowid"
+                " ORDER BY m.rank, s.heat DESC, s.name LIMIT ?",
                 (*WEIGHTS, e, k + TIE_SLACK, k)).fetchall())
             if rows:
-                terms = _QUERY_TERM.findall(query)
-                return [Hit(name, summary, heat, make_snippet(body, terms), -rank)
+                fallback = either and not any_term and len(terms) > 1
+                return [Hit(name, summary, heat, make_snippet(body, _needles(terms)), -rank,
+                            fallback)
                         for name, summary, heat, body, rank in rows]
         return []
 
@@ -388,7 +473,8 @@ class SceneIndex:
             chunk = names[start:start + 500]
             marks = ",".join("?" * len(chunk))
             found.update(self.conn.execute(
-                f"SELECT name, body FROM scenes WHERE name IN ({marks})", chunk).fetchall())
+                f"SELECT s.name, b.body FROM scenes s JOIN bodies b ON b.id = s.id"
+                f" WHERE s.name IN ({marks})", chunk).fetchall())
         return found
 
     def hottest(self, n: int) -> list[Hit]:
@@ -404,6 +490,108 @@ class SceneIndex:
         return {r[0]: Entry(r[0], r[1], r[2], r[3], _dt(r[4]), _dt(r[5]), r[6]) for r in rows}
 
 
+def open_for_reading(db_path: Path, scenes_dir: Path) -> tuple[SceneIndex, str | None]:
+    """An index to answer a query from, brought up to date where it can be, and a one-line
+    warning when the answer may be stale (None when it is current).
+
+    Never needs write access and never waits long: another process writing the index (busy
+    for ``READ_BUSY_SECONDS``) gives the index as it is, with a warning; a store this user
+    cannot write gets the index read-only, copied to memory and brought up to date there (or
+    built in memory when there is none). Raises ``IndexUnavailable`` (a one-line message) when
+    not even that works, e.g. ``scenes/`` cannot be listed.
+    """
+    try:
+        index = SceneIndex(db_path, scenes_dir, busy_seconds=READ_BUSY_SECONDS)
+    except (sqlite3.OperationalError, PermissionError) as err:
+        if _is_busy(err):
+            return _stale_reader(db_path, scenes_dir)
+        return _private_copy(db_path, scenes_dir), None
+    try:
+        index.sync()
+    except sqlite3.OperationalError as err:
+        if _is_busy(err):
+            return index, "search index busy (another process is writing it); results may be stale"
+        if "readonly" not in str(err):
+            index.close()
+            raise
+        index.close()
+        return _private_copy(db_path, scenes_dir), None
+    except OSError as err:
+        return index, (f"cannot read {err.filename or scenes_dir} ({err.strerror or err}); "
+                       "results may be stale")
+    return index, None
+
+
+def _stale_reader(db_path: Path, scenes_dir: Path) -> tuple[SceneIndex, str]:
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=READ_BUSY_SECONDS,
+                           isolation_level=None)
+    return (SceneIndex(db_path, scenes_dir, _conn=conn),
+            "search index busy (another process is writing it); results may be stale")
+
+
+def _private_copy(db_path: Path, scenes_dir: Path) -> SceneIndex:
+    """The index in memory: a copy of the file at ``db_path`` when it can be read (read-only,
+    WAL included where possible), brought up to date with ``scenes/``; else built afresh."""
+    memory = SceneIndex(":memory:", scenes_dir)
+    for mode in ("ro", "ro&immutable=1"):   # immutable: the -shm file cannot be made here
+        try:
+            source = sqlite3.connect(f"file:{db_path}?mode={mode}", uri=True)
+            try:
+                if _schema_ok(source):
+                    source.backup(memory.conn)
+                    break
+            finally:
+                source.close()
+        except sqlite3.DatabaseError:
+            continue
+    try:
+        memory.sync()
+    except OSError as err:
+        memory.close()
+        raise IndexUnavailable(f"cannot read {err.filename or scenes_dir}: "
+                               f"{err.strerror or err}") from err
+    return memory
+
+
+def _schema_ok(conn: sqlite3.Connection) -> bool:
+    if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        return False
+    for table in ("scenes", "bodies", "scene_fts"):
+        conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    return True
+
+
+def _decode(data: bytes) -> str:
+    """A scene's text: UTF-8, or, for a file an old editor saved in Latin-1/Windows-1252,
+    those (batches leave such a file alone and ``doctor`` names it; its words stay findable)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+def _is_busy(err: BaseException) -> bool:
+    text = str(err).lower()
+    return "locked" in text or "busy" in text
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def stat_is_regular(st: os.stat_result) -> bool:
+    """True for the ``lstat`` of a regular file (not a link, folder or device)."""
+    return stat.S_ISREG(st.st_mode)
+
+
+def _needles(terms: list[QueryTerm]) -> list[str]:
+    return [t.needle for t in terms]
+
+
 def make_snippet(body: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
     """About ``width`` characters of ``body`` around the first of ``terms`` found
     (case-insensitive), whitespace collapsed, ``…`` where cut; the body's start if none is
@@ -417,7 +605,7 @@ def make_snippet(body: str, terms: list[str], width: int = SNIPPET_CHARS) -> str
 
 
 def _fts_values(name: str, summary: str, body: str) -> tuple[str, str, str]:
-    return tokenize(name.removesuffix(".md")), tokenize(summary), tokenize(body)
+    return index_text(name.removesuffix(".md")), index_text(summary), index_text(body)
 
 
 def _is_scene_name(name: str) -> bool:

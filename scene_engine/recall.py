@@ -44,20 +44,23 @@ class Passage:
 @dataclass
 class Recall:
     """A recall result: ``text`` (what goes in the context, ``len(text) <= budget``), the
-    ``persona`` part, the ``scenes`` map rows and the chosen ``passages``."""
+    ``persona`` part, the ``scenes`` map rows, the chosen ``passages`` and ``warning``: one
+    line when the index could not be brought up to date (the answer may be stale), else None."""
 
     text: str
     budget: int
     persona: str = ""
     scenes: list[dict] = field(default_factory=list)
     passages: list[Passage] = field(default_factory=list)
+    warning: str | None = None
 
     def to_json(self) -> dict:
         """A JSON-ready dict of the result."""
         return {"budget": self.budget, "chars": len(self.text), "text": self.text,
                 "persona": self.persona, "scenes": self.scenes,
                 "passages": [{"scene": p.scene, "text": p.text, "score": round(p.score, 4)}
-                             for p in self.passages]}
+                             for p in self.passages],
+                **({"warning": self.warning} if self.warning else {})}
 
 
 def readable_date(year: str, month: str, day: str) -> str:
@@ -144,21 +147,23 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None) -
     """Build the recall text for ``query`` in at most ``budget`` characters.
 
     ``index``: an open ``SceneIndex`` to reuse (for speed in a loop); otherwise one is opened
-    and synced. An interrupted batch is rolled back first (``recovery.ensure_recovered``: one
-    ``stat`` when there is none), so its half-written scenes are never recalled. Raises
-    ``ValueError`` for a budget under 100 characters.
+    and brought up to date (``index.open_for_reading``: never needs write access; a busy
+    index answers as it is, with ``Recall.warning`` set). An interrupted batch is rolled back
+    first (``recovery.ensure_recovered``: one ``stat`` when there is none), so its
+    half-written scenes are never recalled. Raises ``ValueError`` for a budget under 100
+    characters, ``index.IndexUnavailable`` when no index can be read or built.
     """
     if budget < 100:
         raise ValueError("the recall budget must be at least 100 characters")
-    from .index import SceneIndex
+    from .index import open_for_reading
     from .recovery import ensure_recovered
 
     ensure_recovered(store)
 
     own = index is None
+    warning = None
     if own:
-        index = SceneIndex(store.index_path, store.scenes_dir)
-        index.sync()
+        index, warning = open_for_reading(store.index_path, store.scenes_dir)
     try:
         hits = index.search(query, k=CANDIDATES, any_term=True)
         bodies = index.bodies([h.name for h in hits])
@@ -166,7 +171,9 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None) -
     finally:
         if own:
             index.close()
-    return assemble(store, query, budget, hits, bodies, hot)
+    result = assemble(store, query, budget, hits, bodies, hot)
+    result.warning = warning
+    return result
 
 
 def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str],

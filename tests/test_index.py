@@ -10,7 +10,8 @@ import warnings
 
 import pytest
 
-from scene_engine.index import SceneIndex, fts_query, tokenize
+from scene_engine.analysis import index_text
+from scene_engine.index import SceneIndex, fts_query
 
 
 def write(folder, name, summary, body, heat=1):
@@ -62,8 +63,9 @@ def test_two_character_chinese_and_english_words_are_found(store):
 def test_longer_and_single_chinese_queries(store):
     _, index = store
     assert names(index.search("喝咖啡")) == ["coffee.md"]
-    assert names(index.search("咖啡跑步")) == []  # phrase: characters must be adjacent...
-    assert set(names(index.search("州"))) == {"travel.md"}  # ...a single char matches anywhere
+    assert names(index.search("咖啡跑步")) == ["coffee.md"]  # two words, not one phrase...
+    assert names(index.search("海上")) == []   # ...but a word's characters must be in order
+    assert set(names(index.search("州"))) == {"travel.md"}  # a single char matches anywhere
     assert "coffee.md" in names(index.search("啡"))
 
 
@@ -76,11 +78,11 @@ def test_all_terms_preferred_then_any_term(store):
 def test_heat_breaks_ties(tmp_path):
     scenes = tmp_path / "scenes"
     scenes.mkdir()
-    for name, heat in [("a.md", 1), ("b.md", 7), ("c.md", 3)]:
+    for name, heat in [("aa.md", 1), ("bb.md", 7), ("cc.md", 3)]:
         write(scenes, name, "same", "identical body about gardens", heat=heat)
     with SceneIndex(tmp_path / "i.sqlite", scenes) as index:
         index.sync()
-        assert names(index.search("gardens")) == ["b.md", "c.md", "a.md"]
+        assert names(index.search("gardens")) == ["bb.md", "cc.md", "aa.md"]
 
 
 @pytest.mark.parametrize("query", ['"', 'a "b', "NEAR(a b)", "a*", "*", "summary:x", "a OR",
@@ -93,10 +95,11 @@ def test_fts_syntax_in_queries_is_plain_text(store, query):
 
 
 def test_query_builder_quotes_everything():
-    assert fts_query('NEAR "x" a*:b') == '"NEAR" AND "x" AND "a" AND "b"'
-    assert fts_query("上海咖啡") == '"上海 海咖 咖啡"'
+    assert fts_query('NEAR "x" b*:c') == '"near" AND "x" AND "b" AND "c"'
+    assert fts_query('say "hi"', any_term=True) == '"say" OR "hi"'
+    assert fts_query("上海咖啡馆") == '"上海" AND "咖啡 啡馆"'   # jieba's words, pair phrases
     assert fts_query("..") is None
-    assert tokenize("like咖啡馆") == "like 咖啡 啡馆 馆 "
+    assert index_text("like咖啡馆") == "like 咖啡 啡馆 馆"
 
 
 def test_sync_is_incremental_and_notices_changes(store):

@@ -1,0 +1,289 @@
+"""The search analysers: how text becomes index terms, and a question becomes a query.
+
+One analyser for documents and queries, so a word matches itself however it is written:
+
+- **English** (and other Latin-script words): lower-cased, stop words out (a stop word never
+  decides a match: "coffee with Lena" must not find a scene for its "with"), ASCII words
+  stemmed with the Snowball English stemmer ("runs", "running" -> "run"). Numbers are words.
+- **Chinese/Japanese/Korean**: a document's CJK run is indexed as its overlapping character
+  pairs plus its last character (``咖啡馆`` -> ``咖啡 啡馆 馆``): every word of every length
+  is findable without a dictionary, and indexing stays fast (a segmenter reads ~300k characters
+  a second; pairs cost nothing). A question is cut into words by jieba (``上海咖啡`` ->
+  ``上海 / 咖啡``; ``我妈妈住在哪里`` -> ``我 / 妈妈 / 住 / 在 / 哪里``), question particles,
+  pronouns and punctuation are dropped, and each remaining word is matched as the phrase of its
+  character pairs (a one-character word as a prefix). A run typed without spaces is no longer
+  one exact phrase.
+
+jieba's full dictionary takes 1-2 s to load, more than a whole query may cost. Segmenting a
+sentence only ever consults dictionary words that are substrings of it, so the dictionary is
+kept in a small SQLite table (built once per jieba version in the user's cache folder) and a
+query loads just its own substrings: the same segmentation, in milliseconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import sqlite3
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+_CJK = (r"\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u31a0-\u31bf"
+        r"\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f")
+CJK_RUN = re.compile(f"[{_CJK}]+")
+# A token: a CJK run, or a run of word characters that are not CJK (letters, digits, _).
+_TOKEN = re.compile(f"[{_CJK}]+|(?:(?![{_CJK}])[^\\W_])+")
+
+# Function words only: content words ("love", "time", "new") stay searchable.
+STOP_WORDS = frozenset("""
+a an and are as at be been being but by can could did do does doing for from had has have
+having he her hers herself him himself his how i if in into is it its itself me my myself no
+nor not of on or our ours ourselves she should so some such than that the their theirs them
+themselves then there these they this those to too us very was we were what when where which
+while who whom whose why will with would you your yours yourself yourselves s t d ll m re ve
+am any did didn doesn don isn wasn weren won wouldn shouldn couldn also just
+""".split())
+# Question particles, pronouns, question words and glue; content words stay.
+CJK_STOP_WORDS = frozenset("""
+的 了 吗 呢 吧 啊 呀 哦 嘛 么 哈 啦 着 过 是 在 有 和 与 跟 及 或 也 都 就 还 又 很 太 把 被 给
+对 从 到 让 我 你 您 他 她 它 我们 你们 他们 她们 咱们 自己 这 那 这个 那个 这些 那些 这里 那里
+这儿 那儿 哪 哪里 哪儿 哪个 哪些 哪位 什么 啥 怎么 怎样 怎么样 如何 为什么 为啥 多少 几 谁 何时
+什么时候 时候 当时 后来 现在 平时 一般 是不是 有没有 能不能 会不会 要不要 请问 一下 告诉 知道 记得 一个 吗 呢 之 其 而 得 地
+""".split())
+DICTIONARY_VERSION = 1   # bump when the dictionary table's layout changes
+# "几岁" (how old), "几点", "多久": the question character goes, the unit stays ("岁").
+_QUESTION_HEADS = ("几", "多")
+_MAX_WORD = 8            # longest dictionary word looked up in a question
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=131072)
+def stem(word: str) -> str:
+    """The Snowball English stem of a lower-case ``word``; non-ASCII words come back as they
+    are (the English stemmer would mangle them). Cached: a store's vocabulary is small, the
+    pure-Python stemmer costs ~50 us a word."""
+    return _stemmer().stemWord(word) if word.isascii() else word
+
+
+def _pairs(run: str) -> str:
+    return " ".join(map(str.__add__, run, run[1:]))
+
+
+def index_text(text: str) -> str:
+    """Text as the index stores it: space-separated terms (stems and CJK character pairs).
+
+    ``"I like running in 咖啡馆"`` -> ``"like run 咖啡 啡馆 馆"``. The FTS5 ``unicode61``
+    tokenizer then folds case and diacritics of what is left."""
+    out = []
+    for token in _TOKEN.findall(text):
+        if CJK_RUN.fullmatch(token):
+            if len(token) > 1:
+                out.append(_pairs(token))
+            out.append(token[-1])
+        else:
+            word = token.lower()
+            if word not in STOP_WORDS:
+                out.append(stem(word))
+    return " ".join(out)
+
+
+@dataclass(frozen=True)
+class QueryTerm:
+    """One searchable unit of a question: ``text`` as the person typed it (for messages),
+    ``fts``, its FTS5 expression (a quoted stem, a quoted phrase of character pairs, or a
+    quoted prefix for one CJK character), and ``needle``, what to look for in a text to show
+    where it matched (the stem or the word)."""
+
+    text: str
+    fts: str
+    needle: str
+
+
+def query_terms(query: str) -> list[QueryTerm]:
+    """The searchable words of ``query``, in order, without repeats, stop words and
+    punctuation. FTS5 syntax in the input is never interpreted (every term is quoted)."""
+    found: dict[str, QueryTerm] = {}
+    for token in _TOKEN.findall(query):
+        if CJK_RUN.fullmatch(token):
+            freq = _frequencies_or_none(token)
+            for word in segment(token, freq):
+                if word in CJK_STOP_WORDS:
+                    continue
+                if len(word) == 2 and word.startswith(_QUESTION_HEADS):
+                    word = word[1]       # "几岁" -> "岁"
+                if word in CJK_STOP_WORDS:
+                    continue
+                fts = _cjk_term(word, freq or {})
+                found.setdefault(fts, QueryTerm(word, fts, word))
+        else:
+            word = token.lower()
+            if word in STOP_WORDS:
+                continue
+            root = stem(word)
+            fts = '"' + root.replace('"', '""') + '"'
+            found.setdefault(fts, QueryTerm(token, fts, root))
+    return list(found.values())
+
+
+def _cjk_term(word: str, freq: dict[str, int]) -> str:
+    """The FTS5 expression for one Chinese word of a question.
+
+    One character: a prefix (it starts a pair, or ends its run). Longer: the phrase of its
+    character pairs, or, since a person may write a compound apart ("读书笔记" / "读书的笔记"),
+    all of the dictionary words inside it; a word jieba made up from unknown characters
+    (HMM: "洗牙" for "洗一次牙") may also match by its characters."""
+    if len(word) == 1:
+        return f'"{word}"*'
+    phrase = f'"{_pairs(word)}"'
+    inner = [word[i:j] for i in range(len(word)) for j in range(i + 2, len(word) + 1)
+             if j - i < len(word) and freq.get(word[i:j]) and word[i:j] not in CJK_STOP_WORDS]
+    if inner:
+        apart = " AND ".join(f'"{_pairs(w)}"' for w in inner)
+    elif not freq.get(word):
+        apart = " AND ".join(f'"{c}"*' for c in word if c not in CJK_STOP_WORDS)
+    else:
+        return phrase
+    return f"({phrase} OR ({apart}))" if apart else phrase
+
+
+def only_stop_words(query: str) -> bool:
+    """True when ``query`` has words but every one is a stop word ("what is it")."""
+    return bool(_TOKEN.findall(query)) and not query_terms(query)
+
+
+# -- jieba, with its dictionary read word by word from SQLite ------------------------------
+
+
+def segment(run: str, freq: dict[str, int] | None = None) -> list[str]:
+    """jieba's segmentation of ``run`` (a CJK run), HMM on for unknown words (names).
+    ``freq``: ``_frequencies(run)`` when the caller has it.
+
+    Falls back to one word per run if jieba cannot be loaded (the pair phrase still
+    matches)."""
+    if freq is None:
+        freq = _frequencies_or_none(run)
+    if freq is None:
+        return [run]
+    tokenizer = _tokenizer()
+    tokenizer.FREQ = freq
+    return [w for w in tokenizer.cut(run, HMM=True) if w.strip()]
+
+
+def _frequencies_or_none(run: str) -> dict[str, int] | None:
+    try:
+        _tokenizer()
+        return _frequencies(run)
+    except (ImportError, OSError, sqlite3.Error):
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _tokenizer():
+    jieba = _import_jieba()
+    tokenizer = jieba.Tokenizer()
+    tokenizer.total = _dictionary()[1]
+    tokenizer.initialized = True        # never load the full dictionary: FREQ is set per run
+    return tokenizer
+
+
+def _import_jieba():
+    # jieba imports pkg_resources (0.2 s) only to open its own data files, with a plain open()
+    # as its fallback: hide pkg_resources while it loads.
+    saved = sys.modules.get("pkg_resources", ...)
+    sys.modules["pkg_resources"] = None
+    try:
+        import jieba
+    finally:
+        if saved is ...:
+            sys.modules.pop("pkg_resources", None)
+        else:
+            sys.modules["pkg_resources"] = saved
+    jieba.setLogLevel(40)
+    return jieba
+
+
+def _frequencies(run: str) -> dict[str, int]:
+    """jieba's FREQ restricted to ``run``: its dictionary words that occur in ``run`` (with
+    their counts) and their prefixes (0), which is all ``Tokenizer.get_DAG`` consults."""
+    wanted = {run[i:j] for i in range(len(run))
+              for j in range(i + 1, min(len(run), i + _MAX_WORD) + 1)}
+    conn = _dictionary()[0]
+    freq: dict[str, int] = {}
+    with _lock:
+        rows = conn.execute(f"SELECT word, freq FROM words WHERE word IN "
+                            f"({','.join('?' * len(wanted))})", tuple(wanted)).fetchall()
+    for word, count in rows:
+        freq[word] = count
+        for end in range(1, len(word)):
+            freq.setdefault(word[:end], 0)
+    return freq
+
+
+_lock = threading.Lock()    # one dictionary connection, shared by threads
+
+
+@functools.lru_cache(maxsize=1)
+def _dictionary() -> tuple[sqlite3.Connection, int]:
+    """(connection to the dictionary table, jieba's total count). Built once per jieba
+    version in the cache folder; in memory if no cache folder can be written."""
+    jieba = _import_jieba()
+    source = Path(jieba.__file__).with_name("dict.txt")
+    stamp = f"{DICTIONARY_VERSION}-{source.stat().st_size}-{source.stat().st_mtime_ns}"
+    for folder in _cache_folders():
+        path = folder / f"jieba-{stamp}.sqlite"
+        with contextlib.suppress(OSError, sqlite3.Error):
+            if not path.exists():
+                _build_dictionary(source, path)
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            return conn, conn.execute("SELECT total FROM meta").fetchone()[0]
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    _fill_dictionary(conn, source)
+    return conn, conn.execute("SELECT total FROM meta").fetchone()[0]
+
+
+def _cache_folders() -> Iterator[Path]:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    yield Path(base) / "scene-engine"
+    yield Path(tempfile.gettempdir()) / f"scene-engine-{os.getuid() if hasattr(os, 'getuid') else 0}"
+
+
+def _build_dictionary(source: Path, path: Path) -> None:
+    # Built under a temporary name, renamed into place: a reader never sees half a table.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    conn = sqlite3.connect(partial)
+    try:
+        _fill_dictionary(conn, source)
+    finally:
+        conn.close()
+    os.replace(partial, path)
+
+
+def _fill_dictionary(conn: sqlite3.Connection, source: Path) -> None:
+    rows = []
+    total = 0
+    with open(source, encoding="utf-8") as lines:
+        for line in lines:
+            parts = line.split(" ")
+            if len(parts) >= 2 and parts[1].strip().isdigit():
+                count = int(parts[1])
+                rows.append((parts[0], count))
+                total += count
+    conn.executescript("CREATE TABLE words (word TEXT PRIMARY KEY, freq INTEGER) WITHOUT ROWID;"
+                       "CREATE TABLE meta (total INTEGER);")
+    conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?)", rows)
+    conn.execute("INSERT INTO meta VALUES (?)", (total,))
+    conn.commit()
+
