@@ -7,6 +7,12 @@ reconciled with the disk by ``SceneIndex.index_file``, which compares checksums.
 pattern comes out right without knowing editors: a plain write, vim's rename-to-backup + new file,
 the temp-file + rename of VS Code, JetBrains and the engine itself, deletes and renames. A file
 whose indexing fails is retried with exponential backoff, without waiting for another change.
+
+The observer starts before the first sync, so an edit made while the watcher starts is queued,
+not lost. A watch belongs to a folder, not to a path: when ``scenes/`` is deleted and made
+again (``rm -rf scenes && git checkout -- scenes``, a folder moved in, a branch switch) the old
+watch is dead. The worker notices (an event on the root, or the folder's inode changing, checked
+every ``REARM_CHECK`` seconds), watches the new folder, then syncs everything.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import logging
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -37,6 +44,7 @@ CHANGE_EVENTS = {"created", "modified", "deleted", "moved", "closed"}
 RETRY_FIRST = 0.1   # seconds before the first retry of a failed file; doubles each time
 RETRY_MAX = 5.0     # longest wait between retries
 MAX_DELAY_FACTOR = 10  # under a never-ending burst, index at least every 10 debounce periods
+REARM_CHECK = 1.0   # seconds between checks that the watched scenes/ is still the folder there
 
 
 def is_ignored(name: str) -> bool:
@@ -108,24 +116,52 @@ class SceneWatcher:
         self._observer = None
         self._worker: threading.Thread | None = None
         self._startup_error: BaseException | None = None
+        self._handler = _Handler(self)
+        self._scenes_watch = None       # watchdog's ObservedWatch of scenes/, when armed
+        self._scenes_identity: tuple[int, int] | None = None
+        self._next_check = 0.0
+        self._rearm = False             # scenes/ itself was created, deleted or moved
 
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self) -> SceneWatcher:
-        """Sync the index once, then start watching. Returns self. Raises what the initial
-        sync raises (e.g. ``sqlite3.OperationalError``)."""
+        """Start watching, then sync the index once (an edit made meanwhile is queued, not
+        lost). Returns self. Raises what the initial sync raises (e.g.
+        ``sqlite3.OperationalError``)."""
         self.scenes_dir.mkdir(parents=True, exist_ok=True)
+        self._observer = Observer()
+        self._observer.schedule(self._handler, str(self.root), recursive=False)
+        self._arm()
+        self._observer.start()
         self._worker = threading.Thread(target=self._run, name="scene-watcher", daemon=True)
         self._worker.start()
         self._ready.wait()
         if self._startup_error:
+            self._observer.stop()
+            self._observer.join()
             raise self._startup_error
-        self._observer = Observer()
-        handler = _Handler(self)
-        self._observer.schedule(handler, str(self.root), recursive=False)
-        self._observer.schedule(handler, str(self.scenes_dir), recursive=False)
-        self._observer.start()
         return self
+
+    def _arm(self, force: bool = False) -> bool:
+        """Watch the folder now at ``scenes/`` if it is not the one watched (or always, with
+        ``force``: a new folder may get the inode number of the one just deleted). Returns
+        True when the watch changed (the caller then syncs everything)."""
+        identity = _identity(self.scenes_dir)
+        if identity == self._scenes_identity and self._scenes_watch is not None and not force:
+            return False
+        if self._scenes_watch is not None:
+            with contextlib.suppress(Exception):    # its folder may be gone already
+                self._observer.unschedule(self._scenes_watch)
+            self._scenes_watch = None
+        self._scenes_identity = identity
+        if identity is not None:
+            try:
+                self._scenes_watch = self._observer.schedule(
+                    self._handler, str(self.scenes_dir), recursive=False)
+            except OSError as err:   # vanished again, or not a folder: the root watch stays
+                log.warning("cannot watch %s (%s)", self.scenes_dir, err)
+                self._scenes_identity = None
+        return True
 
     def stop(self) -> None:
         """Stop watching and finish the worker (pending changes are indexed first)."""
@@ -178,6 +214,7 @@ class SceneWatcher:
             self._pending |= names
             self._persona |= persona
             self._full_sync |= full
+            self._rearm |= full
             self._last_event = now
             self._cond.notify_all()
 
@@ -223,14 +260,23 @@ class SceneWatcher:
                     return names, persona, full
                 if self._stopping:
                     return None
+                if now >= self._next_check:       # is scenes/ still the folder we watch?
+                    self._next_check = now + REARM_CHECK
+                    if _identity(self.scenes_dir) != self._scenes_identity:
+                        self._full_sync = True
+                        self._last_event = self._first_event = now - self.debounce
+                        continue
                 next_retry = min((at for at, _ in self._retry.values()), default=float("inf"))
-                self._cond.wait(max(0.0, min(ready_at, next_retry) - now) if
-                                min(ready_at, next_retry) < float("inf") else None)
+                wake = min(ready_at, next_retry, self._next_check)
+                self._cond.wait(max(0.0, wake - now))
 
     def _process(self, index: SceneIndex, names: set[str], persona: bool, full: bool) -> None:
         changed: set[str] = set()
         failed: list[str] = []
         if full:
+            with self._cond:
+                force, self._rearm = self._rearm, False
+            self._arm(force)      # a new scenes/ folder: watch it before reading it
             try:
                 report = index.sync()
                 changed |= set(report.added + report.updated + report.removed)
@@ -261,6 +307,15 @@ class SceneWatcher:
         if self.on_reindex and changed:
             with contextlib.suppress(Exception):
                 self.on_reindex(changed)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the folder at ``path``, None if there is none."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 def watch_forever(root: Path, index_factory: Callable[[], SceneIndex] | None = None,
