@@ -7,6 +7,9 @@
    an agent would keep it. Target: p95 under 20 ms on both.
 2. ``scenes list`` wall time on the demo store, Python start included (subprocess, best and
    median of 7). Target: under 0.5 s.
+3. A fresh ``scenes search`` (a new process, as an agent's tool call is) on the 10,000-scene
+   store, English and Chinese queries, against a bare ``python -c pass`` in the same run,
+   alternating: median ratio at most 6x.
 
 Exits 1 when a target is missed.
 """
@@ -62,6 +65,22 @@ def list_startup(store_root: Path, runs: int = 7) -> tuple[float, float]:
     return min(times), statistics.median(times)
 
 
+def search_startup(store_root: Path, queries: list[str], runs: int = 9) -> tuple[float, float]:
+    """(median seconds of a fresh ``scenes search``, median seconds of ``python -c pass``),
+    measured alternately so both see the same machine load."""
+    scenes = Path(sys.executable).with_name("scenes")
+    searches, bare = [], []
+    for i in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        bare.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        subprocess.run([str(scenes), "--dir", str(store_root), "search", queries[i % len(queries)]],
+                       check=True, capture_output=True)
+        searches.append(time.perf_counter() - started)
+    return statistics.median(searches), statistics.median(bare)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
@@ -83,18 +102,24 @@ def main() -> int:
     indexed = time.perf_counter() - started
     large = recall_p95(big, queries, rounds=5)
     best, median = list_startup(demo.root)
+    search_s, bare_s = search_startup(big.root, queries)
 
     rows = [(f"recall p95, demo store ({len(demo.scene_names())} scenes)", small, 20.0, "ms"),
             (f"recall p95, {count} scenes", large, 20.0, "ms"),
-            ("`scenes list` wall time, median of 7", median, 0.5, "s")]
+            ("`scenes list` wall time, median of 7", median, 0.5, "s"),
+            (f"fresh `scenes search`, {count} scenes, over `python -c pass` "
+             f"({search_s * 1000:.0f} / {bare_s * 1000:.0f} ms, medians of 9)",
+             search_s / bare_s, 6.0, "x")]
     print(f"bench_recall {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"index of {count} scenes built in {indexed:.1f} s; `scenes list` best {best:.3f} s")
     print("| figure | measured | target | met |\n| --- | --- | --- | --- |")
     missed = False
     for name, value, target, unit in rows:
-        met = value < target
+        met = value <= target if unit == "x" else value < target
         missed |= not met
-        print(f"| {name} | {value:.3g} {unit} | < {target:g} {unit} | {'yes' if met else 'NO'} |")
+        bound = "<=" if unit == "x" else "<"
+        print(f"| {name} | {value:.3g} {unit} | {bound} {target:g} {unit} | "
+              f"{'yes' if met else 'NO'} |")
     return 1 if missed else 0
 
 

@@ -70,7 +70,7 @@ def handled(func: Callable) -> Callable:
             _interrupted(exc)
         except (MemoryInputError, ConfigError) as exc:
             _fail(str(exc), 2)
-        except StoreError as exc:
+        except StoreError as exc:      # IndexUnavailable too
             _fail(str(exc), exc.exit_code)
         except LockBusyError as exc:
             _fail(str(exc), 1)
@@ -368,24 +368,16 @@ def _index(store):
 
 @app.command()
 @handled
-def search(query: str, k: Annotated[int, typer.Option("-k", min=1, help="Hits.")] = 10,
+def search(query: str,
+           k: Annotated[int, typer.Option("-k", min=1, help="Hits.")] = 10,
            as_json: JsonOpt = False) -> None:
-    """Full-text search over scene names, summaries and bodies (BM25, heat as tie-break)."""
-    store = _read_store()
-    index = _index(store)
-    try:
-        index.sync()
-        hits = index.search(query, k=k)
-    finally:
-        index.close()
-    if as_json:
-        _echo_json([{"name": h.name, "summary": h.summary, "heat": h.heat,
-                     "snippet": h.snippet, "score": h.score} for h in hits])
-        return
-    if not hits:
-        typer.echo("no match")
-    for hit in hits:
-        typer.echo(f"{hit.name} (heat {hit.heat}): {hit.summary}\n    {hit.snippet}")
+    """Full-text search over scene names, summaries and bodies (BM25, heat as tie-break).
+
+    Every word must match; when no scene holds them all, scenes holding some are shown and
+    the output says so. Stop words and question particles never decide a match."""
+    from . import quick
+
+    quick.search(_DIR["dir"], query, k, as_json)
 
 
 @app.command()
@@ -399,6 +391,9 @@ def reindex() -> None:
         index = _index(store)
         try:
             report = index.rebuild()
+        except OSError as exc:   # built aside: nothing was swapped in
+            _fail(f"reindex failed: {exc.strerror or exc}: {exc.filename or ''}; "
+                  "the index was left as it was", 1)
         finally:
             index.close()
     typer.echo(f"reindexed {len(report.added) + len(report.updated)} scene(s) in "
@@ -561,13 +556,9 @@ def recall_cmd(query: str,
                                                    help="Characters at most.")] = 4000,
                as_json: JsonOpt = False) -> None:
     """What an agent would put in its context for QUERY: persona, scene map, best passages."""
-    from .recall import recall
+    from . import quick
 
-    result = recall(_store(), query, budget=budget)   # recall() rolls back a dead batch
-    if as_json:
-        _echo_json(result.to_json())
-    else:
-        typer.echo(result.text, nl=False)
+    quick.recall(_DIR["dir"], query, budget, as_json)
 
 
 @app.command()

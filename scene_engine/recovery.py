@@ -139,11 +139,11 @@ def ensure_recovered(store, timeout: float | None = None) -> bool:
     (``RecoveryWarning``, one line) that results may include an unfinished batch and returns
     False.
     """
-    from .lock import LockBusyError, store_lock
-
     marker = _marker(store)
     if not marker.exists():
         return True
+    from .lock import LockBusyError, store_lock
+
     deadline = time.monotonic() + (RECOVER_TIMEOUT if timeout is None else timeout)
     while True:
         try:

@@ -8,7 +8,6 @@ journal), ``.scene-engine/`` with ``config.toml`` and ``state.json`` (in git) an
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,33 +15,23 @@ from pydantic import BaseModel, Field, ValidationError
 
 from .config import Config, load_config, render_config
 from .fsutil import atomic_write_text
+from .layout import (  # noqa: F401  (the store's errors are imported from here too)
+    FORMAT_VERSION,
+    META_DIR,
+    NotAStoreError,
+    StoreError,
+    StorePaths,
+    StoreVersionError,
+    check_format,
+    find_root,
+)
 
-FORMAT_VERSION = 1
-META_DIR = ".scene-engine"
 GITIGNORE = f"""# derived or machine-local: rebuilt from the files
 /{META_DIR}/index.sqlite*
 /{META_DIR}/lock*
 /{META_DIR}/*.tmp
 /{META_DIR}/run/
 """
-
-
-class StoreError(Exception):
-    """A store cannot be used as asked. ``exit_code`` is 2 for bad usage, 1 otherwise."""
-
-    exit_code = 1
-
-
-class NotAStoreError(StoreError):
-    """The folder is not a scene store (no ``.scene-engine/state.json``)."""
-
-    exit_code = 2
-
-
-class StoreVersionError(StoreError):
-    """The store was written by a newer engine; the message names both format versions."""
-
-    exit_code = 2
 
 
 class State(BaseModel):
@@ -71,63 +60,10 @@ class State(BaseModel):
 
 
 @dataclass(frozen=True)
-class Store:
-    """An opened store. Paths are derived from ``root``; ``config`` is read once at open."""
+class Store(StorePaths):
+    """An opened store: its paths (``StorePaths``) and ``config``, read once at open."""
 
-    root: Path
     config: Config
-
-    @property
-    def scenes_dir(self) -> Path:
-        """``ROOT/scenes``: the scene files (L2)."""
-        return self.root / "scenes"
-
-    @property
-    def persona_path(self) -> Path:
-        """``ROOT/persona.md`` (L3)."""
-        return self.root / "persona.md"
-
-    @property
-    def memories_dir(self) -> Path:
-        """``ROOT/memories``: the memory journal (L1)."""
-        return self.root / "memories"
-
-    @property
-    def meta_dir(self) -> Path:
-        """``ROOT/.scene-engine``."""
-        return self.root / META_DIR
-
-    @property
-    def state_path(self) -> Path:
-        """The checkpoint ``state.json``."""
-        return self.meta_dir / "state.json"
-
-    @property
-    def config_path(self) -> Path:
-        """The settings ``config.toml``."""
-        return self.meta_dir / "config.toml"
-
-    @property
-    def index_path(self) -> Path:
-        """The derived search index ``index.sqlite``."""
-        return self.meta_dir / "index.sqlite"
-
-    @property
-    def lock_path(self) -> Path:
-        """The cross-process lock file."""
-        return self.meta_dir / "lock"
-
-    def scene_names(self) -> list[str]:
-        """Names of the scene files (``*.md``, not hidden), sorted."""
-        if not self.scenes_dir.is_dir():
-            return []
-        return sorted(
-            entry.name
-            for entry in os.scandir(self.scenes_dir)
-            if entry.name.lower().endswith(".md")
-            and not entry.name.startswith(".")
-            and entry.is_file(follow_symlinks=False)
-        )
 
     def load_state(self) -> State:
         """Read ``state.json``; raises ``StoreError`` if it is unreadable or invalid."""
@@ -144,21 +80,9 @@ def render_state(state: State) -> str:
 
 
 def read_state(path: Path) -> State:
-    """Parse and check a state file; raises ``StoreVersionError`` for a newer format."""
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise NotAStoreError(f"{path.parent.parent} is not a scene store "
-                             f"(no {META_DIR}/state.json); make one with `scenes init DIR`") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise StoreError(f"{path}: not valid JSON: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise StoreError(f"{path}: expected a JSON object")
-    found = raw.get("format")
-    if isinstance(found, int) and found > FORMAT_VERSION:
-        raise StoreVersionError(
-            f"{path.parent.parent} has store format {found}, but this scene-engine reads format "
-            f"{FORMAT_VERSION} and older; upgrade scene-engine to open it")
+    """Parse and check a state file. Raises ``NotAStoreError`` (no file),
+    ``StoreVersionError`` (a newer format, checked first) and ``StoreError`` (not valid)."""
+    raw = check_format(path)
     try:
         return State(**raw)
     except ValidationError as exc:
@@ -200,15 +124,6 @@ def open_store(root: Path | None = None) -> Store:
     Raises ``NotAStoreError`` (exit 2) if there is none, ``StoreVersionError`` for a newer
     format, ``StoreError`` for a broken state file, ``ConfigError`` for bad settings.
     """
-    if root is None and os.environ.get("SCENE_ENGINE_DIR"):
-        root = Path(os.environ["SCENE_ENGINE_DIR"])
-    if root is None:   # like git: the current folder or the nearest one above it
-        here = Path.cwd()
-        root = next((p for p in (here, *here.parents)
-                     if (p / META_DIR / "state.json").is_file()), here)
-    root = Path(root)
-    if not (root / META_DIR / "state.json").is_file():
-        raise NotAStoreError(f"{root} is not a scene store (no {META_DIR}/state.json); "
-                             "make one with `scenes init DIR` or pass --dir")
+    root = find_root(root)
     read_state(root / META_DIR / "state.json")  # refuses a newer format before anything else
     return Store(root=root.resolve(), config=load_config(root / META_DIR / "config.toml"))

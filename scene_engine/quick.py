@@ -1,0 +1,159 @@
+"""`scenes search` and `scenes recall`: their work, and a quick door to them.
+
+Agents call these two all day, each time as a new process. Typer builds its whole command
+tree before it runs any command (0.15-0.3 s, more than the search itself), so the console
+script (``entry.main``) first offers the arguments to ``run``: it accepts exactly the forms
+these two commands document (``[--dir D] search QUERY [-k N] [--json]``,
+``[--dir D] recall QUERY [--budget N] [--json]``) and returns None for anything else (help,
+a bad value, another command), which then goes to the full command line, errors included.
+The Typer commands call the same ``search`` and ``recall`` below, so both doors answer alike.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+SEARCH_K = 10            # hits by default (the Typer option says the same)
+RECALL_BUDGET = 4000     # characters by default
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings reach a person as one ``warning:`` line on stderr, not a source location."""
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def echo_json(data) -> None:
+    """One JSON document on stdout (UTF-8 text as it is, two-space indent)."""
+    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool = False) -> None:
+    """Print the best ``k`` scenes for ``query`` (see ``SceneIndex.search``): a line each
+    with heat and summary and a snippet under it, or ``--json`` (a list of hits, each with
+    ``fallback``). Says when no scene held every word and when only common words were asked.
+    Raises ``StoreError`` (not a store, no readable index) and ``OSError``."""
+    from .analysis import only_stop_words, query_terms
+    from .index import open_for_reading
+
+    store = _read_store(directory)
+    index, warning = open_for_reading(store.index_path, store.scenes_dir)
+    try:
+        hits = index.search(query, k=k)
+    finally:
+        index.close()
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    if as_json:
+        echo_json([{"name": h.name, "summary": h.summary, "heat": h.heat,
+                    "snippet": h.snippet, "score": h.score, "fallback": h.fallback}
+                   for h in hits])
+        return
+    if not hits:
+        print("no match: only common words in the query" if only_stop_words(query)
+              else "no match")
+    elif hits[0].fallback:
+        words = ", ".join(t.text for t in query_terms(query))
+        print(f"no scene holds all of: {words}; showing scenes that hold some")
+    for hit in hits:
+        print(f"{hit.name} (heat {hit.heat}): {hit.summary}\n    {hit.snippet}")
+
+
+def recall(directory: Path | None, query: str, budget: int = RECALL_BUDGET,
+           as_json: bool = False) -> None:
+    """Print what an agent would put in its context for ``query`` (``recall.recall``), or
+    ``--json``. Raises ``StoreError`` and ``OSError``."""
+    from .recall import recall as build
+    from .store import open_store
+
+    result = build(open_store(directory), query, budget=budget)   # rolls back a dead batch
+    if result.warning:
+        print(f"warning: {result.warning}", file=sys.stderr)
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        sys.stdout.write(result.text)
+
+
+def _read_store(directory: Path | None):
+    # The paths only (``layout.locate``): settings and state are not needed to search.
+    from .layout import locate
+    from .recovery import ensure_recovered
+
+    store = locate(directory)
+    ensure_recovered(store)
+    return store
+
+
+def run(argv: list[str]) -> int | None:
+    """Run ``argv`` (without the program name) if it is a plain search or recall; return
+    its exit code, or None to leave it to the full command line. Errors the commands know
+    are one ``error:`` line (exit 2 for bad usage, 1 otherwise), as on the full door."""
+    parsed = _parse(argv)
+    if parsed is None:
+        return None
+    command, directory, query, number, as_json = parsed
+    from .layout import StoreError
+
+    warnings.showwarning = show_warning
+    try:
+        if command == "search":
+            search(directory, query, number, as_json)
+        else:
+            recall(directory, query, number, as_json)
+    except StoreError as exc:
+        return _error(str(exc), exc.exit_code)
+    except ValueError as exc:     # bad settings (a recall reads them; a search does not)
+        config = sys.modules.get(f"{__package__}.config")
+        if config is None or not isinstance(exc, config.ConfigError):
+            raise
+        return _error(str(exc), 2)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:        # a disk problem: say which file, no traceback
+        return _error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
+    return 0
+
+
+def _error(message: str, code: int) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def _parse(argv: list[str]) -> tuple[str, Path | None, str, int, bool] | None:
+    """(command, --dir, QUERY, k or budget, --json) for the accepted forms, else None."""
+    args = list(argv)
+    directory = None
+    if args and args[0].startswith("--dir"):
+        if args[0].startswith("--dir="):
+            directory, args = args[0][len("--dir="):], args[1:]
+        elif args[0] == "--dir" and len(args) > 1:
+            directory, args = args[1], args[2:]
+        else:
+            return None
+        if not directory:
+            return None
+    if not args or args[0] not in ("search", "recall"):
+        return None
+    command, rest = args[0], args[1:]
+    option = "-k" if command == "search" else "--budget"
+    number = SEARCH_K if command == "search" else RECALL_BUDGET
+    lowest = 1 if command == "search" else 100
+    query, as_json = None, False
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--json" and not as_json:
+            as_json = True
+        elif arg == option and rest and rest[0].isdigit():
+            number = int(rest.pop(0))
+        elif arg.startswith(f"{option}=") and arg[len(option) + 1:].isdigit():
+            number = int(arg[len(option) + 1:])
+        elif query is None and not arg.startswith("-"):
+            query = arg
+        else:
+            return None               # anything else: the full command line decides
+    if query is None or number < lowest:
+        return None
+    return command, Path(directory) if directory else None, query, number, as_json
