@@ -1,0 +1,364 @@
+"""The index never goes deaf, splits, leaks or crashes, and Chinese questions work.
+
+Each test replays one kind of fault found on main: Chinese questions typed without spaces,
+a watcher deaf after scenes/ is replaced, a reindex under a running watcher, a failed reindex,
+busy and read-only reads, symbolic links, other encodings, stop words, an edit during start-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scene_engine import fsutil
+from scene_engine.cli import app
+from scene_engine.index import SceneIndex, open_for_reading
+from scene_engine.store import init_store
+from scene_engine.watcher import SceneWatcher
+
+runner = CliRunner()
+DEBOUNCE = 0.1
+
+
+def scene(summary: str, body: str) -> str:
+    return f"---\nsummary: {summary}\nheat: 1\n---\n{body}\n"
+
+
+def names(hits) -> list[str]:
+    return [h.name for h in hits]
+
+
+def wait_for(predicate, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def found(root: Path, query: str) -> list[str]:
+    """What a fresh reader of the index file finds (no sync: the index as it is)."""
+    conn = sqlite3.connect(f"file:{root / '.scene-engine' / 'index.sqlite'}?mode=ro", uri=True)
+    try:
+        return names(SceneIndex(root / ".scene-engine" / "index.sqlite", root / "scenes",
+                                _conn=conn).search(query))
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def store(tmp_path) -> Path:
+    root = tmp_path / "store"
+    init_store(root)
+    scenes = root / "scenes"
+    (scenes / "family.md").write_text(scene(
+        "家人", "我妈妈住在杭州，每周日和她视频。Mum retired last year."), encoding="utf-8")
+    (scenes / "coffee.md").write_text(scene(
+        "咖啡", "用户最喜欢上海武康路的一家咖啡馆，每天早上喝一杯拿铁。"), encoding="utf-8")
+    (scenes / "work.md").write_text(scene(
+        "Work", "Backend engineer; the Kafka migration project shipped in March."),
+        encoding="utf-8")
+    (scenes / "reading.md").write_text(scene(
+        "读书", "读书时的笔记都记在Notion里，每月整理一次。"), encoding="utf-8")
+    (scenes / "dentist.md").write_text(scene(
+        "牙医", "每半年洗一次牙，上一次是九月，诊所在徐汇。"), encoding="utf-8")
+    (scenes / "misc.md").write_text(scene(
+        "Misc", "Went with the flow; nothing with a name in it."), encoding="utf-8")
+    return root
+
+
+# -- 1. Chinese questions as people type them -------------------------------------------
+
+
+@pytest.mark.parametrize("query, scene_name", [
+    ("上海咖啡", "coffee.md"),
+    ("我妈妈住在哪里？", "family.md"),
+    ("妈妈住哪儿", "family.md"),
+    ("武康路那家咖啡馆叫什么名字", "coffee.md"),
+    ("Kafka那个迁移项目什么时候上线的？", "work.md"),
+    ("每天早上喝什么", "coffee.md"),
+    ("读书笔记记在哪里", "reading.md"),        # a compound the scene writes apart
+    ("我上次洗牙是什么时候？", "dentist.md"),   # a word jieba makes up ("洗牙")
+])
+def test_chinese_questions_typed_without_spaces_find_their_scene(store, query, scene_name):
+    with SceneIndex(store / ".scene-engine" / "index.sqlite", store / "scenes") as index:
+        index.sync()
+        assert names(index.search(query, k=3))[:1] == [scene_name]
+    result = runner.invoke(app, ["--dir", str(store), "search", query, "--json"])
+    assert result.exit_code == 0 and json.loads(result.output)[0]["name"] == scene_name
+
+
+def test_recall_answers_a_chinese_question(store):
+    result = runner.invoke(app, ["--dir", str(store), "recall", "我妈妈住在哪里？",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    passages = json.loads(result.output)["passages"]
+    assert passages and passages[0]["scene"] == "family.md" and "杭州" in passages[0]["text"]
+
+
+# -- 8. stop words never decide a match ---------------------------------------------------
+
+
+def test_stop_words_never_decide_a_match(store):
+    result = runner.invoke(app, ["--dir", str(store), "search", "coffee with Lena", "--json"])
+    assert result.exit_code == 0
+    assert "misc.md" not in [h["name"] for h in json.loads(result.output)]   # only "with"
+    result = runner.invoke(app, ["--dir", str(store), "search", "what is it"])
+    assert result.exit_code == 0 and "no match" in result.output and "misc" not in result.output
+
+
+def test_a_fallback_to_any_word_is_said(store):
+    result = runner.invoke(app, ["--dir", str(store), "search", "Kafka retired"])
+    assert "no scene holds all of: Kafka, retired" in result.output
+    hits = json.loads(runner.invoke(app, ["--dir", str(store), "search", "Kafka retired",
+                                          "--json"]).output)
+    assert {h["name"] for h in hits} == {"work.md", "family.md"}
+    assert all(h["fallback"] for h in hits)
+    exact = json.loads(runner.invoke(app, ["--dir", str(store), "search", "Kafka March",
+                                           "--json"]).output)
+    assert [h["name"] for h in exact] == ["work.md"] and not exact[0]["fallback"]
+
+
+def test_english_words_match_their_other_forms(store):
+    with SceneIndex(store / ".scene-engine" / "index.sqlite", store / "scenes") as index:
+        index.sync()
+        assert names(index.search("migrations shipping")) == ["work.md"]
+        assert "Kafka" in index.search("migrating")[0].snippet
+
+
+# -- 2. the watcher re-arms on a new scenes/ folder --------------------------------------
+
+
+@pytest.mark.parametrize("how", ["recreate", "move-in"])
+def test_watcher_keeps_hearing_after_scenes_is_replaced(store, how):
+    scenes = store / "scenes"
+    with SceneWatcher(store, debounce=DEBOUNCE) as watcher:
+        saved = store.parent / "saved-scenes"
+        shutil.copytree(scenes, saved)
+        shutil.rmtree(scenes)
+        if how == "recreate":
+            shutil.copytree(saved, scenes)
+        else:
+            os.rename(saved, scenes)
+        assert wait_for(lambda: watcher.wait_idle() and "work.md" in found(store, "Kafka"))
+        (scenes / "work.md").write_text(scene("Work", "Now on the zeppelin team."))
+        assert wait_for(lambda: found(store, "zeppelin") == ["work.md"]), \
+            "an edit after scenes/ was replaced never reached the index"
+        (scenes / "new.md").write_text(scene("New", "A quokka appeared."))
+        assert wait_for(lambda: found(store, "quokka") == ["new.md"])
+
+
+def test_an_edit_made_while_the_watcher_starts_is_not_lost(store):
+    class EditRightAfterFirstSync(SceneIndex):
+        def sync(self):
+            report = super().sync()
+            if not getattr(self, "_edited", False):   # the person saves just now
+                self._edited = True
+                (store / "scenes" / "work.md").write_text(scene("Work", "Moved to narwhals."))
+            return report
+
+    def factory():
+        return EditRightAfterFirstSync(store / ".scene-engine" / "index.sqlite",
+                                       store / "scenes")
+
+    with SceneWatcher(store, index_factory=factory, debounce=DEBOUNCE):
+        assert wait_for(lambda: found(store, "narwhals") == ["work.md"], timeout=5)
+
+
+# -- 3, 4. reindex builds aside and swaps; the watcher keeps writing the live index --------
+
+
+def test_reindex_while_watching_keeps_one_index(store):
+    with SceneWatcher(store, debounce=DEBOUNCE) as watcher:
+        result = runner.invoke(app, ["--dir", str(store), "reindex"])
+        assert result.exit_code == 0, result.output
+        (store / "scenes" / "work.md").write_text(scene("Work", "Now a lighthouse keeper."))
+        assert wait_for(lambda: found(store, "lighthouse") == ["work.md"]), \
+            "the watcher wrote its edit somewhere the real index is not"
+        assert watcher.stats.errors == 0
+
+
+def test_a_deleted_index_file_is_recreated_not_written_blind(store):
+    db = store / ".scene-engine" / "index.sqlite"
+    with SceneIndex(db, store / "scenes") as index:
+        index.sync()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        (store / "scenes" / "work.md").write_text(scene("Work", "Now a beekeeper."))
+        index.index_file("work.md")
+    assert found(store, "beekeeper") == ["work.md"]
+
+
+def test_a_failed_reindex_leaves_the_old_index_usable(store):
+    result = runner.invoke(app, ["--dir", str(store), "reindex"])
+    assert result.exit_code == 0
+    scenes = store / "scenes"
+    shutil.move(scenes, store / "away")
+    scenes.write_text("not a folder")                      # scenes/ cannot be listed
+    result = runner.invoke(app, ["--dir", str(store), "reindex"])
+    assert result.exit_code == 1
+    assert "reindex failed" in result.output and "left as it was" in result.output
+    assert "Traceback" not in result.output
+    assert found(store, "Kafka") == ["work.md"]             # the old index is intact
+
+
+def test_a_rebuild_with_an_unreadable_file_swaps_nothing(store, monkeypatch):
+    db = store / ".scene-engine" / "index.sqlite"
+    with SceneIndex(db, store / "scenes") as index:
+        index.sync()
+        real = fsutil.read_regular
+
+        def unreadable(path):
+            if Path(path).name == "work.md":
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path)
+
+        monkeypatch.setattr("scene_engine.index.read_regular", unreadable)
+        with pytest.raises(OSError, match="work.md"):
+            index.rebuild()
+        assert names(index.search("Kafka")) == ["work.md"]
+
+
+# -- 5. reads never crash on a busy or read-only index -----------------------------------
+
+
+def test_a_busy_index_answers_as_it_is_with_a_warning(store):
+    runner.invoke(app, ["--dir", str(store), "reindex"])
+    (store / "scenes" / "work.md").write_text(scene("Work", "Kafka and a new pelican."))
+    writer = sqlite3.connect(store / ".scene-engine" / "index.sqlite", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")                        # another process is writing
+    try:
+        started = time.monotonic()
+        result = runner.invoke(app, ["--dir", str(store), "search", "Kafka"])
+        assert time.monotonic() - started < 4.5           # not the 5 s of a writer's wait
+        recalled = runner.invoke(app, ["--dir", str(store), "recall", "Kafka"])
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert result.exit_code == 0 and "work.md (heat 1)" in result.output, result.output
+    assert "may be stale" in result.output and "Traceback" not in result.output
+    assert recalled.exit_code == 0 and "may be stale" in recalled.output
+    assert "Kafka" in recalled.output
+
+
+@contextlib.contextmanager
+def read_only(root: Path):
+    """``root`` as a user who cannot write it sees it: a read-only bind mount for root (who
+    may write anywhere), the write bits taken away for anyone else; skips when neither works."""
+    if os.getuid() != 0:
+        paths = [root, *root.rglob("*")]
+        modes = {p: p.stat().st_mode for p in paths}
+        for path in paths:
+            path.chmod(modes[path] & ~0o222)
+        try:
+            yield root
+        finally:
+            for path in paths:
+                path.chmod(modes[path])
+        return
+    view = root.parent / "read-only-view"
+    view.mkdir()
+    mounted = subprocess.run(["mount", "--bind", str(root), str(view)], capture_output=True)
+    if mounted.returncode:
+        pytest.skip("cannot make a read-only view here (mount --bind refused)")
+    try:
+        if subprocess.run(["mount", "-o", "remount,ro,bind", str(view)],
+                          capture_output=True).returncode:
+            pytest.skip("cannot remount read-only here")
+        yield view
+    finally:
+        unmounted = subprocess.run(["umount", str(view)], capture_output=True)
+        if unmounted.returncode:             # still busy: a file left open in the view
+            subprocess.run(["umount", "-l", str(view)], capture_output=True)
+            pytest.fail(f"a file stayed open in the read-only store: {unmounted.stderr!r}")
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+@pytest.mark.parametrize("indexed", [True, False])
+def test_a_store_the_user_cannot_write_is_still_searchable(store, indexed):
+    index_files = list((store / ".scene-engine").glob("index.sqlite*"))
+    for path in index_files:
+        path.unlink()
+    if indexed:
+        runner.invoke(app, ["--dir", str(store), "reindex"])
+        (store / "scenes" / "late.md").write_text(scene("Late", "Kafka again, later."))
+    before = {p: p.stat().st_mtime_ns for p in store.rglob("*")}
+    with read_only(store) as view:
+        for command in (["search", "Kafka"], ["recall", "Kafka"]):
+            result = runner.invoke(app, ["--dir", str(view), *command])
+            assert result.exit_code == 0, result.output
+            assert "unable to open" not in result.output and "readonly" not in result.output
+            assert "work" in result.output
+            if indexed:
+                assert "late" in result.output     # brought up to date, in memory
+    assert {p: p.stat().st_mtime_ns for p in store.rglob("*")} == before
+
+
+def test_open_for_reading_says_when_scenes_cannot_be_listed(store):
+    runner.invoke(app, ["--dir", str(store), "reindex"])
+    shutil.move(store / "scenes", store / "away")
+    (store / "scenes").write_text("not a folder")
+    index, warning = open_for_reading(store / ".scene-engine" / "index.sqlite",
+                                      store / "scenes")
+    try:
+        assert "may be stale" in warning and names(index.search("Kafka")) == ["work.md"]
+    finally:
+        index.close()
+
+
+# -- 6. symbolic links are never followed -------------------------------------------------
+
+
+def test_a_symbolic_link_in_scenes_is_never_read(store, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("---\nsummary: x\n---\nhunter2password\n")
+    (store / "scenes" / "leak.md").symlink_to(secret)
+    with SceneWatcher(store, debounce=DEBOUNCE) as watcher:
+        (store / "scenes" / "leak2.md").symlink_to(secret)     # made while watching
+        os.replace(store / "scenes" / "leak2.md", store / "scenes" / "leak3.md")
+        (store / "scenes" / "work.md").write_text(scene("Work", "Kafka platypus."))
+        assert wait_for(lambda: found(store, "platypus") == ["work.md"])
+        assert watcher.wait_idle()
+    assert found(store, "hunter2password") == []
+    for command in (["search", "hunter2password"], ["recall", "hunter2password"]):
+        result = runner.invoke(app, ["--dir", str(store), *command])
+        assert "hunter2password" not in result.output
+    with SceneIndex(store / ".scene-engine" / "index.sqlite", store / "scenes") as index:
+        assert index.index_file("leak.md") is False
+        assert "leak.md" not in index.entries()
+
+
+def test_read_regular_refuses_links_and_folders(tmp_path):
+    (tmp_path / "real.md").write_text("text")
+    (tmp_path / "link.md").symlink_to(tmp_path / "real.md")
+    assert fsutil.read_regular(tmp_path / "real.md") == b"text"
+    with pytest.raises(fsutil.NotRegularFile):
+        fsutil.read_regular(tmp_path / "link.md")
+    with pytest.raises(fsutil.NotRegularFile):
+        fsutil.read_regular(tmp_path)
+
+
+# -- 7. another encoding: frozen, named with its byte, still findable ---------------------
+
+
+def test_a_latin1_scene_is_named_by_doctor_and_its_words_stay_findable(store):
+    (store / "scenes" / "old.md").write_bytes(
+        "---\nsummary: Café\nheat: 1\n---\nThe café on Rue Bonaparte.\n".encode("latin-1"))
+    (store / "scenes" / "broken.md").write_text("---\nsummary: [oops\n---\nbody\n")
+    result = runner.invoke(app, ["--dir", str(store), "doctor"])
+    assert result.exit_code == 1
+    assert "old.md is not UTF-8 (byte 16)" in result.output
+    assert "broken.md, line" in result.output                 # doctor went on checking
+    with SceneIndex(store / ".scene-engine" / "index.sqlite", store / "scenes") as index:
+        index.sync()
+        assert names(index.search("cafe bonaparte")) == ["old.md"]
