@@ -13,6 +13,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -362,3 +363,42 @@ def test_a_latin1_scene_is_named_by_doctor_and_its_words_stay_findable(store):
     with SceneIndex(store / ".scene-engine" / "index.sqlite", store / "scenes") as index:
         index.sync()
         assert names(index.search("cafe bonaparte")) == ["old.md"]
+
+
+# -- 10. start-up: the quick door answers exactly as the full command line ----------------
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "Kafka"], ["search", "上海咖啡", "--json"], ["search", "-k", "1", "Kafka"],
+    ["search", "coffee with nobody"], ["search", "what is it"],
+    ["recall", "我妈妈住在哪里？"], ["recall", "Kafka", "--budget", "300", "--json"],
+])
+def test_the_quick_door_answers_like_the_full_command_line(store, argv):
+    from scene_engine import quick
+
+    full = runner.invoke(app, ["--dir", str(store), *argv])
+    scenes = Path(sys.executable).with_name("scenes")
+    fresh = subprocess.run([str(scenes), "--dir", str(store), *argv], capture_output=True,
+                           text=True, timeout=60)
+    assert quick._parse(["--dir", str(store), *argv]) is not None   # it took the quick door
+    assert fresh.returncode == full.exit_code == 0
+    assert fresh.stdout == full.stdout
+
+
+@pytest.mark.parametrize("argv", [
+    ["search"], ["search", "--help"], ["search", "-k", "0", "x"], ["search", "a", "b"],
+    ["recall", "x", "--budget", "50"], ["list"], ["--dir"], ["search", "-x"],
+    ["search", "x", "--json", "--json"], ["recall", "--budget=abc", "x"],
+])
+def test_anything_but_a_plain_search_goes_to_the_full_command_line(argv):
+    from scene_engine import quick
+
+    assert quick._parse(argv) is None
+
+
+def test_the_quick_door_reports_a_missing_store_in_one_line(tmp_path):
+    scenes = Path(sys.executable).with_name("scenes")
+    result = subprocess.run([str(scenes), "--dir", str(tmp_path), "search", "x"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "is not a scene store" in result.stderr
+    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
