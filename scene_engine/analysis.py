@@ -147,9 +147,11 @@ def _cjk_term(word: str, freq: dict[str, int]) -> str:
     if len(word) == 1:
         return f'"{word}"*'
     phrase = f'"{_pairs(word)}"'
-    inner = [word[i:j] for i in range(len(word)) for j in range(i + 2, len(word) + 1)
+    spans = [(i, j) for i in range(len(word)) for j in range(i + 2, len(word) + 1)
              if j - i < len(word) and freq.get(word[i:j]) and word[i:j] not in CJK_STOP_WORDS]
-    if inner:
+    inner = [word[i:j] for i, j in spans]
+    covered = {k for i, j in spans for k in range(i, j)}
+    if inner and len(covered) == len(word):   # the parts say all the word says ("咖啡馆": no)
         apart = " AND ".join(f'"{_pairs(w)}"' for w in inner)
     elif not freq.get(word):
         apart = " AND ".join(f'"{c}"*' for c in word if c not in CJK_STOP_WORDS)

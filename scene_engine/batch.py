@@ -22,7 +22,7 @@ from . import history, interrupts, recovery
 from .accounting import Declaration, Ledger, LedgerEntry, account, ledger_path, parse_declarations
 from .config import Config
 from .conservation import ENGINE_KEYS, Authorship, authorship, is_pinned
-from .fsutil import atomic_write_text
+from .fsutil import atomic_write_text, read_regular_text
 from .lock import store_lock
 from .memories import Journal, Memory
 from .prompt import SceneInfo, batch_messages, choose_language
@@ -157,7 +157,7 @@ def read_scene_texts(store: Store) -> dict[str, str | None]:
             texts[name] = None
             continue
         try:
-            texts[name] = (store.scenes_dir / name).read_bytes().decode("utf-8")
+            texts[name] = read_regular_text(store.scenes_dir / name)
         except UnicodeDecodeError:
             texts[name] = None
     return texts

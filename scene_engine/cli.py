@@ -356,8 +356,10 @@ def list_scenes(as_json: JsonOpt = False) -> None:
 def show(name: Annotated[str, typer.Argument(help="Scene name (with or without .md).")]) -> None:
     """Print one scene file as it is on disk."""
     store = _read_store()
+    from .fsutil import read_regular_text
+
     path = store.scenes_dir / _scene_match(store, name)
-    typer.echo(path.read_text(encoding="utf-8"), nl=False)
+    typer.echo(read_regular_text(path), nl=False)
 
 
 def _index(store):
@@ -456,7 +458,9 @@ def persona(force: Annotated[bool, typer.Option("--force", help="Regenerate now.
     if not store.persona_path.exists():
         _fail("no persona: it is written after a batch when scenes exist; "
               "`scenes persona --force` writes one now", 1)
-    typer.echo(store.persona_path.read_text(encoding="utf-8"), nl=False)
+    from .fsutil import read_regular_text
+
+    typer.echo(read_regular_text(store.persona_path), nl=False)
 
 
 @app.command()

@@ -8,7 +8,6 @@ live batch took is accounted for in its ledger; no interrupted batch is waiting 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import unicodedata
 import warnings
@@ -16,6 +15,7 @@ from collections import Counter
 
 from . import history, recovery
 from .batch import expand_seqs
+from .fsutil import read_regular, read_regular_text
 from .memories import Journal
 from .persona import MAX_PERSONA_CHARS
 from .scene import SceneHeaderWarning, read_scene
@@ -41,8 +41,11 @@ def _check_scenes(store: Store) -> list[str]:
         return [f"scenes: {store.scenes_dir} is missing or not a folder; scenes live there"]
     problems = _check_layout(store)
     names = store.scene_names()
-    if store.persona_path.is_file():
-        size = len(store.persona_path.read_text(encoding="utf-8", errors="replace").strip())
+    if store.persona_path.is_symlink():
+        problems.append("persona.md is a symbolic link; the engine reads no file outside the "
+                        "store (the persona is left out of recall)")
+    elif store.persona_path.is_file():
+        size = len(read_regular_text(store.persona_path, errors="replace").strip())
         if size > MAX_PERSONA_CHARS:
             problems.append(f"persona.md has {size} characters; at most {MAX_PERSONA_CHARS} "
                             "(`scenes persona --force` rewrites it)")
@@ -105,20 +108,22 @@ def _check_layout(store: Store) -> list[str]:
 
 
 def _check_index(store: Store) -> list[str]:
-    from .index import SceneIndex
+    from .index import open_for_reading
 
     if not store.index_path.exists():
         # The index is derived: with no scenes there is nothing it could be missing.
         return ["index: missing; run `scenes reindex`"] if store.scene_names() else []
-    index = SceneIndex(store.index_path, store.scenes_dir)
+    # The index is derived: bring it up to date first (an edit the watcher has not seen, a
+    # batch cut short), and report only what a sync cannot fix. A busy index (another process
+    # writes it) is not a broken one: say so and check the rest.
+    index, stale = open_for_reading(store.index_path, store.scenes_dir)
     try:
-        # The index is derived: bring it up to date first (an edit the watcher has not seen,
-        # a batch cut short), and report only what a sync cannot fix.
-        with contextlib.suppress(Exception):
-            index.sync()
         entries = index.entries()
     finally:
         index.close()
+    if stale:
+        warnings.warn(f"index not checked: {stale}", stacklevel=2)
+        return []
     problems = []
     files = set(store.scene_names())
     for name in sorted(files - set(entries)):
@@ -126,7 +131,7 @@ def _check_index(store: Store) -> list[str]:
     for name in sorted(set(entries) - files):
         problems.append(f"index: {name} is indexed but has no file; run `scenes reindex`")
     for name in sorted(files & set(entries)):
-        digest = hashlib.sha256((store.scenes_dir / name).read_bytes()).hexdigest()
+        digest = hashlib.sha256(read_regular(store.scenes_dir / name)).hexdigest()
         if entries[name].checksum != digest:
             problems.append(f"index: {name} changed since it was indexed; run `scenes reindex`")
     return problems

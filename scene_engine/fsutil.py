@@ -84,3 +84,9 @@ def read_regular(path: Path) -> bytes:
             return handle.read()
     finally:
         os.close(fd)
+
+
+def read_regular_text(path: Path, errors: str = "strict") -> str:
+    """``read_regular(path)`` decoded as UTF-8 (``errors`` as for ``bytes.decode``).
+    Raises what ``read_regular`` raises, and ``UnicodeDecodeError`` with ``errors="strict"``."""
+    return read_regular(path).decode("utf-8", errors)

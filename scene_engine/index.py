@@ -337,9 +337,12 @@ class SceneIndex:
 
     def _scan(self) -> dict[str, os.stat_result]:
         """``{name: lstat}`` of the regular ``*.md`` files in ``scenes/`` ({} if it is
-        missing). Raises ``OSError`` if it exists but cannot be listed: an unreadable folder
-        is not an empty one."""
+        missing). Raises ``OSError`` if it exists but cannot be listed (an unreadable folder
+        is not an empty one) or is a symbolic link."""
         found = {}
+        if self.scenes_dir.is_symlink():   # its files are elsewhere: never read them
+            raise NotRegularFile(0, "a symbolic link, not a folder in the store",
+                                 str(self.scenes_dir))
         try:
             it = os.scandir(self.scenes_dir)
         except FileNotFoundError:

@@ -8,7 +8,7 @@ scenes exist and no persona does, and every ``persona_every`` memories; ``scenes
 from __future__ import annotations
 
 from . import history, interrupts, recovery
-from .fsutil import atomic_write_text
+from .fsutil import atomic_write_text, read_regular_text
 from .lock import store_lock
 from .rules import parse_checked
 from .store import Store, render_state
@@ -33,7 +33,10 @@ def scene_digest(store: Store, excerpt: int = 300) -> tuple[str, list[tuple[str,
     """(digest text for a model, [(name, heat, summary)]) of every scene, hottest first."""
     rows = []
     for name in store.scene_names():
-        text = (store.scenes_dir / name).read_text(encoding="utf-8", errors="replace")
+        try:
+            text = read_regular_text(store.scenes_dir / name, errors="replace")
+        except OSError:              # gone or swapped for a link since it was listed
+            continue
         scene, _ = parse_checked(name, text)
         heat = int(scene.meta.get("heat") or 0) if scene else 0
         summary = str(scene.meta.get("summary") or "") if scene else ""

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .fsutil import read_regular_text
 from .store import Store
 from .text import terms
 
@@ -128,9 +129,12 @@ def rank_passages(query: str, passages: list[Passage]) -> list[Passage]:
 def _persona_part(store: Store, limit: int) -> str:
     """The persona's first sentences, in order, while they fit in ``limit`` characters (its
     own top heading dropped: the recall text has one; no dangling lead-in line)."""
-    if not store.persona_path.exists() or limit <= 20:
+    if limit <= 20:
         return ""
-    text = store.persona_path.read_text(encoding="utf-8", errors="replace").strip()
+    try:   # a link to a file elsewhere is not the persona: nothing outside the store is read
+        text = read_regular_text(store.persona_path, errors="replace").strip()
+    except OSError:
+        return ""
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("# ")]
     out, used = [], 0
     for sentence in (s for line in lines for s in _SENTENCE.split(line) if s.strip()):

@@ -295,11 +295,14 @@ def _same_meta(header: str, meta: dict[str, Any]) -> bool:
 def read_scene(path: Path) -> Scene:
     """Read and parse the scene file at ``path`` (UTF-8); name is the file name.
 
-    Raises ``OSError`` if unreadable and ``UnicodeDecodeError`` if not UTF-8; header problems only
+    Raises ``OSError`` if unreadable or not a regular file (``fsutil.NotRegularFile``: a
+    symbolic link is never followed) and ``UnicodeDecodeError`` if not UTF-8; header problems only
     warn (see ``parse_scene``).
     """
+    from .fsutil import read_regular_text
+
     path = Path(path)
-    return parse_scene(path.read_text(encoding="utf-8"), name=path.name)
+    return parse_scene(read_regular_text(path), name=path.name)
 
 
 def body_chars(scene: Scene) -> int:

@@ -15,6 +15,7 @@ from . import history
 from .accounting import Ledger
 from .batch import expand_seqs
 from .conservation import content_terms, coverage
+from .fsutil import read_regular_text
 from .memories import Journal, Memory
 from .offline import MONTHS
 from .scene import parse_scene
@@ -167,8 +168,7 @@ def _current_lines(repo, store: Store, memory: Memory, scenes: list[str]) -> lis
             blame = history.blame_lines(repo, f"scenes/{scene}")
         except history.HistoryError:
             continue
-        body = parse_scene((store.scenes_dir / scene).read_text(encoding="utf-8",
-                                                                errors="replace"))
+        body = parse_scene(read_regular_text(store.scenes_dir / scene, errors="replace"))
         first = len(blame) - len(body.body.rstrip("\n").split("\n")) if body.header else 0
         for row in blame[first:]:          # the body only: a summary is not a place
             how = _states(memory, row["text"], store.config.tz)

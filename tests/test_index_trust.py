@@ -402,3 +402,21 @@ def test_the_quick_door_reports_a_missing_store_in_one_line(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "is not a scene store" in result.stderr
     assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_linked_persona_or_scenes_folder_is_never_read(store, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "persona.md").write_text("# Persona\nThe vault code is swordfish42.\n")
+    (outside / "secret.md").write_text(scene("Secret", "The vault code is swordfish42."))
+    (store / "persona.md").symlink_to(outside / "persona.md")
+    recalled = runner.invoke(app, ["--dir", str(store), "recall", "vault code"])
+    assert recalled.exit_code == 0 and "swordfish42" not in recalled.output
+    doctor = runner.invoke(app, ["--dir", str(store), "doctor"])
+    assert "persona.md is a symbolic link" in doctor.output
+    shutil.move(store / "scenes", tmp_path / "real-scenes")
+    (store / "scenes").symlink_to(outside)
+    for command in (["search", "swordfish42"], ["recall", "vault code"], ["reindex"]):
+        result = runner.invoke(app, ["--dir", str(store), *command])
+        assert "swordfish42" not in result.output and "Traceback" not in result.output
+    assert found(store, "swordfish42") == []
