@@ -30,6 +30,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +55,14 @@ CJK_STOP_WORDS = frozenset("""
 的 了 吗 呢 吧 啊 呀 哦 嘛 么 哈 啦 着 过 是 在 有 和 与 跟 及 或 也 都 就 还 又 很 太 把 被 给
 对 从 到 让 我 你 您 他 她 它 我们 你们 他们 她们 咱们 自己 这 那 这个 那个 这些 那些 这里 那里
 这儿 那儿 哪 哪里 哪儿 哪个 哪些 哪位 什么 啥 怎么 怎样 怎么样 如何 为什么 为啥 多少 几 谁 何时
-什么时候 时候 当时 后来 现在 平时 一般 是不是 有没有 能不能 会不会 要不要 请问 一下 告诉 知道 记得 一个 吗 呢 之 其 而 得 地
+什么时候 时候 当时 后来 现在 平时 一般 为何 是否 是不是 有没有 能不能 会不会 要不要 请问 一下 告诉 知道 记得 一个 吗 呢 之 其 而 得 地
 """.split())
 DICTIONARY_VERSION = 1   # bump when the dictionary table's layout changes
-# "几岁" (how old), "几点", "多久": the question character goes, the unit stays ("岁").
+# "几岁" (how old), "几点": the question character goes, the unit stays ("岁"), unless
+# what stays says nothing alone ("多久", "多大", "几个").
 _QUESTION_HEADS = ("几", "多")
+_BARE_AFTER_QUESTION = frozenset("个 久 大 长 远 高 重 多 少 些 种 位 样 么".split())
+MAX_QUERY_CHARS = 2000   # a question is never longer; more is pasted text, cut to bound the work
 _MAX_WORD = 8            # longest dictionary word looked up in a question
 
 
@@ -71,10 +75,17 @@ def _stemmer():
 
 @functools.lru_cache(maxsize=131072)
 def stem(word: str) -> str:
-    """The Snowball English stem of a lower-case ``word``; non-ASCII words come back as they
-    are (the English stemmer would mangle them). Cached: a store's vocabulary is small, the
+    """The Snowball English stem of a lower-case ``word``, its accents taken off first
+    ("résumés" and "resume" both give "resum"); a word of another script comes back as it is
+    (the English stemmer would mangle it). Cached: a store's vocabulary is small, the
     pure-Python stemmer costs ~50 us a word."""
-    return _stemmer().stemWord(word) if word.isascii() else word
+    if not word.isascii():
+        plain = "".join(c for c in unicodedata.normalize("NFKD", word)
+                        if not unicodedata.combining(c))
+        if not plain.isascii():
+            return word
+        word = plain
+    return _stemmer().stemWord(word)
 
 
 def _pairs(run: str) -> str:
@@ -87,7 +98,7 @@ def index_text(text: str) -> str:
     ``"I like running in 咖啡馆"`` -> ``"like run 咖啡 啡馆 馆"``. The FTS5 ``unicode61``
     tokenizer then folds case and diacritics of what is left."""
     out = []
-    for token in _TOKEN.findall(text):
+    for token in _TOKEN.findall(unicodedata.normalize("NFKC", text)):
         if CJK_RUN.fullmatch(token):
             if len(token) > 1:
                 out.append(_pairs(token))
@@ -115,15 +126,15 @@ def query_terms(query: str) -> list[QueryTerm]:
     """The searchable words of ``query``, in order, without repeats, stop words and
     punctuation. FTS5 syntax in the input is never interpreted (every term is quoted)."""
     found: dict[str, QueryTerm] = {}
-    for token in _TOKEN.findall(query):
+    for token in _TOKEN.findall(unicodedata.normalize("NFKC", query[:MAX_QUERY_CHARS])):
         if CJK_RUN.fullmatch(token):
             freq = _frequencies_or_none(token)
             for word in segment(token, freq):
-                if word in CJK_STOP_WORDS:
+                if word in CJK_STOP_WORDS or word.startswith("哪"):   # 哪家, 哪天: asking
                     continue
                 if len(word) == 2 and word.startswith(_QUESTION_HEADS):
-                    word = word[1]       # "几岁" -> "岁"
-                if word in CJK_STOP_WORDS:
+                    word = word[1]       # "几岁" -> "岁"; "多久" -> nothing
+                if word in CJK_STOP_WORDS or word in _BARE_AFTER_QUESTION:
                     continue
                 fts = _cjk_term(word, freq or {})
                 found.setdefault(fts, QueryTerm(word, fts, word))
@@ -147,7 +158,8 @@ def _cjk_term(word: str, freq: dict[str, int]) -> str:
     if len(word) == 1:
         return f'"{word}"*'
     phrase = f'"{_pairs(word)}"'
-    spans = [(i, j) for i in range(len(word)) for j in range(i + 2, len(word) + 1)
+    spans = [(i, j) for i in range(len(word))
+             for j in range(i + 2, min(len(word), i + _MAX_WORD) + 1)
              if j - i < len(word) and freq.get(word[i:j]) and word[i:j] not in CJK_STOP_WORDS]
     inner = [word[i:j] for i, j in spans]
     covered = {k for i, j in spans for k in range(i, j)}
@@ -158,6 +170,30 @@ def _cjk_term(word: str, freq: dict[str, int]) -> str:
     else:
         return phrase
     return f"({phrase} OR ({apart}))" if apart else phrase
+
+
+def text_terms(text: str) -> list[str]:
+    """The terms of ``text`` as the index holds them (``index_text``), as a list: for ranking
+    passages with the same analyser as search."""
+    return index_text(text).split()
+
+
+def question_terms(query: str) -> set[str]:
+    """The terms a passage is scored on for ``query``: the stems of its English words and the
+    character pairs of its Chinese words (one-character words as they are)."""
+    found: set[str] = set()
+    for term in query_terms(query):
+        if CJK_RUN.fullmatch(term.text):
+            found.update(_pairs(term.text).split() or [term.text])
+        else:
+            found.add(term.needle)
+    return found
+
+
+def fold(text: str) -> str:
+    """``text`` lower-cased, accents off (for a quick "may it hold this term?" test)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text.lower())
+                   if not unicodedata.combining(c))
 
 
 def only_stop_words(query: str) -> bool:

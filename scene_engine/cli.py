@@ -324,7 +324,12 @@ def _scene_rows(store) -> list[dict]:
     for name in store.scene_names():
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
-            scene = read_scene(store.scenes_dir / name)
+            try:
+                scene = read_scene(store.scenes_dir / name)
+            except (UnicodeDecodeError, OSError):   # another encoding, or gone meanwhile
+                rows.append({"name": name, "heat": 0, "updated": None,
+                             "summary": "(not readable as UTF-8: see `scenes doctor`)"})
+                continue
         updated = scene.meta.get("updated")
         rows.append({"name": name, "heat": int(scene.meta.get("heat") or 0),
                      "updated": updated.isoformat() if hasattr(updated, "isoformat") else updated,
@@ -371,7 +376,7 @@ def _index(store):
 @app.command()
 @handled
 def search(query: str,
-           k: Annotated[int, typer.Option("-k", min=1, help="Hits.")] = 10,
+           k: Annotated[int, typer.Option("-k", min=1, max=10_000, help="Hits.")] = 10,
            as_json: JsonOpt = False) -> None:
     """Full-text search over scene names, summaries and bodies (BM25, heat as tie-break).
 
@@ -409,6 +414,8 @@ def reindex() -> None:
 def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quiet.")] = 0.2
           ) -> None:
     """Keep the search index in step with the files until Ctrl-C."""
+    import sqlite3
+
     from .watcher import watch_forever
 
     store = _store()
@@ -417,7 +424,12 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
     def report(names: set[str]) -> None:
         typer.echo(f"reindexed: {', '.join(sorted(names))}", err=True)
 
-    stats = watch_forever(store.root, debounce=debounce, on_reindex=report)
+    try:
+        stats = watch_forever(store.root, debounce=debounce, on_reindex=report)
+    except sqlite3.Error as exc:       # e.g. a store this user cannot write
+        _fail(f"cannot keep the search index here: {exc}", 1)
+    if stats.lost:
+        _fail(stats.lost, 1)
     typer.echo(f"stopped after {stats.reindex_runs} reindex run(s)", err=True)
 
 
@@ -556,7 +568,7 @@ def _scene_match(store, name: str) -> str:
 @app.command("recall")
 @handled
 def recall_cmd(query: str,
-               budget: Annotated[int, typer.Option("--budget", min=100,
+               budget: Annotated[int, typer.Option("--budget", min=100, max=10_000_000,
                                                    help="Characters at most.")] = 4000,
                as_json: JsonOpt = False) -> None:
     """What an agent would put in its context for QUERY: persona, scene map, best passages."""

@@ -16,6 +16,7 @@ from collections import Counter
 from . import history, recovery
 from .batch import expand_seqs
 from .fsutil import read_regular, read_regular_text
+from .layout import is_utf8_name
 from .memories import Journal
 from .persona import MAX_PERSONA_CHARS
 from .scene import SceneHeaderWarning, read_scene
@@ -84,7 +85,8 @@ def _ambiguous_names(names: list[str]) -> list[str]:
     groups: dict[str, list[str]] = {}
     for name in names:
         groups.setdefault(unicodedata.normalize("NFC", name).casefold(), []).append(name)
-    return [f"scenes: {' and '.join(group)} differ only by case; batches leave them alone "
+    return [f"scenes: {' and '.join(group)} differ only by case or Unicode form; batches "
+            "leave them alone "
             "until one is renamed or merged by hand" for group in groups.values()
             if len(group) > 1]
 
@@ -97,11 +99,17 @@ def _check_layout(store: Store) -> list[str]:
         name = entry.name
         if name == ".gitkeep" or name.endswith((".swp", ".swx", "~", ".tmp")):
             continue
-        if entry.is_symlink():
+        if not is_utf8_name(name):
+            problems.append(f"scenes: {name.encode('utf-8', 'surrogateescape')!r} has a name "
+                            "that is not UTF-8; the engine leaves it out: rename it")
+        elif entry.is_symlink():
             problems.append(f"scenes: {name} is a symbolic link; the engine never follows "
                             "links: replace it with a real file or remove it")
         elif entry.is_dir():
             problems.append(f"scenes: {name}/ is a folder; scenes are flat `*.md` files")
+        elif not entry.is_file():
+            problems.append(f"scenes: {name} is not a regular file (a pipe or a device); "
+                            "the engine never reads it: remove it")
         elif name.startswith(".") or not name.lower().endswith(".md"):
             problems.append(f"scenes: {name} is not a scene (scenes are `*.md`, not hidden)")
     return problems

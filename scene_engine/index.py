@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .analysis import QueryTerm, index_text, query_terms
+from .analysis import CJK_RUN, QueryTerm, index_text, query_terms
 from .fsutil import NotRegularFile, read_regular
-from .layout import StoreError
+from .layout import StoreError, is_utf8_name
 
-SCHEMA_VERSION = 3   # 3: analysed text (stems, no stop words), bodies in their own table
+SCHEMA_VERSION = 4   # 3: analysed text, bodies apart; 4: accents off before stemming, NFKC
 # A file modified this close to the moment it was indexed may change again within the clock's
 # granularity with the same size; don't trust size+mtime for it next time (git's "racy clean").
 RACY_NS = 2_000_000_000
@@ -154,8 +154,9 @@ class SceneIndex:
         self.scenes_dir = Path(scenes_dir)
         self.busy_seconds = busy_seconds
         self._identity: tuple[int, int] | None = None
-        if _conn is not None:
+        if _conn is not None:             # a connection made elsewhere (read-only, in memory)
             self.conn = _conn
+            self._identity = None if self.in_memory else _identity(self.db_path)
             return
         if not self.in_memory:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -206,9 +207,13 @@ class SceneIndex:
         path now, so nothing is written into a file no one else will read."""
         if self.in_memory or _identity(self.db_path) == self._identity:
             return
+        if not self.db_path.parent.is_dir():      # the store itself was moved or deleted
+            raise IndexUnavailable(f"{self.db_path.parent} is gone (the store was moved or "
+                                   "deleted); nothing was written")
         self.conn.close()
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = self._open()
+        with contextlib.suppress(OSError):   # scenes/ unreadable now: the next sync fills it
+            self._sync()   # a new, empty database: fill it, not only with what changes next
 
     def close(self) -> None:
         """Close the connection; the object is unusable afterwards."""
@@ -303,6 +308,7 @@ class SceneIndex:
                 raise
             self.conn.close()
             self.conn = self._recreate()
+            self._sync()       # refill the new database before acting on it
             return action()
 
     def _sync(self, strict: bool = False) -> SyncReport:
@@ -407,6 +413,7 @@ class SceneIndex:
         summary = meta.get("summary", "") or ""
         summary = summary if isinstance(summary, str) else str(summary)
         heat = meta.get("heat", 0)
+        heat = heat if isinstance(heat, int) and 0 <= heat < 2**63 else 0
         cur = self.conn.execute(
             "INSERT INTO scenes (name, size, mtime_ns, checksum, summary, heat, created, updated,"
             " header_ok) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -565,12 +572,23 @@ def _schema_ok(conn: sqlite3.Connection) -> bool:
 
 
 def _decode(data: bytes) -> str:
-    """A scene's text: UTF-8, or, for a file an old editor saved in Latin-1/Windows-1252,
-    those (batches leave such a file alone and ``doctor`` names it; its words stay findable)."""
+    """A scene's text for the index: UTF-8; else what an old editor may have saved (batches
+    leave such a file alone and ``doctor`` names it, but its words stay findable): UTF-16
+    with a byte-order mark, GBK/GB18030 when that reads as Chinese, else Windows-1252."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace")
+        pass
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        with contextlib.suppress(UnicodeDecodeError):
+            return data.decode("utf-16")
+    with contextlib.suppress(UnicodeDecodeError):
+        text = data.decode("gb18030")
+        wide = [c for c in text if ord(c) > 0x7F]
+        if len(wide) >= 2 and all(CJK_RUN.fullmatch(c) or "\u3000" <= c <= "\u303f"
+                                  or "\uff00" <= c <= "\uffef" for c in wide):
+            return text
+    return data.decode("cp1252", errors="replace")
 
 
 def _is_busy(err: BaseException) -> bool:
@@ -612,7 +630,7 @@ def _fts_values(name: str, summary: str, body: str) -> tuple[str, str, str]:
 
 
 def _is_scene_name(name: str) -> bool:
-    return name.endswith(".md") and not name.startswith(".")
+    return name.endswith(".md") and not name.startswith(".") and is_utf8_name(name)
 
 
 def _is_corruption(err: sqlite3.DatabaseError) -> bool:

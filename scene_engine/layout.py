@@ -90,7 +90,18 @@ class StorePaths:
             if entry.name.lower().endswith(".md")
             and not entry.name.startswith(".")
             and entry.is_file(follow_symlinks=False)
+            and is_utf8_name(entry.name)
         )
+
+
+def is_utf8_name(name: str) -> bool:
+    """False for a file name that is not UTF-8 (Python hands it over with surrogates; no
+    git path, database or Markdown link holds it): ``doctor`` names it, the rest skip it."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def find_root(root: Path | None = None) -> Path:

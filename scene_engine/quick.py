@@ -141,6 +141,7 @@ def _parse(argv: list[str]) -> tuple[str, Path | None, str, int, bool] | None:
     option = "-k" if command == "search" else "--budget"
     number = SEARCH_K if command == "search" else RECALL_BUDGET
     lowest = 1 if command == "search" else 100
+    highest = 10_000 if command == "search" else 10_000_000   # as the Typer options say
     query, as_json = None, False
     while rest:
         arg = rest.pop(0)
@@ -154,6 +155,6 @@ def _parse(argv: list[str]) -> tuple[str, Path | None, str, int, bool] | None:
             query = arg
         else:
             return None               # anything else: the full command line decides
-    if query is None or number < lowest:
+    if query is None or not lowest <= number <= highest:
         return None
     return command, Path(directory) if directory else None, query, number, as_json

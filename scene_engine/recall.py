@@ -15,9 +15,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .analysis import fold, question_terms, text_terms
 from .fsutil import read_regular_text
 from .store import Store
-from .text import terms
 
 DEFAULT_BUDGET = 4000
 CANDIDATES = 16           # scenes whose sentences compete for the passage budget
@@ -103,18 +103,21 @@ def _digest_passages(scene: str, year: str, facts: str) -> list[Passage]:
 
 
 def rank_passages(query: str, passages: list[Passage]) -> list[Passage]:
-    """BM25 (k1 1.2, b 0.75, length in characters) of each passage against the query terms;
-    best first, ties by original order. Passages with no query term are dropped."""
-    wanted = set(terms(query))
+    """BM25 (k1 1.2, b 0.75, length in characters) of each passage against the query terms
+    (the search analyser: stems, Chinese words by character pairs, stop words out); best
+    first, ties by original order. Passages with no query term are dropped."""
+    wanted = question_terms(query)
     if not wanted or not passages:
         return []
     n = len(passages)
     # Length normalisation by characters, so the average covers every passage cheaply.
     avg = sum(len(p.text) for p in passages) / n or 1.0
-    # A passage can only hold a term whose text it contains: tokenise just those (recall is
-    # on an agent's hot path; a 10,000-scene store brings hundreds of candidate sentences).
-    passages = [p for p in passages if any(t in p.text.lower() for t in wanted)]
-    docs = [Counter(terms(p.text)) for p in passages]
+    # A passage can only hold a term whose text it (nearly) contains: tokenise just those
+    # (recall is on an agent's hot path; a 10,000-scene store brings hundreds of candidate
+    # sentences). A stem may end differently from its word ("happi", "happy"): drop a letter.
+    probes = {t if len(t) < 4 else t[:-1] for t in wanted}
+    passages = [p for p in passages if any(t in fold(p.text) for t in probes)]
+    docs = [Counter(text_terms(p.text)) for p in passages]
     df = Counter(t for d in docs for t in wanted & d.keys())
     for passage, doc in zip(passages, docs, strict=True):
         length = len(passage.text)

@@ -22,6 +22,8 @@ from typing import Any, Literal
 import yaml
 from frontmatter.default_handlers import SafeDumper, SafeLoader, YAMLHandler
 
+MAX_HEAT = 2**63 - 1   # the largest whole number the index (SQLite) can hold
+
 HeaderStyle = Literal["yaml", "block"]
 KNOWN_KEYS = ("created", "updated", "summary", "heat")
 YAML_DELIM = YAMLHandler.START_DELIMITER  # "---"
@@ -133,7 +135,10 @@ def _load_meta(source: str, first_line: int) -> tuple[dict[str, Any], dict[str, 
             raise _HeaderError(line, f"key {key.value!r} appears twice (lines "
                                      f"{key_lines[key.value]} and {line}); keep one")
         key_lines[key.value] = line
-    meta = _typed_meta(data, key_lines, first_line)
+    # A value as written: `summary: No` is the word "No", not YAML 1.1's false.
+    written = {k.value: v.value for k, v in pairs
+               if isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.ScalarNode)}
+    meta = _typed_meta(data, key_lines, first_line, written)
     return meta, _raw_keys(source, node, meta)
 
 
@@ -174,18 +179,20 @@ def _raw_keys(source: str, node, meta: dict[str, Any]) -> dict[str, tuple[Any, s
     return raw
 
 
-def _typed_meta(data: dict, key_lines: dict, first_line: int) -> dict[str, Any]:
+def _typed_meta(data: dict, key_lines: dict, first_line: int,
+                written: dict[str, str] | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     for key in ("created", "updated"):
         if data.get(key) is not None:
             meta[key] = _as_datetime(data[key], key, key_lines.get(key, first_line))
     if "summary" in data:
-        meta["summary"] = _as_summary(data["summary"], key_lines.get("summary", first_line))
+        meta["summary"] = _as_summary(data["summary"], key_lines.get("summary", first_line),
+                                      (written or {}).get("summary"))
     if data.get("heat") is not None:
         heat = data["heat"]
-        if isinstance(heat, bool) or not isinstance(heat, int) or heat < 0:
+        if isinstance(heat, bool) or not isinstance(heat, int) or not 0 <= heat <= MAX_HEAT:
             raise _HeaderError(key_lines.get("heat", first_line),
-                               f"heat must be a whole number >= 0, not {heat!r}")
+                               f"heat must be a whole number from 0 to {MAX_HEAT}, not {heat!r}")
         meta["heat"] = heat
     meta.update((k, v) for k, v in data.items() if k not in KNOWN_KEYS)
     return meta
@@ -205,12 +212,14 @@ def _as_datetime(value: Any, key: str, line: int) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def _as_summary(value: Any, line: int) -> str:
+def _as_summary(value: Any, line: int, written: str | None = None) -> str:
     if value is None:
         return ""
     if isinstance(value, (dict, list)):
         raise _HeaderError(line, "summary must be text")
-    return value if isinstance(value, str) else str(value)
+    if isinstance(value, str):
+        return value
+    return written if written is not None else str(value)   # `No`, `1.10`, `2024-05-01`
 
 
 class _SceneDumper(SafeDumper):

@@ -30,7 +30,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from .index import SceneIndex
+from .index import IndexUnavailable, SceneIndex
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +57,14 @@ class WatchStats:
     """Counters since ``start``: ``reindex_runs`` (debounced batches that touched scenes),
     ``files_indexed`` (index changes: added, updated or removed scenes), ``errors`` (failed
     attempts; each is retried), ``persona_changes`` (batches in which persona.md changed;
-    noted, not indexed)."""
+    noted, not indexed), ``lost``: why watching stopped by itself (the store was moved or
+    deleted), else None."""
 
     reindex_runs: int = 0
     files_indexed: int = 0
     errors: int = 0
     persona_changes: int = 0
+    lost: str | None = None
 
 
 class _Handler(FileSystemEventHandler):
@@ -121,6 +123,11 @@ class SceneWatcher:
         self._scenes_identity: tuple[int, int] | None = None
         self._next_check = 0.0
         self._rearm = False             # scenes/ itself was created, deleted or moved
+        self._full_due: float | None = None   # a failed full sync is retried then
+        self._full_delay = 0.0
+        self._full_error = ""           # the last failure said (said once, not per retry)
+        self._root_identity = _identity(self.root)
+        self.lost: str | None = None    # why watching stopped by itself (the store is gone)
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -185,7 +192,8 @@ class SceneWatcher:
         ``timeout`` seconds passed first."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._pending or self._retry or self._busy or self._full_sync:
+            while (self._pending or self._retry or self._busy or self._full_sync
+                   or self._full_due is not None):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -251,24 +259,51 @@ class SceneWatcher:
                 else:
                     ready_at = float("inf")
                 due = [n for n, (at, _) in self._retry.items() if at <= now]
-                if (has_events and (ready_at <= now or self._stopping)) or due:
+                full_due = self._full_due is not None and self._full_due <= now
+                if (has_events and (ready_at <= now or self._stopping)) or due or full_due:
                     names = set(self._pending) | set(due)
-                    persona, full = self._persona, self._full_sync
+                    persona, full = self._persona, self._full_sync or full_due
                     self._pending.clear()
                     self._persona = self._full_sync = False
+                    self._full_due = None
                     self._busy = True
                     return names, persona, full
                 if self._stopping:
                     return None
                 if now >= self._next_check:       # is scenes/ still the folder we watch?
                     self._next_check = now + REARM_CHECK
+                    if _identity(self.root) != self._root_identity:
+                        self._lose(f"{self.root} was moved or deleted; stopped watching it")
+                        return None
                     if _identity(self.scenes_dir) != self._scenes_identity:
                         self._full_sync = True
                         self._last_event = self._first_event = now - self.debounce
                         continue
-                next_retry = min((at for at, _ in self._retry.values()), default=float("inf"))
+                next_retry = min([at for at, _ in self._retry.values()]
+                                 + [self._full_due or float("inf")])
                 wake = min(ready_at, next_retry, self._next_check)
                 self._cond.wait(max(0.0, wake - now))
+
+    def _full_failed(self, err: Exception) -> None:
+        """A full sync failed (``scenes/`` unreadable, replaced by a file...): say so once,
+        retry with a growing delay, not in a loop of tracebacks."""
+        said = f"{type(err).__name__}: {err}"
+        if said != self._full_error:
+            log.warning("cannot sync the search index (%s); will retry", err)
+        self._full_error = said
+        with self._cond:
+            self.stats.errors += 1
+            self._full_delay = min(max(self._full_delay * 2, RETRY_FIRST), RETRY_MAX)
+            self._full_due = time.monotonic() + self._full_delay
+
+    def _lose(self, why: str) -> None:
+        """Stop by ourselves: the store is gone. ``lost`` says why; nothing is written."""
+        log.warning("%s", why)
+        with self._cond:
+            self.lost = self.stats.lost = why
+            self._stopping = True
+            self._busy = False
+            self._cond.notify_all()
 
     def _process(self, index: SceneIndex, names: set[str], persona: bool, full: bool) -> None:
         changed: set[str] = set()
@@ -280,14 +315,19 @@ class SceneWatcher:
             try:
                 report = index.sync()
                 changed |= set(report.added + report.updated + report.removed)
-            except Exception:
-                log.exception("full index sync failed; retrying")
-                self.stats.errors += 1
-                self._note([self.scenes_dir], is_directory=True)
+                self._full_delay, self._full_error = 0.0, ""
+            except IndexUnavailable as err:    # the store itself is gone
+                self._lose(str(err))
+                return
+            except Exception as err:
+                self._full_failed(err)
         for name in sorted(names):
             try:
                 if index.index_file(name):
                     changed.add(name)
+            except IndexUnavailable as err:
+                self._lose(str(err))
+                return
             except Exception as err:
                 log.warning("indexing %s failed (%s); will retry", name, err)
                 failed.append(name)
@@ -321,12 +361,13 @@ def _identity(path: Path) -> tuple[int, int] | None:
 def watch_forever(root: Path, index_factory: Callable[[], SceneIndex] | None = None,
                   debounce: float = 0.2,
                   on_reindex: Callable[[set[str]], None] | None = None) -> WatchStats:
-    """Watch ``root`` (a store folder) until KeyboardInterrupt; return the final ``WatchStats``.
+    """Watch ``root`` (a store folder) until KeyboardInterrupt, or until the store is moved
+    or deleted (``WatchStats.lost`` says so); return the final ``WatchStats``.
 
     Arguments as for ``SceneWatcher``. This is what ``scenes watch`` runs.
     """
     watcher = SceneWatcher(root, index_factory, debounce=debounce, on_reindex=on_reindex)
     with watcher, contextlib.suppress(KeyboardInterrupt):
-        while True:
-            time.sleep(3600)
+        while watcher.lost is None:
+            time.sleep(0.5)
     return watcher.stats

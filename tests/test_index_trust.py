@@ -48,8 +48,13 @@ def wait_for(predicate, timeout: float = 10.0) -> bool:
 
 
 def found(root: Path, query: str) -> list[str]:
-    """What a fresh reader of the index file finds (no sync: the index as it is)."""
-    conn = sqlite3.connect(f"file:{root / '.scene-engine' / 'index.sqlite'}?mode=ro", uri=True)
+    """What a fresh reader of the index file finds (no sync: the index as it is; [] while
+    there is no index file)."""
+    try:
+        conn = sqlite3.connect(f"file:{root / '.scene-engine' / 'index.sqlite'}?mode=ro",
+                               uri=True)
+    except sqlite3.OperationalError:
+        return []
     try:
         return names(SceneIndex(root / ".scene-engine" / "index.sqlite", root / "scenes",
                                 _conn=conn).search(query))
@@ -420,3 +425,136 @@ def test_a_linked_persona_or_scenes_folder_is_never_read(store, tmp_path):
         result = runner.invoke(app, ["--dir", str(store), *command])
         assert "swordfish42" not in result.output and "Traceback" not in result.output
     assert found(store, "swordfish42") == []
+
+
+# -- faults a tester found replaying other tools' bug reports ------------------------------
+
+
+def test_one_bad_file_never_stops_search_for_the_whole_store(store):
+    scenes = store / "scenes"
+    (scenes / "big.md").write_text("---\nsummary: big\nheat: 9223372036854775808\n---\ntuba\n")
+    os.close(os.open(os.path.join(os.fsencode(scenes), b"bad\xe9name.md"),
+                     os.O_CREAT | os.O_WRONLY, 0o644))
+    for command in (["search", "Kafka"], ["recall", "Kafka"], ["reindex"]):
+        result = runner.invoke(app, ["--dir", str(store), *command])
+        assert result.exit_code == 0, result.output
+        assert "Traceback" not in result.output
+    assert "work.md" in runner.invoke(app, ["--dir", str(store), "search", "Kafka"]).output
+    assert "big.md" in runner.invoke(app, ["--dir", str(store), "search", "tuba"]).output
+    doctor = runner.invoke(app, ["--dir", str(store), "doctor"]).output
+    assert "big.md, line 3: heat must be a whole number from 0 to" in doctor
+    assert r"bad\xe9name.md" in doctor and "not UTF-8" in doctor
+
+
+def test_accents_and_unicode_forms_do_not_hide_a_word(store):
+    import unicodedata
+
+    (store / "scenes" / "cv.md").write_text(scene("CV", "Updated my résumé. Café Ébène."))
+    (store / "scenes" / "nfd.md").write_text(scene("NFD", unicodedata.normalize(
+        "NFD", "Moved to Zürich; 가족 dinner.")))
+    with SceneIndex(store / ".scene-engine" / "index.sqlite", store / "scenes") as index:
+        index.sync()
+        for query, name in [("resume", "cv.md"), ("résumés", "cv.md"), ("ebene", "cv.md"),
+                            ("zurich", "nfd.md"), ("Zürich", "nfd.md"), ("가족", "nfd.md")]:
+            assert names(index.search(query)) == [name], query
+
+
+def test_chinese_question_words_never_decide_a_match(store):
+    hits = json.loads(runner.invoke(app, ["--dir", str(store), "search", "上海哪家咖啡馆",
+                                          "--json"]).output)
+    assert [h["name"] for h in hits] == ["coffee.md"] and not hits[0]["fallback"]
+    for query in ("妈妈为何住杭州", "妈妈是否住在杭州", "妈妈住杭州多久了"):
+        hits = json.loads(runner.invoke(app, ["--dir", str(store), "search", query,
+                                              "--json"]).output)
+        assert [h["name"] for h in hits] == ["family.md"] and not hits[0]["fallback"], query
+
+
+def test_recall_quotes_a_sentence_asked_about_in_another_word_form(store):
+    result = json.loads(runner.invoke(app, ["--dir", str(store), "recall",
+                                            "When did the migrating ship?", "--json"]).output)
+    assert result["passages"] and "Kafka migration" in result["passages"][0]["text"]
+
+
+def test_a_summary_is_kept_as_written(store):
+    (store / "scenes" / "no.md").write_text("---\nsummary: No\nheat: 1\n---\nkayak trips\n")
+    hits = json.loads(runner.invoke(app, ["--dir", str(store), "search", "kayak",
+                                          "--json"]).output)
+    assert hits[0]["summary"] == "No"
+
+
+def test_a_scene_in_gbk_or_utf16_is_listed_and_searchable(store):
+    (store / "scenes" / "gbk.md").write_bytes(
+        "---\nsummary: 茶\nheat: 1\n---\n我在杭州喝龙井茶。\n".encode("gbk"))
+    (store / "scenes" / "utf16.md").write_bytes(
+        "---\nsummary: notes\nheat: 1\n---\nNotepad wrote this about walruses.\n"
+        .encode("utf-16"))
+    listed = runner.invoke(app, ["--dir", str(store), "list", "--json"])
+    assert listed.exit_code == 0 and "gbk.md" in listed.output
+    with SceneIndex(store / ".scene-engine" / "index.sqlite", store / "scenes") as index:
+        index.sync()
+        assert names(index.search("龙井茶")) == ["gbk.md"]
+        assert names(index.search("walruses")) == ["utf16.md"]
+
+
+def test_odd_arguments_and_files_get_clean_answers(store):
+    result = runner.invoke(app, ["--dir", str(store), "search", "x", "-k",
+                                 "99999999999999999999"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    os.mkfifo(store / "scenes" / "pipe.md")
+    doctor = runner.invoke(app, ["--dir", str(store), "doctor"]).output
+    assert "pipe.md is not a regular file" in doctor
+    from scene_engine.analysis import query_terms
+    assert query_terms("中" * 40_000)              # bounded work, no hang on pasted text
+
+
+# -- the watcher when its store or scenes/ goes away ---------------------------------------
+
+
+def test_the_watcher_stops_when_the_store_is_moved(store):
+    from scene_engine import watcher as watcher_module
+
+    with SceneWatcher(store, debounce=DEBOUNCE) as watcher:
+        moved = store.parent / "moved"
+        os.rename(store, moved)
+        (moved / "scenes" / "work.md").write_text(scene("Work", "Edited after the move."))
+        assert wait_for(lambda: watcher.lost is not None, timeout=10)
+    assert "moved or deleted" in watcher.lost and watcher.stats.lost == watcher.lost
+    assert not store.exists()                    # nothing made again at the old path
+    assert watcher_module.REARM_CHECK <= 1.0
+
+
+def test_scenes_replaced_by_a_file_is_said_once_and_healed(store, caplog):
+    import logging
+
+    scenes = store / "scenes"
+    with caplog.at_level(logging.WARNING, logger="scene_engine.watcher"), \
+            SceneWatcher(store, debounce=DEBOUNCE) as watcher:
+        shutil.move(scenes, store / "away")
+        scenes.write_text("not a folder")
+        time.sleep(2.5)                          # several retries happen meanwhile
+        said = [r for r in caplog.records if "cannot sync" in r.getMessage()]
+        assert len(said) == 1 and not any(r.exc_info for r in caplog.records)
+        scenes.unlink()
+        shutil.move(store / "away", scenes)
+        (scenes / "work.md").write_text(scene("Work", "Back with a marmot."))
+        assert wait_for(lambda: found(store, "marmot") == ["work.md"])
+        assert watcher.wait_idle()
+
+
+def test_a_deleted_index_is_refilled_whole_under_the_watcher(store):
+    db = store / ".scene-engine" / "index.sqlite"
+    with SceneWatcher(store, debounce=DEBOUNCE):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        (store / "scenes" / "new.md").write_text(scene("New", "An ibex."))
+        assert wait_for(lambda: found(store, "ibex") == ["new.md"])
+        assert found(store, "Kafka") == ["work.md"]       # not only what changed since
+
+
+def test_watch_on_a_store_it_cannot_write_says_so_in_one_line(store):
+    for path in store.glob(".scene-engine/index.sqlite*"):
+        path.unlink()
+    with read_only(store) as view:
+        result = runner.invoke(app, ["--dir", str(view), "watch"])
+    assert result.exit_code == 1 and "cannot keep the search index here" in result.output
+    assert "Traceback" not in result.output
