@@ -172,6 +172,20 @@ def _cjk_term(word: str, freq: dict[str, int]) -> str:
     return f"({phrase} OR ({apart}))" if apart else phrase
 
 
+def literal_query(query: str) -> str | None:
+    """``query`` as typed, for FTS5: each Chinese run one phrase of its character pairs (a
+    substring match, as grep would find it), English words stemmed, stop words out; terms
+    ANDed. None when nothing is left. Tried before the segmented words: a short Chinese
+    query ("道它", "代二") means those characters together."""
+    parts = []
+    for token in _TOKEN.findall(unicodedata.normalize("NFKC", query[:MAX_QUERY_CHARS])):
+        if CJK_RUN.fullmatch(token):
+            parts.append(f'"{token}"*' if len(token) == 1 else f'"{_pairs(token)}"')
+        elif (word := token.lower()) not in STOP_WORDS:
+            parts.append('"' + stem(word).replace('"', '""') + '"')
+    return " AND ".join(dict.fromkeys(parts)) or None
+
+
 def text_terms(text: str) -> list[str]:
     """The terms of ``text`` as the index holds them (``index_text``), as a list: for ranking
     passages with the same analyser as search."""

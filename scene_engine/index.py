@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .analysis import CJK_RUN, QueryTerm, index_text, query_terms
+from .analysis import CJK_RUN, QueryTerm, index_text, literal_query, query_terms
 from .fsutil import NotRegularFile, read_regular
 from .layout import StoreError, is_utf8_name
 
@@ -458,9 +458,17 @@ class SceneIndex:
         terms = query_terms(query)
         if k <= 0 or not terms:
             return []
-        tries = (True,) if any_term or len(terms) == 1 else (False, True)
-        for either in tries:
-            expr = (" OR " if either else " AND ").join(t.fts for t in terms)
+        # Tiers: the text as typed (a Chinese run as one phrase: exact, like grep), then
+        # every word of it, then any word.
+        tries = [(False, " AND ".join(t.fts for t in terms))]
+        literal = literal_query(query)
+        if literal and literal != tries[0][1]:
+            tries.insert(0, (False, literal))
+        if len(terms) > 1:
+            tries.append((True, " OR ".join(t.fts for t in terms)))
+        if any_term:
+            tries = tries[-1:]
+        for either, expr in tries:
             # Rank inside FTS first (cheap), join the few best rows, then break ties by heat.
             rows = self._guarded(lambda e=expr: self.conn.execute(
                 "SELECT s.name, s.summary, s.heat, b.body, m.rank FROM ("

@@ -558,3 +558,15 @@ def test_watch_on_a_store_it_cannot_write_says_so_in_one_line(store):
         result = runner.invoke(app, ["--dir", str(view), "watch"])
     assert result.exit_code == 1 and "cannot keep the search index here" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_short_chinese_query_means_those_characters_together(tmp_path):
+    scenes = tmp_path / "scenes"
+    scenes.mkdir()
+    (scenes / "together.md").write_text(scene("a", "他说不知道它在哪。代二号楼。"))
+    (scenes / "apart.md").write_text(scene("b", "道路很长。它很小。代表第二。"))
+    with SceneIndex(tmp_path / "i.sqlite", scenes) as index:
+        index.sync()
+        assert names(index.search("道它")) == ["together.md"]    # as grep would find
+        assert names(index.search("代二")) == ["together.md"]
+        assert set(names(index.search("道路它"))) == {"apart.md"}  # no literal: by words
