@@ -524,11 +524,12 @@ def _commit_batch(store: Store, repo, job: BatchJob, new_state: State, ledger: L
 
 
 def refresh_index(store: Store) -> None:
-    """Bring the derived index up to date (incremental; a failure only costs freshness)."""
-    from .index import SceneIndex
+    """Bring the derived index (scenes and memories) up to date (incremental; a failure
+    only costs freshness)."""
+    from .index import for_store
 
     try:
-        with SceneIndex(store.index_path, store.scenes_dir) as index:
+        with for_store(store) as index:
             index.sync()
     except Exception as exc:  # the files are the truth; `scenes reindex` repairs the index
         import warnings

@@ -116,7 +116,7 @@ def _check_layout(store: Store) -> list[str]:
 
 
 def _check_index(store: Store) -> list[str]:
-    from .index import open_for_reading
+    from .index import read_index
 
     if not store.index_path.exists():
         # The index is derived: with no scenes there is nothing it could be missing.
@@ -124,7 +124,7 @@ def _check_index(store: Store) -> list[str]:
     # The index is derived: bring it up to date first (an edit the watcher has not seen, a
     # batch cut short), and report only what a sync cannot fix. A busy index (another process
     # writes it) is not a broken one: say so and check the rest.
-    index, stale = open_for_reading(store.index_path, store.scenes_dir)
+    index, stale = read_index(store)
     try:
         entries = index.entries()
     finally:

@@ -14,8 +14,9 @@ from .store import Store
 def add_memories(store: Store, data: bytes) -> AddReport:
     """Validate ``data`` (JSON list or JSONL) whole, append the new memories, commit.
 
-    Raises ``MemoryInputError`` (nothing added) for any bad record, ``JournalError`` for a
-    torn journal. Known ids are skipped; the same content at the same instant as a memory
+    The new memories are indexed for search and recall before it returns (a failure there
+    only costs freshness: the next search catches up). Raises ``MemoryInputError`` (nothing
+    added) for any bad record, ``JournalError`` for a torn journal. Known ids are skipped; the same content at the same instant as a memory
     already known (or earlier in the input) becomes an alias of it (the counts say how many).
     """
     memories = parse_input(data)
@@ -42,6 +43,10 @@ def add_memories(store: Store, data: bytes) -> AddReport:
                                      f"{shown}\n",
                                paths=("memories", ".scene-engine/state.json"))
             recovery.end(store)
+    if report.added:
+        from .batch import refresh_index
+
+        refresh_index(store)     # the new memories are searchable now (one segment re-read)
     return report
 
 

@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from . import memory_index
 from .analysis import CJK_RUN, QueryTerm, index_text, literal_query, query_terms
 from .fsutil import NotRegularFile, read_regular
 from .layout import StoreError, is_utf8_name
 
-SCHEMA_VERSION = 4   # 3: analysed text, bodies apart; 4: accents off before stemming, NFKC
+SCHEMA_VERSION = 5   # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories
 # A file modified this close to the moment it was indexed may change again within the clock's
 # granularity with the same size; don't trust size+mtime for it next time (git's "racy clean").
 RACY_NS = 2_000_000_000
@@ -56,6 +57,7 @@ CREATE TABLE scenes (
     name TEXT NOT NULL UNIQUE,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL DEFAULT -1,
     checksum TEXT NOT NULL,
     summary TEXT NOT NULL,
     heat INTEGER NOT NULL,
@@ -70,6 +72,7 @@ CREATE INDEX scenes_by_heat ON scenes (heat DESC, name);
 CREATE VIRTUAL TABLE scene_fts USING fts5(
     name, summary, body, content='', tokenize='unicode61 remove_diacritics 2'
 );
+{memory_index.SCHEMA}
 PRAGMA user_version = {SCHEMA_VERSION};
 """
 
@@ -105,9 +108,9 @@ class Hit:
 
 @dataclass
 class SyncReport:
-    """What a ``sync``/``rebuild`` did: names ``added``, ``updated`` (content changed),
+    """What a ``sync``/``rebuild`` did: scene names ``added``, ``updated`` (content changed),
     ``removed``; ``unchanged`` count; ``warnings`` (unreadable headers, undecodable files) as
-    text; ``seconds`` spent."""
+    text; ``seconds`` spent; ``memories_added``/``memories_removed``: journal records."""
 
     added: list[str]
     updated: list[str]
@@ -115,11 +118,14 @@ class SyncReport:
     unchanged: int = 0
     warnings: list[str] | None = None
     seconds: float = 0.0
+    memories_added: int = 0
+    memories_removed: int = 0
 
     @property
     def changed(self) -> bool:
-        """True if the index content changed."""
-        return bool(self.added or self.updated or self.removed)
+        """True if the index content changed (scenes or memories)."""
+        return bool(self.added or self.updated or self.removed or self.memories_added
+                    or self.memories_removed)
 
 
 def fts_query(query: str, any_term: bool = False) -> str | None:
@@ -141,17 +147,22 @@ class SceneIndex:
 
     ``db_path``: the SQLite file (e.g. ``ROOT/.scene-engine/index.sqlite``; its folder is
     created), or ``":memory:"``. ``scenes_dir``: the folder of ``*.md`` scene files (flat).
-    ``busy_seconds``: how long a write waits for another writer. A connection belongs to the
+    ``busy_seconds``: how long a write waits for another writer. ``memories_dir`` and
+    ``state_path``: the store's journal and ``state.json``, to index the memories too (see
+    ``memory_index``; without them only scenes are kept). A connection belongs to the
     thread that made the index (sqlite3 rule): make one ``SceneIndex`` per thread.
     Raises ``sqlite3.OperationalError`` if the database stays locked by another writer for longer
     than ``busy_seconds``, or cannot be opened (e.g. a folder the user cannot write).
     """
 
     def __init__(self, db_path: Path | str, scenes_dir: Path, busy_seconds: float = BUSY_SECONDS,
-                 *, _conn: sqlite3.Connection | None = None):
+                 *, memories_dir: Path | None = None, state_path: Path | None = None,
+                 _conn: sqlite3.Connection | None = None):
         self.in_memory = str(db_path) == ":memory:"
         self.db_path = Path(db_path)
         self.scenes_dir = Path(scenes_dir)
+        self.memories_dir = Path(memories_dir) if memories_dir else None
+        self.state_path = Path(state_path) if state_path else None
         self.busy_seconds = busy_seconds
         self._identity: tuple[int, int] | None = None
         if _conn is not None:             # a connection made elsewhere (read-only, in memory)
@@ -230,7 +241,8 @@ class SceneIndex:
     def sync(self) -> SyncReport:
         """Bring the index in step with the folder, incrementally, in one transaction.
 
-        A file whose size and mtime_ns match the index is skipped without reading; otherwise it
+        A file whose size, mtime and ctime match the index is skipped without reading (ctime
+        too: ``touch -r`` or a restore can give new text its old mtime); otherwise it
         is read and hashed (sha256) and re-parsed only if the checksum changed. Rows of files no
         longer present are removed. Returns a ``SyncReport``. A corrupt database is rebuilt.
         Raises ``OSError`` if ``scenes/`` exists but cannot be listed (nothing is changed).
@@ -246,7 +258,8 @@ class SceneIndex:
         if ``scenes/`` or one of its files cannot be read: the old index is then left as it
         was.
         """
-        fresh = SceneIndex(":memory:", self.scenes_dir)
+        fresh = SceneIndex(":memory:", self.scenes_dir, memories_dir=self.memories_dir,
+                           state_path=self.state_path)
         try:
             report = fresh._sync(strict=True)
             self._install(fresh.conn)
@@ -289,6 +302,9 @@ class SceneIndex:
         Returns True if the index changed. Raises ``OSError`` if the file exists but cannot be
         read (the caller may retry).
         """
+        if not _is_scene_name(name) or "/" in name or os.sep in name:
+            return False        # not a scene (a name not UTF-8 cannot even be looked up)
+
         def run() -> bool:
             with self._transaction():
                 known = self._known_row(name)
@@ -317,10 +333,10 @@ class SceneIndex:
         on_disk = self._scan()
         with self._transaction():
             known = {row[0]: row[1:] for row in
-                     self.conn.execute("SELECT name, id, size, mtime_ns FROM scenes")}
+                     self.conn.execute("SELECT name, id, size, mtime_ns, ctime_ns FROM scenes")}
             for name, st in on_disk.items():
                 row = known.get(name)
-                if row and (row[1], row[2]) == (st.st_size, st.st_mtime_ns):
+                if row and row[1:] == (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
                     report.unchanged += 1
                     continue
                 try:
@@ -338,6 +354,8 @@ class SceneIndex:
             for name in known.keys() - on_disk.keys():
                 self._delete(name, known[name][0])
                 report.removed.append(name)
+            if self.memories_dir is not None:
+                memory_index.sync(self.conn, self.memories_dir, self.state_path, report)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -388,15 +406,18 @@ class SceneIndex:
                 self._delete(name, row[0])
             return row is not None
         checksum = hashlib.sha256(data).hexdigest()
-        mtime_ns = st.st_mtime_ns if time.time_ns() - st.st_mtime_ns > RACY_NS else -1
+        settled = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS
+        mtime_ns = st.st_mtime_ns if settled else -1
         if row and self.conn.execute("SELECT checksum FROM scenes WHERE id = ?",
                                      (row[0],)).fetchone()[0] == checksum:
-            self.conn.execute("UPDATE scenes SET size = ?, mtime_ns = ? WHERE id = ?",
-                              (st.st_size, mtime_ns, row[0]))
+            self.conn.execute("UPDATE scenes SET size = ?, mtime_ns = ?, ctime_ns = ?"
+                              " WHERE id = ?", (st.st_size, mtime_ns, st.st_ctime_ns, row[0]))
             return False
         if row:
             self._delete(name, row[0])
         self._insert(name, data, checksum, st.st_size, mtime_ns, notes)
+        self.conn.execute("UPDATE scenes SET ctime_ns = ? WHERE name = ?",
+                          (st.st_ctime_ns, name))
         return True
 
     def _insert(self, name: str, data: bytes, checksum: str, size: int, mtime_ns: int,
@@ -458,17 +479,7 @@ class SceneIndex:
         terms = query_terms(query)
         if k <= 0 or not terms:
             return []
-        # Tiers: the text as typed (a Chinese run as one phrase: exact, like grep), then
-        # every word of it, then any word.
-        tries = [(False, " AND ".join(t.fts for t in terms))]
-        literal = literal_query(query)
-        if literal and literal != tries[0][1]:
-            tries.insert(0, (False, literal))
-        if len(terms) > 1:
-            tries.append((True, " OR ".join(t.fts for t in terms)))
-        if any_term:
-            tries = tries[-1:]
-        for either, expr in tries:
+        for fallback, expr in _tiers(query, terms, any_term):
             # Rank inside FTS first (cheap), join the few best rows, then break ties by heat.
             rows = self._guarded(lambda e=expr: self.conn.execute(
                 "SELECT s.name, s.summary, s.heat, b.body, m.rank FROM ("
@@ -478,11 +489,21 @@ class SceneIndex:
                 " ORDER BY m.rank, s.heat DESC, s.name LIMIT ?",
                 (*WEIGHTS, e, k + TIE_SLACK, k)).fetchall())
             if rows:
-                fallback = either and not any_term and len(terms) > 1
                 return [Hit(name, summary, heat, make_snippet(body, _needles(terms)), -rank,
                             fallback)
                         for name, summary, heat, body, rank in rows]
         return []
+
+    def search_memories(self, query: str, k: int = 10,
+                        any_term: bool = False) -> list[memory_index.MemoryHit]:
+        """Best ``k`` memories of the journal for ``query``, as ``search`` finds scenes (same
+        analyser and tiers; a forgotten memory never). Returns ``[]`` for a query without
+        searchable words, or when this index was not given the journal."""
+        terms = query_terms(query)
+        if k <= 0 or not terms:
+            return []
+        return self._guarded(lambda: memory_index.search(
+            self.conn, _tiers(query, terms, any_term), k))
 
     def bodies(self, names: list[str]) -> dict[str, str]:
         """``{name: body}`` for the given scene names (unknown names are left out)."""
@@ -508,7 +529,35 @@ class SceneIndex:
         return {r[0]: Entry(r[0], r[1], r[2], r[3], _dt(r[4]), _dt(r[5]), r[6]) for r in rows}
 
 
-def open_for_reading(db_path: Path, scenes_dir: Path) -> tuple[SceneIndex, str | None]:
+def _tiers(query: str, terms: list[QueryTerm], any_term: bool) -> list[tuple[bool, str]]:
+    """``(fallback, FTS5 expression)`` to try in order: the text as typed (a Chinese run as
+    one phrase: exact, as grep finds it), then every word of it, then any word (a fallback);
+    only the last with ``any_term``."""
+    tries = [(False, " AND ".join(t.fts for t in terms))]
+    literal = literal_query(query)
+    if literal and literal != tries[0][1]:
+        tries.insert(0, (False, literal))
+    if len(terms) > 1:
+        tries.append((not any_term, " OR ".join(t.fts for t in terms)))
+    return tries[-1:] if any_term else tries
+
+
+def for_store(store, **options) -> SceneIndex:
+    """The index of a store (``layout.StorePaths`` or ``store.Store``): its scenes and its
+    memory journal. ``options`` as for ``SceneIndex``."""
+    return SceneIndex(store.index_path, store.scenes_dir, memories_dir=store.memories_dir,
+                      state_path=store.state_path, **options)
+
+
+def read_index(store) -> tuple[SceneIndex, str | None]:
+    """``open_for_reading`` for a store (``layout.StorePaths`` or ``store.Store``): its
+    scenes and its memory journal."""
+    return open_for_reading(store.index_path, store.scenes_dir,
+                            memories_dir=store.memories_dir, state_path=store.state_path)
+
+
+def open_for_reading(db_path: Path, scenes_dir: Path, *, memories_dir: Path | None = None,
+                     state_path: Path | None = None) -> tuple[SceneIndex, str | None]:
     """An index to answer a query from, brought up to date where it can be, and a one-line
     warning when the answer may be stale (None when it is current).
 
@@ -518,12 +567,13 @@ def open_for_reading(db_path: Path, scenes_dir: Path) -> tuple[SceneIndex, str |
     built in memory when there is none). Raises ``IndexUnavailable`` (a one-line message) when
     not even that works, e.g. ``scenes/`` cannot be listed.
     """
+    journal = {"memories_dir": memories_dir, "state_path": state_path}
     try:
-        index = SceneIndex(db_path, scenes_dir, busy_seconds=READ_BUSY_SECONDS)
+        index = SceneIndex(db_path, scenes_dir, busy_seconds=READ_BUSY_SECONDS, **journal)
     except (sqlite3.OperationalError, PermissionError) as err:
         if _is_busy(err):
-            return _stale_reader(db_path, scenes_dir)
-        return _private_copy(db_path, scenes_dir), None
+            return _stale_reader(db_path, scenes_dir, journal)
+        return _private_copy(db_path, scenes_dir, journal), None
     try:
         index.sync()
     except sqlite3.OperationalError as err:
@@ -533,24 +583,24 @@ def open_for_reading(db_path: Path, scenes_dir: Path) -> tuple[SceneIndex, str |
             index.close()
             raise
         index.close()
-        return _private_copy(db_path, scenes_dir), None
+        return _private_copy(db_path, scenes_dir, journal), None
     except OSError as err:
         return index, (f"cannot read {err.filename or scenes_dir} ({err.strerror or err}); "
                        "results may be stale")
     return index, None
 
 
-def _stale_reader(db_path: Path, scenes_dir: Path) -> tuple[SceneIndex, str]:
+def _stale_reader(db_path: Path, scenes_dir: Path, journal: dict) -> tuple[SceneIndex, str]:
     conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=READ_BUSY_SECONDS,
                            isolation_level=None)
-    return (SceneIndex(db_path, scenes_dir, _conn=conn),
+    return (SceneIndex(db_path, scenes_dir, _conn=conn, **journal),
             "search index busy (another process is writing it); results may be stale")
 
 
-def _private_copy(db_path: Path, scenes_dir: Path) -> SceneIndex:
+def _private_copy(db_path: Path, scenes_dir: Path, journal: dict) -> SceneIndex:
     """The index in memory: a copy of the file at ``db_path`` when it can be read (read-only,
     WAL included where possible), brought up to date with ``scenes/``; else built afresh."""
-    memory = SceneIndex(":memory:", scenes_dir)
+    memory = SceneIndex(":memory:", scenes_dir, **journal)
     for mode in ("ro", "ro&immutable=1"):   # immutable: the -shm file cannot be made here
         try:
             source = sqlite3.connect(f"file:{db_path}?mode={mode}", uri=True)
@@ -574,7 +624,7 @@ def _private_copy(db_path: Path, scenes_dir: Path) -> SceneIndex:
 def _schema_ok(conn: sqlite3.Connection) -> bool:
     if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
         return False
-    for table in ("scenes", "bodies", "scene_fts"):
+    for table in ("scenes", "bodies", "scene_fts", "memories", "memory_fts"):
         conn.execute(f"SELECT count(*) FROM {table}").fetchone()
     return True
 

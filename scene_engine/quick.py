@@ -3,7 +3,7 @@
 Agents call these two all day, each time as a new process. Typer builds its whole command
 tree before it runs any command (0.15-0.3 s, more than the search itself), so the console
 script (``entry.main``) first offers the arguments to ``run``: it accepts exactly the forms
-these two commands document (``[--dir D] search QUERY [-k N] [--json]``,
+these two commands document (``[--dir D] search QUERY [-k N] [--json] [--memories]``,
 ``[--dir D] recall QUERY [--budget N] [--json]``) and returns None for anything else (help,
 a bad value, another command), which then goes to the full command line, errors included.
 The Typer commands call the same ``search`` and ``recall`` below, so both doors answer alike.
@@ -30,22 +30,27 @@ def echo_json(data) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
-def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool = False) -> None:
+def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool = False,
+           memories: bool = False) -> None:
     """Print the best ``k`` scenes for ``query`` (see ``SceneIndex.search``): a line each
     with heat and summary and a snippet under it, or ``--json`` (a list of hits, each with
-    ``fallback``). Says when no scene held every word and when only common words were asked.
+    ``fallback``); with ``memories`` the best memories of the journal instead (id, date,
+    text). Says when nothing held every word and when only common words were asked.
     Raises ``StoreError`` (not a store, no readable index) and ``OSError``."""
     from .analysis import only_stop_words, query_terms
-    from .index import open_for_reading
+    from .index import read_index
 
     store = _read_store(directory)
-    index, warning = open_for_reading(store.index_path, store.scenes_dir)
+    index, warning = read_index(store)
     try:
-        hits = index.search(query, k=k)
+        hits = index.search_memories(query, k=k) if memories else index.search(query, k=k)
     finally:
         index.close()
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
+    if memories:
+        _print_memories(query, hits, as_json)
+        return
     if as_json:
         echo_json([{"name": h.name, "summary": h.summary, "heat": h.heat,
                     "snippet": h.snippet, "score": h.score, "fallback": h.fallback}
@@ -59,6 +64,24 @@ def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool 
         print(f"no scene holds all of: {words}; showing scenes that hold some")
     for hit in hits:
         print(f"{hit.name} (heat {hit.heat}): {hit.summary}\n    {hit.snippet}")
+
+
+def _print_memories(query: str, hits, as_json: bool) -> None:
+    from .analysis import only_stop_words, query_terms
+
+    if as_json:
+        echo_json([{"id": h.id, "seq": h.seq, "created_at": h.created_at,
+                    "content": h.content, "score": h.score, "fallback": h.fallback}
+                   for h in hits])
+        return
+    if not hits:
+        print("no match: only common words in the query" if only_stop_words(query)
+              else "no match")
+    elif hits[0].fallback:
+        words = ", ".join(t.text for t in query_terms(query))
+        print(f"no memory holds all of: {words}; showing memories that hold some")
+    for hit in hits:
+        print(f"{hit.id} ({hit.created_at[:10]}): {' '.join(hit.content.split())}")
 
 
 def recall(directory: Path | None, query: str, budget: int = RECALL_BUDGET,
@@ -94,13 +117,13 @@ def run(argv: list[str]) -> int | None:
     parsed = _parse(argv)
     if parsed is None:
         return None
-    command, directory, query, number, as_json = parsed
+    command, directory, query, number, as_json, memories = parsed
     from .layout import StoreError
 
     warnings.showwarning = show_warning
     try:
         if command == "search":
-            search(directory, query, number, as_json)
+            search(directory, query, number, as_json, memories)
         else:
             recall(directory, query, number, as_json)
     except StoreError as exc:
@@ -122,8 +145,9 @@ def _error(message: str, code: int) -> int:
     return code
 
 
-def _parse(argv: list[str]) -> tuple[str, Path | None, str, int, bool] | None:
-    """(command, --dir, QUERY, k or budget, --json) for the accepted forms, else None."""
+def _parse(argv: list[str]) -> tuple[str, Path | None, str, int, bool, bool] | None:
+    """(command, --dir, QUERY, k or budget, --json, --memories) for the accepted forms,
+    else None."""
     args = list(argv)
     directory = None
     if args and args[0].startswith("--dir"):
@@ -142,11 +166,13 @@ def _parse(argv: list[str]) -> tuple[str, Path | None, str, int, bool] | None:
     number = SEARCH_K if command == "search" else RECALL_BUDGET
     lowest = 1 if command == "search" else 100
     highest = 10_000 if command == "search" else 10_000_000   # as the Typer options say
-    query, as_json = None, False
+    query, as_json, memories = None, False, False
     while rest:
         arg = rest.pop(0)
         if arg == "--json" and not as_json:
             as_json = True
+        elif arg == "--memories" and command == "search" and not memories:
+            memories = True
         elif arg == option and rest and rest[0].isdigit():
             number = int(rest.pop(0))
         elif arg.startswith(f"{option}=") and arg[len(option) + 1:].isdigit():
@@ -157,4 +183,4 @@ def _parse(argv: list[str]) -> tuple[str, Path | None, str, int, bool] | None:
             return None               # anything else: the full command line decides
     if query is None or not lowest <= number <= highest:
         return None
-    return command, Path(directory) if directory else None, query, number, as_json
+    return command, Path(directory) if directory else None, query, number, as_json, memories

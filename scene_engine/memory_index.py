@@ -1,0 +1,167 @@
+"""The memory journal (L1) in the search index, beside the scenes (DESIGN.md "Index and watcher").
+
+Recall searches the atomic memories as well as the scene narratives, so the journal is indexed
+in the same SQLite database with the same analyser (``analysis``). The journal is append-only
+JSONL segments of 1,000 records (``memories.Journal``); a segment is re-read only when its size
+or modification time changed, and a memory's row only rewritten when its text changed, so
+keeping in step costs one ``stat`` a segment. Memories an ``undo --forget`` dropped (``forgotten``
+in ``state.json``) stay indexed but are never returned.
+
+Functions here work on a ``SceneIndex``'s connection inside its transactions; ``SceneIndex``
+calls them when it was given the journal's folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .analysis import index_text
+from .fsutil import read_regular
+
+SCHEMA = """
+CREATE TABLE memories (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    content TEXT NOT NULL,
+    segment INTEGER NOT NULL,
+    forgotten INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX memories_by_segment ON memories (segment);
+CREATE TABLE memory_segments (number INTEGER PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
+CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE VIRTUAL TABLE memory_fts USING fts5(
+    content, content='', tokenize='unicode61 remove_diacritics 2'
+);
+"""
+RACY_NS = 2_000_000_000     # as for scenes: a file this fresh may change again unseen
+
+
+@dataclass(frozen=True)
+class MemoryHit:
+    """A memory found by a search: journal number ``seq``, its ``id``, ``created_at`` (ISO
+    8601 text as stored), ``content``, ``score`` (negated BM25: higher is better) and
+    ``fallback`` (no memory held every word of the query; this one holds some)."""
+
+    seq: int
+    id: str
+    created_at: str
+    content: str
+    score: float
+    fallback: bool = False
+
+
+def sync(conn, memories_dir: Path, state_path: Path | None, report) -> None:
+    """Bring the indexed journal in step with ``memories_dir`` (inside the caller's
+    transaction); ``report``: the caller's ``SyncReport`` (``memories_added`` and
+    ``memories_removed`` are counted, unreadable segments go to its warnings)."""
+    on_disk = _segments(memories_dir)
+    known = {n: (size, mtime) for n, size, mtime in
+             conn.execute("SELECT number, size, mtime_ns FROM memory_segments")}
+    for number, st in on_disk.items():
+        if known.get(number) == (st.st_size, st.st_mtime_ns):
+            continue
+        path = memories_dir / f"{number:05d}.jsonl"
+        try:
+            records = _records(read_regular(path))
+        except (OSError, ValueError) as err:    # torn or unreadable: keep what was indexed
+            report.warnings.append(f"memories/{path.name}: cannot index ({err})")
+            continue
+        _apply_segment(conn, number, records, report)
+        mtime = st.st_mtime_ns if time.time_ns() - st.st_mtime_ns > RACY_NS else -1
+        conn.execute("INSERT OR REPLACE INTO memory_segments VALUES (?, ?, ?)",
+                     (number, st.st_size, mtime))
+    for number in known.keys() - on_disk.keys():
+        _apply_segment(conn, number, [], report)
+        conn.execute("DELETE FROM memory_segments WHERE number = ?", (number,))
+    if state_path is not None:
+        _sync_forgotten(conn, state_path)
+
+
+def _segments(folder: Path) -> dict[int, os.stat_result]:
+    found = {}
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError), os.scandir(folder) as it:
+        for item in it:
+            stem, _, suffix = item.name.partition(".")
+            if suffix == "jsonl" and stem.isdigit() and item.is_file(follow_symlinks=False):
+                with contextlib.suppress(FileNotFoundError):
+                    found[int(stem)] = item.stat(follow_symlinks=False)
+    return found
+
+
+def _records(data: bytes) -> list[tuple[int, str, str, str]]:
+    """(seq, id, created_at, content) of each line of a segment. Raises ``ValueError`` for
+    a line that is not a whole record."""
+    rows = []
+    for line in data.decode("utf-8").split("\n"):
+        if line.strip():
+            record = json.loads(line)
+            rows.append((int(record["seq"]), str(record["id"]), str(record["created_at"]),
+                         str(record["content"])))
+    return rows
+
+
+def _apply_segment(conn, number: int, records, report) -> None:
+    """Make the indexed memories of segment ``number`` those of ``records``."""
+    old = {seq: (mid, created, content) for seq, mid, created, content in conn.execute(
+        "SELECT seq, id, created_at, content FROM memories WHERE segment = ?", (number,))}
+    new = {seq: (mid, created, content) for seq, mid, created, content in records}
+    for seq in old.keys() - new.keys():
+        _delete(conn, seq, old[seq][2])
+        report.memories_removed += 1
+    for seq, (mid, created, content) in new.items():
+        if old.get(seq) == (mid, created, content):
+            continue
+        if seq in old:
+            _delete(conn, seq, old[seq][2])
+        conn.execute("INSERT INTO memories (seq, id, created_at, content, segment)"
+                     " VALUES (?, ?, ?, ?, ?)", (seq, mid, created, content, number))
+        conn.execute("INSERT INTO memory_fts (rowid, content) VALUES (?, ?)",
+                     (seq, index_text(content)))
+        report.memories_added += seq not in old
+
+
+def _delete(conn, seq: int, content: str) -> None:
+    # Contentless FTS5: a delete repeats the tokens that were inserted.
+    conn.execute("INSERT INTO memory_fts (memory_fts, rowid, content) VALUES ('delete', ?, ?)",
+                 (seq, index_text(content)))
+    conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+
+
+def _sync_forgotten(conn, state_path: Path) -> None:
+    """Mark the memories ``state.json`` lists as forgotten (only when that list changed)."""
+    try:
+        forgotten = sorted(int(s) for s in json.loads(
+            read_regular(state_path).decode("utf-8")).get("forgotten", []))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return                        # no readable state: leave the marks as they are
+    stamp = json.dumps(forgotten)
+    row = conn.execute("SELECT value FROM memory_meta WHERE key = 'forgotten'").fetchone()
+    if row and row[0] == stamp:
+        return
+    conn.execute("UPDATE memories SET forgotten = 0 WHERE forgotten = 1")
+    for start in range(0, len(forgotten), 500):
+        chunk = forgotten[start:start + 500]
+        conn.execute(f"UPDATE memories SET forgotten = 1 WHERE seq IN "
+                     f"({','.join('?' * len(chunk))})", chunk)
+    conn.execute("INSERT OR REPLACE INTO memory_meta VALUES ('forgotten', ?)", (stamp,))
+
+
+def search(conn, tiers: list[tuple[bool, str]], k: int) -> list[MemoryHit]:
+    """The best ``k`` memories (never a forgotten one) for the first of ``tiers`` —
+    ``(fallback, FTS5 expression)`` pairs from ``SceneIndex`` — that finds any."""
+    for fallback, expr in tiers:
+        rows = conn.execute(
+            "SELECT m.seq, m.id, m.created_at, m.content, bm25(memory_fts) AS rank"
+            " FROM memory_fts JOIN memories m ON m.seq = memory_fts.rowid"
+            " WHERE memory_fts MATCH ? AND m.forgotten = 0 ORDER BY rank, m.seq LIMIT ?",
+            (expr, k)).fetchall()
+        if rows:
+            return [MemoryHit(seq, mid, created, content, -rank, fallback)
+                    for seq, mid, created, content, rank in rows]
+    return []
