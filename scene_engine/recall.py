@@ -1,11 +1,14 @@
 """Recall: what an agent puts in its context for a query, within a character budget.
 
 The text has three parts, in this order: the persona, a compact map of the scenes (name, heat,
-summary; the scenes that match the query first), and the passages of the matching scenes that
-best answer the query, most relevant first. Passages are whole sentences (a timeline line's date
-is kept with each of its sentences); nothing is cut mid-sentence and the total never exceeds
-the budget. Candidate scenes come from the FTS index (so a store of 10,000 scenes costs about
-what a store of 15 does); passages are ranked with BM25 over the candidates' sentences.
+summary; the scenes that match the query first), and the passages that best answer the query,
+most relevant first. Passages come from both layers: sentences of the matching scenes (a
+timeline line's date kept with each of its sentences) and the matching memories of the journal
+(each with its date), ranked together by one BM25 over all of them; a passage whose words an
+already chosen one states is skipped, so one fact does not spend the budget twice. A question
+about time ("when", "how long ago", 什么时候, 哪年) prefers dated passages. Nothing is cut
+mid-sentence and the total never exceeds the budget. Candidates come from the FTS index (so a
+store of 10,000 scenes or 100,000 memories costs about what a small one does).
 """
 
 from __future__ import annotations
@@ -21,6 +24,12 @@ from .store import Store
 
 DEFAULT_BUDGET = 4000
 CANDIDATES = 16           # scenes whose sentences compete for the passage budget
+MEMORY_CANDIDATES = 60    # memories that compete with them
+SAME_FACT = 0.8           # a passage this much covered by a chosen one says nothing new
+DATED_BOOST = 1.3         # a dated passage's score, for a question about time
+_TIME_QUESTION = re.compile(
+    r"\b(when|what (year|month|day|date|time)|how long|which (year|month|day)|ago|since|"
+    r"until|before|after|date)\b|什么时候|哪年|哪一年|几月|哪天|多久|何时|几号", re.I)
 PERSONA_SHARE = 0.08      # at most this share of the budget for the persona
 MAP_SHARE = 0.1           # ... and for the scene map
 SUMMARY_CHARS = 100       # a summary in the map is cut (at a word) to this
@@ -34,12 +43,23 @@ _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augu
 
 @dataclass
 class Passage:
-    """One sentence of a scene: ``scene`` name, ``text`` (date-prefixed for timeline lines),
-    ``score`` (BM25 against the query)."""
+    """One passage: a sentence of the scene ``scene`` (``text`` date-prefixed for timeline
+    lines), or, with ``memory`` set (its id; ``scene`` is ""), a memory of the journal
+    (``text`` prefixed with its readable date, ``created_at`` the ISO instant); ``score``
+    (BM25 against the query)."""
 
     scene: str
     text: str
     score: float = 0.0
+    memory: str | None = None
+    created_at: str | None = None
+
+    def source(self) -> dict:
+        """Where it comes from, for ``--json``: ``{"scene": NAME}`` or ``{"memory": ID,
+        "created_at": ISO}``."""
+        if self.memory is not None:
+            return {"memory": self.memory, "created_at": self.created_at}
+        return {"scene": self.scene}
 
 
 @dataclass
@@ -59,7 +79,7 @@ class Recall:
         """A JSON-ready dict of the result."""
         return {"budget": self.budget, "chars": len(self.text), "text": self.text,
                 "persona": self.persona, "scenes": self.scenes,
-                "passages": [{"scene": p.scene, "text": p.text, "score": round(p.score, 4)}
+                "passages": [{**p.source(), "text": p.text, "score": round(p.score, 4)}
                              for p in self.passages],
                 **({"warning": self.warning} if self.warning else {})}
 
@@ -162,7 +182,7 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None) -
     """
     if budget < 100:
         raise ValueError("the recall budget must be at least 100 characters")
-    from .index import open_for_reading
+    from .index import read_index
     from .recovery import ensure_recovered
 
     ensure_recovered(store)
@@ -170,25 +190,38 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None) -
     own = index is None
     warning = None
     if own:
-        index, warning = open_for_reading(store.index_path, store.scenes_dir)
+        index, warning = read_index(store)
     try:
         hits = index.search(query, k=CANDIDATES, any_term=True)
         bodies = index.bodies([h.name for h in hits])
         hot = index.hottest(12)
+        found = index.search_memories(query, k=MEMORY_CANDIDATES, any_term=True)
     finally:
         if own:
             index.close()
-    result = assemble(store, query, budget, hits, bodies, hot)
+    result = assemble(store, query, budget, hits, bodies, hot, [memory_passage(m) for m in found])
     result.warning = warning
     return result
 
 
+def memory_passage(hit) -> Passage:
+    """A memory found by the index (``memory_index.MemoryHit``) as a passage: its text after
+    its readable date (``8 May 2023: ...``)."""
+    day = hit.created_at[:10].split("-")
+    prefix = readable_date(*day) + ": " if len(day) == 3 and all(p.isdigit() for p in day) \
+        else ""
+    return Passage("", prefix + " ".join(hit.content.split()), memory=hit.id,
+                   created_at=hit.created_at)
+
+
 def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str],
-             hot: list) -> Recall:
+             hot: list, memories: list[Passage] | None = None) -> Recall:
     """Lay out persona, scene map and passages within ``budget`` (see module docstring).
 
-    Scenes in the map get short tags (S1, S2, ...) that the passages cite, so a passage costs
-    a few characters of attribution instead of the scene's whole name.
+    ``memories``: passages of the journal's best memories (``memory_passage``), ranked with
+    the scenes' sentences. Scenes in the map get short tags (S1, S2, ...) that their passages
+    cite, so a passage costs a few characters of attribution instead of the scene's name; a
+    memory's line is its date and text.
     """
     persona = _persona_part(store, int(budget * PERSONA_SHARE))
     rows, seen = [], set()
@@ -204,17 +237,38 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     header += "## Scenes\n" + map_text + "\n\n" if map_text else ""
     title = "## Passages\n"
     room = budget - len(header) - len(title) - 1
-    chosen, used = [], 0
+    chosen, used, said = [], 0, []
     passages = [p for h in hits for p in split_passages(h.name, bodies.get(h.name, ""))]
-    for passage in rank_passages(query, passages):
-        tag = tags.get(passage.scene, passage.scene.removesuffix(".md"))
-        line = f"- [{tag}] {passage.text}"
+    for passage in _ranked(query, passages + list(memories or [])):
+        words = set(text_terms(passage.text))
+        if words and any(len(words & other) >= SAME_FACT * len(words) for other in said):
+            continue                    # a chosen passage already states it
+        if passage.memory is not None:
+            line = f"- {passage.text}"
+        else:
+            tag = tags.get(passage.scene, passage.scene.removesuffix(".md"))
+            line = f"- [{tag}] {passage.text}"
         if used + len(line) + 1 <= room:
             chosen.append((passage, line))
             used += len(line) + 1
+            said.append(words)
     text = header + (title + "\n".join(line for _, line in chosen) if chosen else "")
     return Recall(text=text.rstrip() + "\n", budget=budget, persona=persona, scenes=shown,
                   passages=[p for p, _ in chosen])
+
+
+def _ranked(query: str, passages: list[Passage]) -> list[Passage]:
+    """``rank_passages``, dated passages first among equals for a question about time."""
+    ranked = rank_passages(query, passages)
+    if not _TIME_QUESTION.search(query):
+        return ranked
+    for passage in ranked:
+        if _DATED.match(passage.text):
+            passage.score *= DATED_BOOST
+    return sorted(ranked, key=lambda p: -p.score)
+
+
+_DATED = re.compile(r"^\d{1,2} [A-Z][a-z]+ \d{4}: ")
 
 
 def _scene_map(rows: list[dict], limit: int) -> tuple[list[str], list[dict]]:

@@ -1,0 +1,96 @@
+"""Recall over scenes and memories together: provenance, one fact once, forgotten memories
+never, dated passages for questions about time, never over budget."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from scene_engine.cli import app
+from scene_engine.engine import add_memories
+from scene_engine.store import init_store, open_store
+
+runner = CliRunner()
+
+
+def memories(*facts: tuple[str, str, str]) -> bytes:
+    return "\n".join(json.dumps({"id": mid, "content": text, "created_at": when})
+                     for mid, text, when in facts).encode()
+
+
+def recall(root: Path, query: str, budget: int = 2000) -> dict:
+    result = runner.invoke(app, ["--dir", str(root), "recall", query, "--budget", str(budget),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def make_store(tmp_path) -> Path:
+    store = init_store(tmp_path / "store")
+    add_memories(store, memories(
+        ("m1", "Caroline went to the LGBTQ support group and felt accepted.",
+         "2023-05-07T13:00:00Z"),
+        ("m2", "Melanie painted a sunrise over the lake.", "2023-05-08T10:00:00Z"),
+        ("m3", "我妈妈住在杭州，每周日和她视频。", "2023-06-01T09:00:00Z")))
+    assert runner.invoke(app, ["--dir", str(store.root), "run"]).exit_code == 0
+    return store.root
+
+
+def test_a_memory_not_yet_folded_is_recalled_with_its_date_and_source(tmp_path):
+    root = make_store(tmp_path)
+    add_memories(open_store(root), memories(
+        ("m4", "Caroline is researching adoption agencies.", "2023-07-02T09:00:00Z")))
+    result = recall(root, "What is Caroline researching?")
+    first = result["passages"][0]
+    assert first == {**first, "memory": "m4", "created_at": "2023-07-02T09:00:00+00:00"}
+    assert first["text"] == "2 July 2023: Caroline is researching adoption agencies."
+    assert "- 2 July 2023: Caroline is researching adoption agencies." in result["text"]
+
+
+def test_one_fact_in_a_scene_and_the_journal_is_stated_once(tmp_path):
+    root = make_store(tmp_path)
+    result = recall(root, "When did Melanie paint a sunrise?")
+    sunrise = [p for p in result["passages"] if "sunrise" in p["text"]]
+    assert len(sunrise) == 1 and sunrise[0]["text"].startswith("8 May 2023")
+    sources = {("scene" in p, "memory" in p) for p in result["passages"]}
+    assert sources <= {(True, False), (False, True)}     # each passage names one source
+
+
+def test_a_forgotten_memory_is_not_recalled(tmp_path):
+    root = make_store(tmp_path)
+    add_memories(open_store(root), memories(
+        ("m5", "Caroline adopted a dog named Oscar.", "2023-08-01T09:00:00Z")))
+    assert "Oscar" in recall(root, "Caroline dog")["text"]
+    assert runner.invoke(app, ["--dir", str(root), "run"]).exit_code == 0
+    batch = json.loads(runner.invoke(app, ["--dir", str(root), "log", "--json"]).output)
+    newest = max(b["batch"] for b in batch if b.get("batch"))
+    assert runner.invoke(app, ["--dir", str(root), "undo", str(newest), "--forget"]
+                         ).exit_code == 0
+    assert "Oscar" not in recall(root, "Caroline dog")["text"]
+
+
+def test_chinese_and_english_questions(tmp_path):
+    root = make_store(tmp_path)
+    assert "杭州" in recall(root, "我妈妈住在哪里？")["passages"][0]["text"]
+    assert "support group" in recall(root, "Where did Caroline find acceptance?")["text"]
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.integers(min_value=100, max_value=3000),
+       query=st.sampled_from(["Caroline", "When did Melanie paint?", "妈妈 杭州", "lake group",
+                              "what", "sunrise support adoption 视频"]))
+def test_recall_never_exceeds_its_budget(tmp_path_factory, budget, query):
+    root = STORE.get("root") or STORE.setdefault(
+        "root", make_store(tmp_path_factory.mktemp("fused")))
+    result = recall(root, query, budget)
+    assert len(result["text"]) <= budget and result["chars"] == len(result["text"])
+    for passage in result["passages"]:
+        assert passage["text"] in result["text"]         # whole, never cut
+
+
+STORE: dict = {}
