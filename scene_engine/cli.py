@@ -368,23 +368,26 @@ def show(name: Annotated[str, typer.Argument(help="Scene name (with or without .
 
 
 def _index(store):
-    from .index import SceneIndex
+    from .index import for_store
 
-    return SceneIndex(store.index_path, store.scenes_dir)
+    return for_store(store)
 
 
 @app.command()
 @handled
 def search(query: str,
            k: Annotated[int, typer.Option("-k", min=1, max=10_000, help="Hits.")] = 10,
-           as_json: JsonOpt = False) -> None:
+           as_json: JsonOpt = False,
+           memories: Annotated[bool, typer.Option(
+               "--memories", help="Search the memory journal instead of the scenes.")] = False
+           ) -> None:
     """Full-text search over scene names, summaries and bodies (BM25, heat as tie-break).
 
     Every word must match; when no scene holds them all, scenes holding some are shown and
     the output says so. Stop words and question particles never decide a match."""
     from . import quick
 
-    quick.search(_DIR["dir"], query, k, as_json)
+    quick.search(_DIR["dir"], query, k, as_json, memories)
 
 
 @app.command()
@@ -403,8 +406,8 @@ def reindex() -> None:
                   "the index was left as it was", 1)
         finally:
             index.close()
-    typer.echo(f"reindexed {len(report.added) + len(report.updated)} scene(s) in "
-               f"{report.seconds:.2f} s; {len(report.removed)} removed")
+    typer.echo(f"reindexed {len(report.added) + len(report.updated)} scene(s) and "
+               f"{report.memories_added} memories in {report.seconds:.2f} s")
     for warning in report.warnings or []:
         typer.echo(f"warning: {warning}", err=True)
 
@@ -465,7 +468,8 @@ def persona(force: Annotated[bool, typer.Option("--force", help="Regenerate now.
         model = model if model is not None else config.model
         chosen = make_backend(backend or ("llm" if model else config.backend), model or "",
                               api_base or config.api_base)
-        if not regenerate(store, chosen, "asked for with --force", force=True):
+        if not regenerate(store, chosen, "asked for with --force", force=True) \
+                and not store.scene_names():       # "" also when the persona was current
             _fail("no scenes yet: run a batch first", 1)
     if not store.persona_path.exists():
         _fail("no persona: it is written after a batch when scenes exist; "

@@ -60,6 +60,9 @@ class NotRegularFile(OSError):
     file. The engine never follows a link out of the store (a link in ``scenes/`` to a file
     elsewhere would put that file's text into the index)."""
 
+    def __str__(self) -> str:          # "PATH: not a regular file", without "[Errno 0]"
+        return f"{self.filename}: {self.strerror}" if self.filename else str(self.strerror)
+
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 

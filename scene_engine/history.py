@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .layout import is_utf8_name
+
 ENGINE_NAME = "scene-engine"
 ENGINE_EMAIL = "scene-engine@localhost"
 
@@ -137,6 +139,8 @@ def dirty_paths(repo) -> list[str]:
     root = Path(repo.working_tree_dir)
     names = {entry[3:] for entry in out.split("\0") if len(entry) > 3}
     names = {n for n in names if not (root / n).is_symlink()}   # links are never scenes
+    names = {n for n in names if is_utf8_name(n) and "\ufffd" not in n}   # nor names git
+    # cannot spell in UTF-8 (doctor names them)
     return sorted(n for n in names
                   if n in PERSON_FILES or (n.startswith("scenes/") and n.count("/") == 1
                                            and _is_scene_file(n.split("/", 1)[1])))

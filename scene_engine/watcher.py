@@ -31,6 +31,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from .index import IndexUnavailable, SceneIndex
+from .layout import is_utf8_name
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +210,7 @@ class SceneWatcher:
                 # The scenes folder itself appeared, vanished or moved: look at everything.
                 full = full or path == self.scenes_dir
             elif path.parent == self.scenes_dir and path.suffix == ".md" and \
-                    not is_ignored(path.name):
+                    not is_ignored(path.name) and is_utf8_name(path.name):
                 names.add(path.name)
             elif path == self.root / PERSONA:
                 persona = True
@@ -297,8 +298,9 @@ class SceneWatcher:
             self._full_due = time.monotonic() + self._full_delay
 
     def _lose(self, why: str) -> None:
-        """Stop by ourselves: the store is gone. ``lost`` says why; nothing is written."""
-        log.warning("%s", why)
+        """Stop by ourselves: the store is gone. ``lost`` says why (the caller reports it);
+        nothing is written."""
+        log.info("%s", why)
         with self._cond:
             self.lost = self.stats.lost = why
             self._stopping = True

@@ -570,3 +570,53 @@ def test_a_short_chinese_query_means_those_characters_together(tmp_path):
         assert names(index.search("道它")) == ["together.md"]    # as grep would find
         assert names(index.search("代二")) == ["together.md"]
         assert set(names(index.search("道路它"))) == {"apart.md"}  # no literal: by words
+
+
+def test_new_text_with_its_old_size_and_mtime_is_still_seen(store, monkeypatch):
+    monkeypatch.setattr("scene_engine.index.RACY_NS", 0)   # trust size+mtime at once
+    path = store / "scenes" / "work.md"
+    with SceneIndex(store / ".scene-engine" / "index.sqlite", store / "scenes") as index:
+        index.sync()
+        before = path.stat()
+        time.sleep(0.01)
+        path.write_text(path.read_text().replace("March", "Zarch"))   # same size
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))    # touch -r
+        assert index.sync().updated == ["work.md"]
+        assert names(index.search("Zarch")) == ["work.md"]
+
+
+def test_the_watcher_ignores_a_name_that_is_not_utf8(store, caplog):
+    import logging
+
+    scenes = os.fsencode(store / "scenes")
+    with caplog.at_level(logging.WARNING, logger="scene_engine.watcher"), \
+            SceneWatcher(store, debounce=DEBOUNCE) as watcher:
+        bad = os.path.join(scenes, b"bad\xffname.md")
+        with open(bad, "wb") as handle:
+            handle.write(b"---\nsummary: s\n---\nbody\n")
+        (store / "scenes" / "work.md").write_text(scene("Work", "A wombat."))
+        assert wait_for(lambda: found(store, "wombat") == ["work.md"])
+        os.unlink(bad)
+        assert watcher.wait_idle()
+        assert watcher.stats.errors == 0 and not caplog.records
+
+
+def test_a_name_that_is_not_utf8_is_never_committed(store):
+    import git
+
+    bad = os.path.join(os.fsencode(store / "scenes"), b"bad\xffname.md")
+    with open(bad, "wb") as handle:
+        handle.write(b"---\nsummary: s\n---\nbody\n")
+    result = runner.invoke(app, ["--dir", str(store), "ingest", "-"],
+                           input='[{"content": "The Kafka migration shipped."}]')
+    assert result.exit_code == 0, result.output
+    tracked = git.Repo(store).git.ls_files("-z", "scenes").split("\0")
+    assert tracked and not any("bad" in name for name in tracked)
+
+
+def test_persona_force_twice_is_not_a_failure(store):
+    runner.invoke(app, ["--dir", str(store), "ingest", "-"],
+                  input='[{"content": "The Kafka migration shipped."}]')
+    for _ in range(2):
+        result = runner.invoke(app, ["--dir", str(store), "persona", "--force"])
+        assert result.exit_code == 0, result.output
