@@ -206,6 +206,8 @@ def question_terms(query: str) -> set[str]:
 
 def fold(text: str) -> str:
     """``text`` lower-cased, accents off (for a quick "may it hold this term?" test)."""
+    if text.isascii():
+        return text.lower()
     return "".join(c for c in unicodedata.normalize("NFKD", text.lower())
                    if not unicodedata.combining(c))
 

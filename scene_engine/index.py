@@ -502,8 +502,18 @@ class SceneIndex:
         terms = query_terms(query)
         if k <= 0 or not terms:
             return []
-        return self._guarded(lambda: memory_index.search(
-            self.conn, _tiers(query, terms, any_term), k))
+
+        def run():
+            if not any_term:
+                return memory_index.search(self.conn, _tiers(query, terms, False), k)
+            # Recall: all words first, then any of the words that can still tell memories
+            # apart (a word most memories hold would score every one of them).
+            wide = memory_index.widening_terms(self.conn, terms)
+            tiers = [(False, " AND ".join(t.fts for t in terms))]
+            if len(terms) > 1:
+                tiers.append((False, " OR ".join(t.fts for t in wide)))
+            return memory_index.search(self.conn, tiers, k, gather=True)
+        return self._guarded(run)
 
     def bodies(self, names: list[str]) -> dict[str, str]:
         """``{name: body}`` for the given scene names (unknown names are left out)."""

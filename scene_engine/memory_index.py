@@ -38,7 +38,10 @@ CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE VIRTUAL TABLE memory_fts USING fts5(
     content, content='', tokenize='unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE memory_vocab USING fts5vocab(memory_fts, 'row');
 """
+COMMON = 0.1     # a word in more than this share of the memories does not widen a search
+BROAD = 3000     # a query matching more memories than this takes the newest, not BM25's best
 RACY_NS = 2_000_000_000     # as for scenes: a file this fresh may change again unseen
 
 
@@ -152,16 +155,57 @@ def _sync_forgotten(conn, state_path: Path) -> None:
     conn.execute("INSERT OR REPLACE INTO memory_meta VALUES ('forgotten', ?)", (stamp,))
 
 
-def search(conn, tiers: list[tuple[bool, str]], k: int) -> list[MemoryHit]:
+def widening_terms(conn, terms: list) -> list:
+    """Of a query's ``terms`` (``analysis.QueryTerm``), those worth an any-word search: a
+    one-token term found in more than ``COMMON`` of the memories would match a large part
+    of the journal and barely move the ranking (BM25 weighs it near zero), yet costs a score
+    for every row it matches. All words still count in the all-words tier."""
+    total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    if total < 1000:
+        return terms
+    kept = []
+    for term in terms:
+        token = term.fts.strip('"')
+        if " " in token or token.endswith("*") or '"' in token:   # a phrase or a prefix
+            kept.append(term)
+            continue
+        row = conn.execute("SELECT doc FROM memory_vocab WHERE term = ?", (token,)).fetchone()
+        if not row or row[0] <= COMMON * total:
+            kept.append(term)
+    return kept or terms
+
+
+def search(conn, tiers: list[tuple[bool, str]], k: int,
+           gather: bool = False) -> list[MemoryHit]:
     """The best ``k`` memories (never a forgotten one) for the first of ``tiers`` —
-    ``(fallback, FTS5 expression)`` pairs from ``SceneIndex`` — that finds any."""
+    ``(fallback, FTS5 expression)`` pairs from ``SceneIndex`` — that finds any; with
+    ``gather``, the hits of each tier in turn until ``k`` (all-words matches first)."""
+    found: dict[int, MemoryHit] = {}
+    for hit in _tier_hits(conn, tiers, k, gather):
+        found.setdefault(hit.seq, hit)
+        if len(found) >= k:
+            break
+    return list(found.values())
+
+
+def _tier_hits(conn, tiers, k: int, gather: bool):
+    # FTS5 ranks its best rows first, then the few are joined; enough extra rows are asked
+    # for that forgotten ones can be left out and k still remain. BM25 costs a score for
+    # every matching row: when a query matches more than BROAD memories (a name most of them
+    # hold), their scores barely differ and the newest matches are taken instead.
+    slack = min(conn.execute("SELECT count(*) FROM memories WHERE forgotten = 1"
+                             ).fetchone()[0], 1000)
     for fallback, expr in tiers:
+        broad = len(conn.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
+                                 " LIMIT ?", (expr, BROAD + 1)).fetchall()) > BROAD
+        order = "ORDER BY rowid DESC" if broad else "ORDER BY rank"
         rows = conn.execute(
-            "SELECT m.seq, m.id, m.created_at, m.content, bm25(memory_fts) AS rank"
-            " FROM memory_fts JOIN memories m ON m.seq = memory_fts.rowid"
-            " WHERE memory_fts MATCH ? AND m.forgotten = 0 ORDER BY rank, m.seq LIMIT ?",
-            (expr, k)).fetchall()
-        if rows:
-            return [MemoryHit(seq, mid, created, content, -rank, fallback)
-                    for seq, mid, created, content, rank in rows]
-    return []
+            "SELECT m.seq, m.id, m.created_at, m.content, f.rank FROM ("
+            f"  SELECT rowid, {'0.0 AS rank' if broad else 'rank'} FROM memory_fts"
+            f"  WHERE memory_fts MATCH ? {order} LIMIT ?) f JOIN memories m ON m.seq = f.rowid"
+            f" WHERE m.forgotten = 0 ORDER BY {'m.seq DESC' if broad else 'f.rank, m.seq'}"
+            " LIMIT ?", (expr, k + slack, k)).fetchall()
+        yield from (MemoryHit(seq, mid, created, content, -rank, fallback)
+                    for seq, mid, created, content, rank in rows)
+        if rows and not gather:
+            return

@@ -136,7 +136,7 @@ def rank_passages(query: str, passages: list[Passage]) -> list[Passage]:
     # (recall is on an agent's hot path; a 10,000-scene store brings hundreds of candidate
     # sentences). A stem may end differently from its word ("happi", "happy"): drop a letter.
     probes = {t if len(t) < 4 else t[:-1] for t in wanted}
-    passages = [p for p in passages if any(t in fold(p.text) for t in probes)]
+    passages = [p for p in passages if _holds_any(fold(p.text), probes)]
     docs = [Counter(text_terms(p.text)) for p in passages]
     df = Counter(t for d in docs for t in wanted & d.keys())
     for passage, doc in zip(passages, docs, strict=True):
@@ -147,6 +147,10 @@ def rank_passages(query: str, passages: list[Passage]) -> list[Passage]:
             for t in wanted & doc.keys())
     order = sorted(range(len(passages)), key=lambda i: (-passages[i].score, i))
     return [passages[i] for i in order if passages[i].score > 0]
+
+
+def _holds_any(text: str, probes: set[str]) -> bool:
+    return any(t in text for t in probes)
 
 
 def _persona_part(store: Store, limit: int) -> str:
