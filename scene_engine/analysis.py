@@ -186,10 +186,12 @@ def literal_query(query: str) -> str | None:
     return " AND ".join(dict.fromkeys(parts)) or None
 
 
-def text_terms(text: str) -> list[str]:
-    """The terms of ``text`` as the index holds them (``index_text``), as a list: for ranking
-    passages with the same analyser as search."""
-    return index_text(text).split()
+@functools.lru_cache(maxsize=8192)
+def text_terms(text: str) -> tuple[str, ...]:
+    """The terms of ``text`` as the index holds them (``index_text``): for ranking passages
+    with the same analyser as search. Cached: recall ranks a passage, then checks it against
+    the chosen ones, and an agent asks about the same scenes again and again."""
+    return tuple(index_text(text).split())
 
 
 def question_terms(query: str) -> set[str]:

@@ -78,12 +78,17 @@ def handled(func: Callable) -> Callable:
             raise                  # the reader went away (`| head`): nothing to report
         except OSError as exc:     # a disk problem: say which file, no traceback
             _fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
+        except typer.Exit:
+            raise                  # the command's own verdict (an exit code, said already)
         except Exception as exc:
-            from .batch import BatchError
-            from .history import HistoryError
             from .interrupts import received
 
-            if isinstance(exc, BatchError | HistoryError):
+            # Looked up, not imported: a module never loaded raised nothing, and an import
+            # here (after a signal cut one short) could fail in its turn.
+            known = tuple(getattr(sys.modules.get(f"{__package__}.{module}"), name, None)
+                          for module, name in (("batch", "BatchError"),
+                                               ("history", "HistoryError")))
+            if isinstance(exc, tuple(k for k in known if k is not None)):
                 if received() is not None:   # a git child died of the same signal first
                     _interrupted(received())
                 _fail(str(exc), 1)

@@ -241,11 +241,13 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     header += "## Scenes\n" + map_text + "\n\n" if map_text else ""
     title = "## Passages\n"
     room = budget - len(header) - len(title) - 1
-    chosen, used, said = [], 0, []
+    chosen, used, said, every = [], 0, [], set()
     passages = [p for h in hits for p in split_passages(h.name, bodies.get(h.name, ""))]
     for passage in _ranked(query, passages + list(memories or [])):
         words = set(text_terms(passage.text))
-        if words and any(len(words & other) >= SAME_FACT * len(words) for other in said):
+        enough = SAME_FACT * len(words)
+        if words and len(words & every) >= enough and any(
+                len(words & other) >= enough for other in said):
             continue                    # a chosen passage already states it
         if passage.memory is not None:
             line = f"- {passage.text}"
@@ -256,6 +258,7 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
             chosen.append((passage, line))
             used += len(line) + 1
             said.append(words)
+            every |= words
     text = header + (title + "\n".join(line for _, line in chosen) if chosen else "")
     return Recall(text=text.rstrip() + "\n", budget=budget, persona=persona, scenes=shown,
                   passages=[p for p, _ in chosen])
