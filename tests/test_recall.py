@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from scene_engine.cli import app
 from scene_engine.demo import build_demo
 from scene_engine.index import SceneIndex
+from scene_engine.memories import Journal
 from scene_engine.recall import recall, split_passages
 from scene_engine.store import init_store
 
@@ -75,8 +76,13 @@ def test_recall_never_exceeds_its_budget_and_keeps_sentences_whole(demo, query, 
         result = recall(demo, query, budget=budget, index=index)
     assert len(result.text) <= budget
     body = "\n".join((demo.scenes_dir / n).read_text("utf-8") for n in demo.scene_names())
+    journal = {m.id: m.content for m in Journal(demo.memories_dir).all()}
     for passage in result.passages:
         sentence = passage.text.split(": ", 1)[-1]
+        if passage.memory is not None:                  # a memory of the journal, whole
+            assert sentence == " ".join(journal[passage.memory].split())
+            assert f"- {passage.text}" in result.text
+            continue
         assert sentence in body                          # a whole sentence, not a fragment
         assert f"] {passage.text}" in result.text
 
