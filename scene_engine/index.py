@@ -412,7 +412,7 @@ class SceneIndex:
             st = os.lstat(self.scenes_dir / name)
         except FileNotFoundError:
             return None
-        return st if stat_is_regular(st) else None
+        return st if stat.S_ISREG(st.st_mode) else None
 
     def _known_row(self, name: str) -> tuple | None:
         return self.conn.execute(
@@ -441,15 +441,13 @@ class SceneIndex:
             return False
         if row:
             self._delete(name, row[0])
-        self._insert(name, data, checksum, st.st_size, mtime_ns, notes)
-        self.conn.execute("UPDATE scenes SET ctime_ns = ? WHERE name = ?",
-                          (st.st_ctime_ns, name))
+        self._insert(name, data, checksum, st, mtime_ns, notes)
         return True
 
-    def _insert(self, name: str, data: bytes, checksum: str, size: int, mtime_ns: int,
-                notes: list[str]) -> None:
+    def _insert(self, name: str, data: bytes, checksum: str, st: os.stat_result,
+                mtime_ns: int, notes: list[str]) -> None:
         # Imported here: YAML parsing is only needed when a file changed, not for a search.
-        from .scene import SceneHeaderWarning, parse_scene
+        from .scene import MAX_HEAT, SceneHeaderWarning, parse_scene
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SceneHeaderWarning)
@@ -460,12 +458,12 @@ class SceneIndex:
         summary = meta.get("summary", "") or ""
         summary = summary if isinstance(summary, str) else str(summary)
         heat = meta.get("heat", 0)
-        heat = heat if isinstance(heat, int) and 0 <= heat < 2**63 else 0
+        heat = heat if isinstance(heat, int) and 0 <= heat <= MAX_HEAT else 0
         cur = self.conn.execute(
-            "INSERT INTO scenes (name, size, mtime_ns, checksum, summary, heat, created, updated,"
-            " header_ok) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (name, size, mtime_ns, checksum, summary, heat, _iso(meta.get("created")),
-             _iso(meta.get("updated")), scene.header_error is None))
+            "INSERT INTO scenes (name, size, mtime_ns, ctime_ns, checksum, summary, heat,"
+            " created, updated, header_ok) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (name, st.st_size, mtime_ns, st.st_ctime_ns, checksum, summary, heat,
+             _iso(meta.get("created")), _iso(meta.get("updated")), scene.header_error is None))
         self.conn.execute("INSERT INTO bodies (id, body) VALUES (?, ?)",
                           (cur.lastrowid, scene.body))
         self.conn.execute(
@@ -696,11 +694,6 @@ def _identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
-
-
-def stat_is_regular(st: os.stat_result) -> bool:
-    """True for the ``lstat`` of a regular file (not a link, folder or device)."""
-    return stat.S_ISREG(st.st_mode)
 
 
 def _needles(terms: list[QueryTerm]) -> list[str]:

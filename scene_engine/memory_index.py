@@ -160,7 +160,8 @@ def widening_terms(conn, terms: list) -> list:
     one-token term found in more than ``COMMON`` of the memories would match a large part
     of the journal and barely move the ranking (BM25 weighs it near zero), yet costs a score
     for every row it matches. All words still count in the all-words tier."""
-    total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    # Journal numbers run 0, 1, 2...: the largest is the count, found without a scan.
+    total = (conn.execute("SELECT max(seq) FROM memories").fetchone()[0] or -1) + 1
     if total < 1000:
         return terms
     kept = []
@@ -193,8 +194,8 @@ def _tier_hits(conn, tiers, k: int, gather: bool):
     # for that forgotten ones can be left out and k still remain. BM25 costs a score for
     # every matching row: when a query matches more than BROAD memories (a name most of them
     # hold), their scores barely differ and the newest matches are taken instead.
-    slack = min(conn.execute("SELECT count(*) FROM memories WHERE forgotten = 1"
-                             ).fetchone()[0], 1000)
+    stamp = conn.execute("SELECT value FROM memory_meta WHERE key = 'forgotten'").fetchone()
+    slack = min(len(json.loads(stamp[0])) if stamp else 0, 1000)   # no scan of the flags
     for fallback, expr in tiers:
         broad = len(conn.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
                                  " LIMIT ?", (expr, BROAD + 1)).fetchall()) > BROAD

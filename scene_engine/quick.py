@@ -37,7 +37,6 @@ def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool 
     ``fallback``); with ``memories`` the best memories of the journal instead (id, date,
     text). Says when nothing held every word and when only common words were asked.
     Raises ``StoreError`` (not a store, no readable index) and ``OSError``."""
-    from .analysis import only_stop_words, query_terms
     from .index import read_index
 
     store = _read_store(directory)
@@ -56,32 +55,34 @@ def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool 
                     "snippet": h.snippet, "score": h.score, "fallback": h.fallback}
                    for h in hits])
         return
-    if not hits:
-        print("no match: only common words in the query" if only_stop_words(query)
-              else "no match")
-    elif hits[0].fallback:
-        words = ", ".join(t.text for t in query_terms(query))
-        print(f"no scene holds all of: {words}; showing scenes that hold some")
+    _say_how_found(query, hits, "scene")
     for hit in hits:
         print(f"{hit.name} (heat {hit.heat}): {hit.summary}\n    {hit.snippet}")
 
 
 def _print_memories(query: str, hits, as_json: bool) -> None:
-    from .analysis import only_stop_words, query_terms
-
     if as_json:
         echo_json([{"id": h.id, "seq": h.seq, "created_at": h.created_at,
                     "content": h.content, "score": h.score, "fallback": h.fallback}
                    for h in hits])
         return
+    _say_how_found(query, hits, "memory")
+    for hit in hits:
+        print(f"{hit.id} ({hit.created_at[:10]}): {' '.join(hit.content.split())}")
+
+
+def _say_how_found(query: str, hits: list, kind: str) -> None:
+    """The line above the hits: none found (and why, when only common words were asked),
+    or found by some of the words only (``kind``: "scene" or "memory")."""
+    from .analysis import only_stop_words, query_terms
+
     if not hits:
         print("no match: only common words in the query" if only_stop_words(query)
               else "no match")
     elif hits[0].fallback:
         words = ", ".join(t.text for t in query_terms(query))
-        print(f"no memory holds all of: {words}; showing memories that hold some")
-    for hit in hits:
-        print(f"{hit.id} ({hit.created_at[:10]}): {' '.join(hit.content.split())}")
+        plural = "memories" if kind == "memory" else f"{kind}s"
+        print(f"no {kind} holds all of: {words}; showing {plural} that hold some")
 
 
 def recall(directory: Path | None, query: str, budget: int = RECALL_BUDGET,
