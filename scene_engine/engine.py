@@ -25,29 +25,67 @@ def add_memories(store: Store, data: bytes) -> AddReport:
         recovery.recover(store, repo)
         state = store.load_state()
         journal = Journal(store.memories_dir)
-        fresh, report, writes = journal.plan_append(memories, state.next_seq)
-        # Engine files only, restored whatever they hold: their text is not needed.
-        planned = dict.fromkeys([*(str(p.relative_to(store.root)) for p in writes),
-                                 ".scene-engine/state.json"])
-        with interrupts.critical(repo):   # Ctrl-C waits until the add is committed
-            recovery.begin(store, planned, repo)
-            journal.write(writes)
-            if writes:
-                store.save_state(state.model_copy(
-                    update={"next_seq": state.next_seq + len(fresh)}))
-                # Only the journal and state: a hand edit waiting under scenes/ gets its own
-                # "hand edit" commit from the next batch, not a place in this one.
-                shown = (f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})" if fresh
-                         else "none (known ids added as aliases)")
-                history.commit(repo, f"add: {len(fresh)} memories\n\nMemories-Added: "
-                                     f"{shown}\n",
-                               paths=("memories", ".scene-engine/state.json"))
-            recovery.end(store)
-    if report.added:
+        index = _synced_index(store)
+        try:
+            fresh, report = _append(store, repo, journal, memories, state, index)
+        finally:
+            if index is not None:
+                index.close()
+    if report.added and index is None:
         from .batch import refresh_index
 
         refresh_index(store)     # the new memories are searchable now (one segment re-read)
     return report
+
+
+def _synced_index(store: Store):
+    """The store's index in step with the journal (to look ids up in), or None when it cannot
+    be (no index, unreadable, a journal segment it could not read): the journal is read then."""
+    from .index import for_store
+
+    try:
+        index = for_store(store)
+    except Exception:           # the index is derived: any failure just means "read the files"
+        return None
+    try:
+        report = index.sync()
+        if not any(w.startswith("memories/") for w in report.warnings or ()):
+            return index
+    except Exception:
+        pass
+    index.close()
+    return None
+
+
+def _append(store: Store, repo, journal: Journal, memories, state, index):
+    """Plan, write and commit the new memories (under the store lock); index them when
+    ``index`` is given. Returns (fresh memories, ``AddReport``)."""
+    fresh, report, writes = journal.plan_append(memories, state.next_seq, catalog=index)
+    # Engine files only, restored whatever they hold: their text is not needed.
+    planned = dict.fromkeys([*(str(p.relative_to(store.root)) for p in writes),
+                             ".scene-engine/state.json"])
+    with interrupts.critical(repo):   # Ctrl-C waits until the add is committed
+        recovery.begin(store, planned, repo)
+        journal.write(writes)
+        if writes:
+            store.save_state(state.model_copy(
+                update={"next_seq": state.next_seq + len(fresh)}))
+            # Only the journal and state: a hand edit waiting under scenes/ gets its own
+            # "hand edit" commit from the next batch, not a place in this one.
+            shown = (f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})" if fresh
+                     else "none (known ids added as aliases)")
+            history.commit(repo, f"add: {len(fresh)} memories\n\nMemories-Added: "
+                                 f"{shown}\n",
+                           paths=("memories", ".scene-engine/state.json"))
+        recovery.end(store)
+    if writes and index is not None:
+        try:                     # the new memories are searchable now (one segment re-read)
+            index.sync()
+        except Exception as exc:  # the files are the truth; the next search catches up
+            import warnings
+
+            warnings.warn(f"search index not updated: {exc}", stacklevel=3)
+    return fresh, report
 
 
 def make_backend(name: str, model: str = "", api_base: str = ""):

@@ -38,7 +38,7 @@ from .analysis import CJK_RUN, QueryTerm, index_text, literal_query, query_terms
 from .fsutil import NotRegularFile, read_regular
 from .layout import StoreError, is_utf8_name
 
-SCHEMA_VERSION = 6   # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest
+SCHEMA_VERSION = 7   # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids and facts
 # A file modified this close to the moment it was indexed may change again within the clock's
 # granularity with the same size; don't trust size+mtime for it next time (git's "racy clean").
 RACY_NS = 2_000_000_000
@@ -538,6 +538,24 @@ class SceneIndex:
                 tiers.append((False, " OR ".join(t.fts for t in wide)))
             return memory_index.search(self.conn, tiers, k, gather=True)
         return self._guarded(run)
+
+    def known_memory_contents(self, ids: list[str]) -> dict[str, str]:
+        """``{id: content}`` for those of ``ids`` the indexed journal holds (ids and aliases);
+        for ``memories.Journal.plan_append`` after a ``sync``."""
+        return self._guarded(lambda: memory_index.known_contents(self.conn, ids))
+
+    def memory_places(self, facts: list[tuple[str, datetime]]) -> dict:
+        """``{(content, instant): (segment, line)}`` for those of ``facts`` the indexed
+        journal states; for ``memories.Journal.plan_append`` after a ``sync``."""
+        return self._guarded(lambda: memory_index.places(self.conn, facts))
+
+    def memory_count(self) -> int:
+        """How many memories the journal has (the N of recall's word weights)."""
+        return self._guarded(lambda: memory_index.count(self.conn))
+
+    def memory_document_counts(self, terms: set[str]) -> dict[str, int]:
+        """``{term: memories holding it}`` for index terms (``analysis.text_terms``)."""
+        return self._guarded(lambda: memory_index.document_counts(self.conn, terms))
 
     def bodies(self, names: list[str]) -> dict[str, str]:
         """``{name: body}`` for the given scene names (unknown names are left out)."""

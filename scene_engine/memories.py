@@ -89,12 +89,15 @@ def parse_input(data: bytes, now: datetime | None = None) -> list[Memory]:
         raise MemoryInputError([(line, f"invalid UTF-8 at byte {exc.start}")]) from exc
     text = text.removeprefix("\ufeff")
     items = _split_records(text)
+    # A lone surrogate can only come in as a JSON escape (UTF-8 cannot carry one): without
+    # such an escape in the text no record needs the per-record check.
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None
     problems: list[tuple[int, str]] = []
     memories = []
     first_line: dict[str, tuple[int, str]] = {}   # id -> (line, content) where it first came
     for line, value in items:
         try:
-            memory = _validate(value, now)
+            memory = _validate(value, now, surrogates)
         except ValueError as exc:
             problems.append((line, str(exc)))
             continue
@@ -197,8 +200,12 @@ def _json_kind(value: Any) -> str:
     return "a list" if isinstance(value, list) else "an object"
 
 
-def _validate(value: Any, now: datetime) -> Memory:
-    """One record -> Memory, or ``ValueError`` saying what is wrong with it."""
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
+    """One record -> Memory, or ``ValueError`` saying what is wrong with it. ``surrogates``:
+    whether the record may hold a lone surrogate (checked only then)."""
     if not isinstance(value, dict):
         raise ValueError(f"a memory must be a JSON object, got {_json_kind(value)}")
     unknown = sorted(set(value) - FIELDS)
@@ -206,7 +213,8 @@ def _validate(value: Any, now: datetime) -> Memory:
         raise ValueError(f"unknown field(s) {', '.join(unknown)}; allowed: "
                          f"{', '.join(sorted(FIELDS))}")
     try:  # JSON escapes can smuggle in lone surrogates, which no UTF-8 journal can hold
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        if surrogates:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ValueError("text contains a lone surrogate (invalid Unicode) "
                          f"{exc.object[exc.start:exc.end]!r}") from exc
@@ -315,7 +323,7 @@ class Journal:
                 return memory
         return None
 
-    def plan_append(self, memories: list[Memory], next_seq: int
+    def plan_append(self, memories: list[Memory], next_seq: int, catalog=None
                     ) -> tuple[list[Memory], AddReport, dict[Path, str]]:
         """What appending ``memories`` at ``next_seq`` makes: (the new memories with their
         ``seq``, the counts, segment path -> its whole new text). Writes nothing.
@@ -324,13 +332,18 @@ class Journal:
         earlier in the input is the same memory: its id becomes an alias of that one (known
         from then on, so adding the same file again adds nothing). The same fact restated at
         another time is new evidence and kept.
+
+        ``catalog``: an index in step with the journal (``index.SceneIndex`` just synced, with
+        ``known_memory_contents`` and ``memory_places``) that answers those two questions for
+        just these memories; without it the whole journal is read (and checked: a torn line
+        raises ``JournalError``).
         """
-        known, where = {}, {}
-        for number, offset, record in self._records():
-            for memory_id in (record["id"], *(record.get("aliases") or ())):
-                known[memory_id] = record["content"]
-            where[(record["content"], datetime.fromisoformat(record["created_at"]))] = (
-                number, offset)
+        if catalog is not None:
+            known = catalog.known_memory_contents(sorted({m.id for m in memories}))
+            where = catalog.memory_places(sorted({(m.content, m.created_at) for m in memories},
+                                                 key=lambda f: (f[0], f[1].isoformat())))
+        else:
+            known, where = self._catalogue()
         fresh: list[Memory] = []
         first: dict[tuple[str, datetime], int] = {}   # (content, instant) -> index in fresh
         aliases: dict[tuple[int, int], list[str]] = {}  # journal line -> ids to add
@@ -355,6 +368,16 @@ class Journal:
         writes = self._segment_texts(fresh, aliases)
         return fresh, AddReport(added=len(fresh), known=skipped, duplicates=dupes,
                                 known_changed=differ), writes
+
+    def _catalogue(self) -> tuple[dict[str, str], dict[tuple[str, datetime], tuple[int, int]]]:
+        """Every id and alias with its content, and where each (content, instant) is."""
+        known, where = {}, {}
+        for number, offset, record in self._records():
+            for memory_id in (record["id"], *(record.get("aliases") or ())):
+                known[memory_id] = record["content"]
+            where[(record["content"], datetime.fromisoformat(record["created_at"]))] = (
+                number, offset)
+        return known, where
 
     def _segment_texts(self, fresh: list[Memory], aliases: dict[tuple[int, int], list[str]]
                        ) -> dict[Path, str]:

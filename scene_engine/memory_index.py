@@ -14,10 +14,12 @@ calls them when it was given the journal's folder.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .analysis import index_text
@@ -30,9 +32,14 @@ CREATE TABLE memories (
     created_at TEXT NOT NULL,
     content TEXT NOT NULL,
     segment INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    fact INTEGER NOT NULL,
     forgotten INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX memories_by_segment ON memories (segment);
+CREATE INDEX memories_by_fact ON memories (fact);
+CREATE TABLE memory_ids (id TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX memory_ids_by_seq ON memory_ids (seq);
 CREATE TABLE memory_segments (number INTEGER PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
 CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE VIRTUAL TABLE memory_fts USING fts5(
@@ -97,36 +104,70 @@ def _segments(folder: Path) -> dict[int, os.stat_result]:
     return found
 
 
-def _records(data: bytes) -> list[tuple[int, str, str, str]]:
-    """(seq, id, created_at, content) of each line of a segment. Raises ``ValueError`` for
-    a line that is not a whole record."""
+def fact_key(content: str, created_at: datetime) -> int:
+    """A 64-bit key of (content, instant): two records with the same key are, after a check
+    of both, the same memory (``memories.Journal.plan_append``)."""
+    instant = created_at.astimezone(UTC).isoformat() if created_at.tzinfo else \
+        created_at.isoformat()
+    digest = hashlib.blake2b(f"{content}\0{instant}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _records(data: bytes) -> list[tuple]:
+    """(seq, id, created_at, content, aliases, line) of each line of a segment (``line``
+    counts non-blank lines from 0, as ``memories.Journal`` does). Raises ``ValueError`` for a
+    line that is not a whole record."""
     rows = []
     for line in data.decode("utf-8").split("\n"):
         if line.strip():
             record = json.loads(line)
             rows.append((int(record["seq"]), str(record["id"]), str(record["created_at"]),
-                         str(record["content"])))
+                         str(record["content"]), tuple(map(str, record.get("aliases") or ())),
+                         len(rows)))
     return rows
 
 
 def _apply_segment(conn, number: int, records, report) -> None:
     """Make the indexed memories of segment ``number`` those of ``records``."""
-    old = {seq: (mid, created, content) for seq, mid, created, content in conn.execute(
-        "SELECT seq, id, created_at, content FROM memories WHERE segment = ?", (number,))}
-    new = {seq: (mid, created, content) for seq, mid, created, content in records}
+    old = {}
+    for seq, mid, created, content, line in conn.execute(
+            "SELECT seq, id, created_at, content, line FROM memories WHERE segment = ?",
+            (number,)):
+        old[seq] = (mid, created, content, line)
+    new = {seq: rest for seq, *rest in records}
     for seq in old.keys() - new.keys():
         _delete(conn, seq, old[seq][2])
         report.memories_removed += 1
-    for seq, (mid, created, content) in new.items():
-        if old.get(seq) == (mid, created, content):
+    fresh = []
+    for seq, (mid, created, content, aliases, line) in new.items():
+        if old.get(seq) == (mid, created, content, line) and \
+                _aliases(conn, seq, mid) == set(aliases):
             continue
         if seq in old:
             _delete(conn, seq, old[seq][2])
-        conn.execute("INSERT INTO memories (seq, id, created_at, content, segment)"
-                     " VALUES (?, ?, ?, ?, ?)", (seq, mid, created, content, number))
-        conn.execute("INSERT INTO memory_fts (rowid, content) VALUES (?, ?)",
-                     (seq, index_text(content)))
+        fresh.append((seq, mid, created, content, aliases, line))
         report.memories_added += seq not in old
+    conn.executemany(
+        "INSERT INTO memories (seq, id, created_at, content, segment, line, fact)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(seq, mid, created, content, number, line, _fact(content, created))
+         for seq, mid, created, content, _, line in fresh])
+    conn.executemany("INSERT INTO memory_fts (rowid, content) VALUES (?, ?)",
+                     [(seq, index_text(content)) for seq, _, _, content, _, _ in fresh])
+    conn.executemany("INSERT OR REPLACE INTO memory_ids VALUES (?, ?)",
+                     [(i, seq) for seq, mid, _, _, aliases, _ in fresh for i in (mid, *aliases)])
+
+
+def _aliases(conn, seq: int, mid: str) -> set[str]:
+    return {a for (a,) in conn.execute("SELECT id FROM memory_ids WHERE seq = ?", (seq,))
+            if a != mid}
+
+
+def _fact(content: str, created_at: str) -> int:
+    try:
+        return fact_key(content, datetime.fromisoformat(created_at))
+    except ValueError:       # not a time: never the same fact as a valid record
+        return 0
 
 
 def _delete(conn, seq: int, content: str) -> None:
@@ -134,6 +175,35 @@ def _delete(conn, seq: int, content: str) -> None:
     conn.execute("INSERT INTO memory_fts (memory_fts, rowid, content) VALUES ('delete', ?, ?)",
                  (seq, index_text(content)))
     conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+    conn.execute("DELETE FROM memory_ids WHERE seq = ?", (seq,))
+
+
+def known_contents(conn, ids: list[str]) -> dict[str, str]:
+    """``{id: content}`` for those of ``ids`` the journal holds (as an id or an alias)."""
+    found: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        found.update(conn.execute(
+            "SELECT i.id, m.content FROM memory_ids i JOIN memories m ON m.seq = i.seq"
+            f" WHERE i.id IN ({','.join('?' * len(chunk))})", chunk).fetchall())
+    return found
+
+
+def places(conn, facts: list[tuple[str, datetime]]) -> dict[tuple[str, datetime], tuple]:
+    """``{(content, instant): (segment, line)}`` for those of ``facts`` a journal record
+    states (the same content at the same instant)."""
+    keyed = {fact_key(c, t): (c, t) for c, t in facts}
+    found = {}
+    listed = list(keyed)
+    for start in range(0, len(listed), 500):
+        chunk = listed[start:start + 500]
+        for fact, content, created, segment, line in conn.execute(
+                "SELECT fact, content, created_at, segment, line FROM memories"
+                f" WHERE fact IN ({','.join('?' * len(chunk))})", chunk):
+            want = keyed[fact]
+            if content == want[0] and datetime.fromisoformat(created) == want[1]:
+                found[want] = (segment, line)
+    return found
 
 
 def _sync_forgotten(conn, state_path: Path) -> None:
@@ -155,13 +225,31 @@ def _sync_forgotten(conn, state_path: Path) -> None:
     conn.execute("INSERT OR REPLACE INTO memory_meta VALUES ('forgotten', ?)", (stamp,))
 
 
+def count(conn) -> int:
+    """How many memories the journal has (forgotten ones too): journal numbers run 0, 1, 2...,
+    so the largest is the count, found without a scan."""
+    return (conn.execute("SELECT max(seq) FROM memories").fetchone()[0] or -1) + 1
+
+
+def document_counts(conn, terms: set[str]) -> dict[str, int]:
+    """``{term: how many memories hold it}`` for the index ``terms`` (stems, character
+    pairs) that any memory holds; a word weight for recall's BM25."""
+    found: dict[str, int] = {}
+    listed = sorted(terms)
+    for start in range(0, len(listed), 500):
+        chunk = listed[start:start + 500]
+        found.update(conn.execute(
+            f"SELECT term, doc FROM memory_vocab WHERE term IN ({','.join('?' * len(chunk))})",
+            chunk).fetchall())
+    return found
+
+
 def widening_terms(conn, terms: list) -> list:
     """Of a query's ``terms`` (``analysis.QueryTerm``), those worth an any-word search: a
     one-token term found in more than ``COMMON`` of the memories would match a large part
     of the journal and barely move the ranking (BM25 weighs it near zero), yet costs a score
     for every row it matches. All words still count in the all-words tier."""
-    # Journal numbers run 0, 1, 2...: the largest is the count, found without a scan.
-    total = (conn.execute("SELECT max(seq) FROM memories").fetchone()[0] or -1) + 1
+    total = count(conn)
     if total < 1000:
         return terms
     kept = []

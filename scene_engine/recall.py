@@ -1,72 +1,101 @@
 """Recall: what an agent puts in its context for a query, within a character budget.
 
 The text has three parts, in this order: the persona, a compact map of the scenes (name, heat,
-summary; the scenes that match the query first), and the passages that best answer the query,
-most relevant first. Passages come from both layers: sentences of the matching scenes (a
-timeline line's date kept with each of its sentences) and the matching memories of the journal
-(each with its date), ranked together by one BM25 over all of them; a passage whose words an
-already chosen one states is skipped, so one fact does not spend the budget twice. A question
-about time ("when", "how long ago", 什么时候, 哪年) prefers dated passages. Nothing is cut
+summary; the scenes that match the query first), and the passages that best answer the query.
+Passages come from both layers: sentences of the matching scenes (a timeline line's date kept
+with each of its sentences) and the matching memories of the journal (each with its date),
+ranked together by one BM25 whose word weights come from the whole journal, with a light
+pseudo-relevance feedback (the words the best passages share with each other widen the query a
+little; Rocchio's rule as RM3 uses it). A memory stands in for a scene sentence that only
+restates it (the memory keeps the words as said, and its id); a passage whose words an already
+chosen one states is skipped, so one fact does not spend the budget twice. A question about time
+("when", "how long ago", 什么时候, 哪年) prefers passages that name a time. Relative times are
+made absolute ("last year (2022)", ``when.resolve``). Chosen passages are laid out by date, the
+facts of one day under one heading, oldest first, undated ones before them. Nothing is cut
 mid-sentence and the total never exceeds the budget. Candidates come from the FTS index (so a
 store of 10,000 scenes or 100,000 memories costs about what a small one does).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import date
 
 from .analysis import fold, question_terms, text_terms
 from .fsutil import read_regular_text
 from .store import Store
+from .when import readable, resolve
 
 DEFAULT_BUDGET = 4000
 CANDIDATES = 16           # scenes whose sentences compete for the passage budget
-MEMORY_CANDIDATES = 60    # memories that compete with them
+MEMORY_CANDIDATES = 60    # memories that compete with them (more for a larger budget)
+CHARS_PER_CANDIDATE = 50  # ... one candidate memory per this many characters of budget
 SAME_FACT = 0.8           # a passage this much covered by a chosen one says nothing new
-DATED_BOOST = 1.3         # a dated passage's score, for a question about time
+TIME_BOOST = 1.3          # a passage that names a time, for a question about time
+FEEDBACK_PASSAGES = 3     # pseudo-relevance feedback: the best passages read for more words
+FEEDBACK_TERMS = 10       # ... the words taken from them
+FEEDBACK_WEIGHT = 0.2     # ... each weighing this much of a word of the question
+FEEDBACK = False          # ... off: on LoCoMo it moved recall by noise only (-0.3 to +0.2 points)
 _TIME_QUESTION = re.compile(
     r"\b(when|what (year|month|day|date|time)|how long|which (year|month|day)|ago|since|"
     r"until|before|after|date)\b|什么时候|哪年|哪一年|几月|哪天|多久|何时|几号", re.I)
+_NAMES_TIME = re.compile(
+    r"\((?:the |\d)|\b(?:19|20)\d\d\b|\d+\s*[年月日号]|\b(?:January|February|March|April|May|"
+    r"June|July|August|September|October|November|December)\b")
 PERSONA_SHARE = 0.08      # at most this share of the budget for the persona
 MAP_SHARE = 0.1           # ... and for the scene map
 SUMMARY_CHARS = 100       # a summary in the map is cut (at a word) to this
 _DIGEST = re.compile(r"^- (\d{4})-\d{2} \(digest\): (.*)$")
-_DIGEST_DAY = re.compile(r"^(\d{1,2} [A-Z][a-z]{2}): (.*)$")
+_DIGEST_DAY = re.compile(r"^(\d{1,2}) ([A-Z][a-z]{2}): (.*)$")
+_MONTH_ABBR = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+               "Dec")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December")
+_SHORTEST_LINE = 8        # no passage line is shorter ("- " and a few words): stop looking
+
+# ``terms -> (documents, {term: documents holding it})``: the statistics IDF is taken from.
+Corpus = Callable[[set[str]], tuple[int, dict[str, int]]]
 
 
 @dataclass
 class Passage:
-    """One passage: a sentence of the scene ``scene`` (``text`` date-prefixed for timeline
-    lines), or, with ``memory`` set (its id; ``scene`` is ""), a memory of the journal
-    (``text`` prefixed with its readable date, ``created_at`` the ISO instant); ``score``
-    (BM25 against the query)."""
+    """One passage: a sentence of the scene ``scene``, or, with ``memory`` set (its id), a
+    memory of the journal (``created_at`` its ISO instant; ``scene`` the scene that restates
+    it, or ""). ``text``: the
+    words, relative times made absolute; ``day``: the date it is about (a timeline line's or
+    the memory's), or None; ``score``: BM25 against the query."""
 
     scene: str
     text: str
+    day: date | None = None
     score: float = 0.0
     memory: str | None = None
     created_at: str | None = None
 
     def source(self) -> dict:
-        """Where it comes from, for ``--json``: ``{"scene": NAME}`` or ``{"memory": ID,
-        "created_at": ISO}``."""
+        """Where it comes from, for ``--json``: ``{"scene": NAME}``, ``{"memory": ID,
+        "created_at": ISO}``, or both when a scene holds the memory."""
+        found = {"scene": self.scene} if self.scene else {}
         if self.memory is not None:
-            return {"memory": self.memory, "created_at": self.created_at}
-        return {"scene": self.scene}
+            found.update(memory=self.memory, created_at=self.created_at)
+        return found
+
+    def dated(self) -> str:
+        """The text after its readable date (``8 May 2023: ...``), or the text alone."""
+        return f"{readable(self.day)}: {self.text}" if self.day else self.text
 
 
 @dataclass
 class Recall:
     """A recall result: ``text`` (what goes in the context, ``len(text) <= budget``), the
-    ``persona`` part, the ``scenes`` map rows, the chosen ``passages`` and ``warning``: one
-    line when the index could not be brought up to date (the answer may be stale), else None."""
+    ``persona`` part, the ``scenes`` map rows, the chosen ``passages`` (best first) and
+    ``warning``: one line when the index could not be brought up to date (the answer may be
+    stale), else None."""
 
     text: str
     budget: int
@@ -76,21 +105,30 @@ class Recall:
     warning: str | None = None
 
     def to_json(self) -> dict:
-        """A JSON-ready dict of the result."""
+        """A JSON-ready dict of the result; a passage's ``date`` is ISO (``2023-05-08``)."""
         return {"budget": self.budget, "chars": len(self.text), "text": self.text,
                 "persona": self.persona, "scenes": self.scenes,
-                "passages": [{**p.source(), "text": p.text, "score": round(p.score, 4)}
-                             for p in self.passages],
+                "passages": [{**p.source(), "text": p.text,
+                              "date": p.day.isoformat() if p.day else None,
+                              "score": round(p.score, 4)} for p in self.passages],
                 **({"warning": self.warning} if self.warning else {})}
 
 
 def readable_date(year: str, month: str, day: str) -> str:
     """``("2023","05","08")`` -> ``"8 May 2023"`` (how people, and questions, write dates)."""
-    return f"{int(day)} {_MONTHS[int(month) - 1]} {year}"
+    return readable(date(int(year), int(month), int(day)))
+
+
+def _day(year: str, month: str, day: str) -> date | None:
+    try:
+        return date(int(year), int(month), int(day))
+    except ValueError:              # "2023-02-30" in a hand-edited timeline: left undated
+        return None
 
 
 def split_passages(scene: str, body: str) -> list[Passage]:
-    """The sentences of a scene body; timeline sentences carry their line's date."""
+    """The sentences of a scene body; timeline sentences carry their line's date (and their
+    relative times are resolved against it)."""
     passages = []
     for line in body.splitlines():
         line = line.strip()
@@ -101,52 +139,96 @@ def split_passages(scene: str, body: str) -> list[Passage]:
             passages += _digest_passages(scene, *digest.groups())
             continue
         found = _TIMELINE.match(line)
-        prefix = ""
+        day = None
         if found:
-            prefix = readable_date(*found.groups()[:3]) + ": "
-            line = found.group(4)
+            day = _day(*found.groups()[:3])
+            line = found.group(4) if day else line
         line = line.lstrip("-* ")
         for sentence in _SENTENCE.split(line):
             if sentence.strip():
-                passages.append(Passage(scene, prefix + sentence.strip()))
+                text = sentence.strip()
+                passages.append(Passage(scene, resolve(text, day) if day else text, day))
     return passages
 
 
 def _digest_passages(scene: str, year: str, facts: str) -> list[Passage]:
-    """Each fact of a month digest as a passage, its ``7 May`` day made ``7 May 2023``."""
+    """Each fact of a month digest as a passage, its ``7 May`` day made 7 May of that year."""
     out = []
     for fact in filter(None, (f.strip() for f in facts.split("; "))):
         dated = _DIGEST_DAY.match(fact)
-        out.append(Passage(scene, f"{dated.group(1)} {year}: {dated.group(2)}" if dated
-                           else fact))
+        if dated and dated.group(2) in _MONTH_ABBR:
+            day = _day(year, str(_MONTH_ABBR.index(dated.group(2)) + 1), dated.group(1))
+            out.append(Passage(scene, resolve(dated.group(3), day) if day else fact, day))
+        else:
+            out.append(Passage(scene, fact))
     return out
 
 
-def rank_passages(query: str, passages: list[Passage]) -> list[Passage]:
-    """BM25 (k1 1.2, b 0.75, length in characters) of each passage against the query terms
-    (the search analyser: stems, Chinese words by character pairs, stop words out); best
-    first, ties by original order. Passages with no query term are dropped."""
+def rank_passages(query: str, passages: list[Passage], corpus: Corpus | None = None,
+                  feedback: bool = False) -> list[Passage]:
+    """BM25 (k1 1.2, b 0.75, length in characters) of each passage (its date and text) against
+    the query terms (the search analyser: stems, Chinese words by character pairs, stop words
+    out); best first, ties by original order. Passages with no query term are dropped.
+
+    ``corpus`` gives the document frequencies the word weights come from (the journal's, from
+    the index); without it, the passages themselves are the corpus. ``feedback``: widen the
+    query with the rarest words of the best ``FEEDBACK_PASSAGES`` (``FEEDBACK_WEIGHT`` each)
+    and score again; only these passages are re-scored (no new candidates).
+    """
     wanted = question_terms(query)
     if not wanted or not passages:
         return []
-    n = len(passages)
-    # Length normalisation by characters, so the average covers every passage cheaply.
-    avg = sum(len(p.text) for p in passages) / n or 1.0
     # A passage can only hold a term whose text it (nearly) contains: tokenise just those
     # (recall is on an agent's hot path; a 10,000-scene store brings hundreds of candidate
     # sentences). A stem may end differently from its word ("happi", "happy"): drop a letter.
     probes = {t if len(t) < 4 else t[:-1] for t in wanted}
-    passages = [p for p in passages if _holds_any(fold(p.text), probes)]
-    docs = [Counter(text_terms(p.text)) for p in passages]
-    df = Counter(t for d in docs for t in wanted & d.keys())
-    for passage, doc in zip(passages, docs, strict=True):
-        length = len(passage.text)
-        passage.score = sum(
-            math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-            * doc[t] * 2.2 / (doc[t] + 1.2 * (0.25 + 0.75 * length / avg))
-            for t in wanted & doc.keys())
-    order = sorted(range(len(passages)), key=lambda i: (-passages[i].score, i))
-    return [passages[i] for i in order if passages[i].score > 0]
+    passages = [p for p in passages if _holds_any(fold(p.dated()), probes)]
+    if not passages:
+        return []
+    docs = [_term_counts(p.dated()) for p in passages]
+    lengths = [len(p.dated()) for p in passages]
+    stats = corpus or _own_corpus(docs)
+    weights = {t: 1.0 for t in wanted}
+    scores = _bm25(weights, docs, lengths, stats)
+    if feedback:
+        best = sorted(range(len(docs)), key=lambda i: (-scores[i], i))[:FEEDBACK_PASSAGES]
+        extra = set().union(*(docs[i].keys() for i in best if scores[i] > 0)) - wanted
+        n, df = stats(extra)
+        rare = sorted(extra, key=lambda t: (-sum(docs[i][t] for i in best)
+                                            * _idf(n, df.get(t, 0)), t))
+        weights.update({t: FEEDBACK_WEIGHT for t in rare[:FEEDBACK_TERMS]})
+        scores = _bm25(weights, docs, lengths, stats)
+    for passage, score in zip(passages, scores, strict=True):
+        passage.score = score
+    order = sorted(range(len(passages)), key=lambda i: (-scores[i], i))
+    return [passages[i] for i in order if scores[i] > 0 and docs[i].keys() & wanted]
+
+
+@functools.lru_cache(maxsize=16384)
+def _term_counts(text: str) -> Counter:
+    """``Counter`` of ``text_terms(text)``; shared, never changed (an agent asks about the
+    same passages again and again)."""
+    return Counter(text_terms(text))
+
+
+def _bm25(weights: dict[str, float], docs: list[Counter], lengths: list[int],
+          corpus: Corpus) -> list[float]:
+    n, df = corpus(set(weights))
+    idf = {t: w * _idf(n, df.get(t, 0)) for t, w in weights.items()}
+    avg = sum(lengths) / len(lengths) or 1.0
+    return [sum(idf[t] * doc[t] * 2.2 / (doc[t] + 1.2 * (0.25 + 0.75 * length / avg))
+                for t in idf.keys() & doc.keys())
+            for doc, length in zip(docs, lengths, strict=True)]
+
+
+def _idf(n: int, df: int) -> float:
+    return math.log(1 + (max(n, df) - df + 0.5) / (df + 0.5))
+
+
+def _own_corpus(docs: list[Counter]) -> Corpus:
+    def stats(terms: set[str]) -> tuple[int, dict[str, int]]:
+        return len(docs), {t: sum(1 for d in docs if t in d) for t in terms}
+    return stats
 
 
 def _holds_any(text: str, probes: set[str]) -> bool:
@@ -199,33 +281,47 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None) -
         hits = index.search(query, k=CANDIDATES, any_term=True)
         bodies = index.bodies([h.name for h in hits])
         hot = index.hottest(12)
-        found = index.search_memories(query, k=MEMORY_CANDIDATES, any_term=True)
+        k = max(MEMORY_CANDIDATES, budget // CHARS_PER_CANDIDATE)
+        found = index.search_memories(query, k=k, any_term=True)
+        passages = [memory_passage(m) for m in found]
+        if found:     # the journal's word statistics, read while the index is open
+            memo: dict[str, int] = {}
+            total, lookup = index.memory_count, index.memory_document_counts
+
+            def corpus(terms: set[str]) -> tuple[int, dict[str, int]]:
+                missing = terms - memo.keys()
+                memo.update(lookup(missing) if missing else {})
+                return total(), {t: memo.get(t, 0) for t in terms}
+
+            result = assemble(store, query, budget, hits, bodies, hot, passages, corpus)
+        else:
+            result = assemble(store, query, budget, hits, bodies, hot, passages)
     finally:
         if own:
             index.close()
-    result = assemble(store, query, budget, hits, bodies, hot, [memory_passage(m) for m in found])
     result.warning = warning
     return result
 
 
 def memory_passage(hit) -> Passage:
-    """A memory found by the index (``memory_index.MemoryHit``) as a passage: its text after
-    its readable date (``8 May 2023: ...``)."""
-    day = hit.created_at[:10].split("-")
-    prefix = readable_date(*day) + ": " if len(day) == 3 and all(p.isdigit() for p in day) \
-        else ""
-    return Passage("", prefix + " ".join(hit.content.split()), memory=hit.id,
+    """A memory found by the index (``memory_index.MemoryHit``) as a passage, dated by the
+    day it was written (relative times in it resolved against that day)."""
+    parts = hit.created_at[:10].split("-")
+    day = _day(*parts) if len(parts) == 3 and all(p.isdigit() for p in parts) else None
+    text = " ".join(hit.content.split())
+    return Passage("", resolve(text, day) if day else text, day, memory=hit.id,
                    created_at=hit.created_at)
 
 
 def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str],
-             hot: list, memories: list[Passage] | None = None) -> Recall:
+             hot: list, memories: list[Passage] | None = None,
+             corpus: Corpus | None = None) -> Recall:
     """Lay out persona, scene map and passages within ``budget`` (see module docstring).
 
     ``memories``: passages of the journal's best memories (``memory_passage``), ranked with
-    the scenes' sentences. Scenes in the map get short tags (S1, S2, ...) that their passages
-    cite, so a passage costs a few characters of attribution instead of the scene's name; a
-    memory's line is its date and text.
+    the scenes' sentences; ``corpus``: the journal's word statistics (``rank_passages``).
+    Scenes in the map get short tags (S1, S2, ...) that their passages cite, so a passage
+    costs a few characters of attribution instead of the scene's name.
     """
     persona = _persona_part(store, int(budget * PERSONA_SHARE))
     rows, seen = [], set()
@@ -241,41 +337,104 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     header += "## Scenes\n" + map_text + "\n\n" if map_text else ""
     title = "## Passages\n"
     room = budget - len(header) - len(title) - 1
-    chosen, used, said, every = [], 0, [], set()
     passages = [p for h in hits for p in split_passages(h.name, bodies.get(h.name, ""))]
-    for passage in _ranked(query, passages + list(memories or [])):
+    ranked = _ranked(query, passages + list(memories or []), corpus)
+    chosen = _choose(ranked, room, lambda p: _line(p, tags))
+    body = _layout(chosen, lambda p: _line(p, tags))
+    text = header + (title + body if chosen else "")
+    return Recall(text=text.rstrip() + "\n", budget=budget, persona=persona, scenes=shown,
+                  passages=chosen)
+
+
+def _line(passage: Passage, tags: dict[str, str]) -> str:
+    if not passage.scene:
+        return f"- {passage.text}"
+    return f"- [{tags.get(passage.scene, passage.scene.removesuffix('.md'))}] {passage.text}"
+
+
+def _choose(ranked: list[Passage], room: int, line: Callable[[Passage], str]) -> list[Passage]:
+    """The best passages that fit in ``room`` characters as ``_layout`` writes them, each
+    saying something the ones before it did not; a scene sentence that only restates a
+    candidate memory is replaced by that memory."""
+    restated = _restatement_finder(ranked)
+    chosen, used, days, said, every, taken = [], 0, set(), [], set(), set()
+    for passage in ranked:
+        if room - used < _SHORTEST_LINE:
+            break
+        passage = restated(passage)
+        key = passage.memory if passage.memory is not None else id(passage)
+        if key in taken:
+            continue
         words = set(text_terms(passage.text))
         enough = SAME_FACT * len(words)
         if words and len(words & every) >= enough and any(
                 len(words & other) >= enough for other in said):
             continue                    # a chosen passage already states it
-        if passage.memory is not None:
-            line = f"- {passage.text}"
-        else:
-            tag = tags.get(passage.scene, passage.scene.removesuffix(".md"))
-            line = f"- [{tag}] {passage.text}"
-        if used + len(line) + 1 <= room:
-            chosen.append((passage, line))
-            used += len(line) + 1
+        cost = len(line(passage)) + 1
+        if passage.day and passage.day not in days:
+            cost += len(readable(passage.day)) + 2      # its day's heading
+        if used + cost <= room:
+            chosen.append(passage)
+            taken.add(key)
+            used += cost
+            days.add(passage.day)
             said.append(words)
             every |= words
-    text = header + (title + "\n".join(line for _, line in chosen) if chosen else "")
-    return Recall(text=text.rstrip() + "\n", budget=budget, persona=persona, scenes=shown,
-                  passages=[p for p, _ in chosen])
+    return chosen
 
 
-def _ranked(query: str, passages: list[Passage]) -> list[Passage]:
-    """``rank_passages``, dated passages first among equals for a question about time."""
-    ranked = rank_passages(query, passages)
+def _restatement_finder(ranked: list[Passage]) -> Callable[[Passage], Passage]:
+    """A function that gives, for a scene sentence whose words one of the candidate memories
+    holds (``SAME_FACT`` of them), that memory cited with the scene, and any other passage
+    back as it is: the memory is the words as said, with its id and date; the scene line its
+    paraphrase, and the scene where the fact lives."""
+    holders: dict[str, list[int]] = {}
+    memories = [p for p in ranked if p.memory is not None]
+    held = [set(text_terms(m.text)) for m in memories]
+    for i, words in enumerate(held):
+        for term in words:
+            holders.setdefault(term, []).append(i)
+
+    def find(passage: Passage) -> Passage:
+        if passage.memory is not None or not memories:
+            return passage
+        words = set(text_terms(passage.text))
+        need = math.ceil(SAME_FACT * len(words))
+        if not need:
+            return passage
+        # A memory holding ``need`` of the words holds one of any ``len - need + 1`` of
+        # them: look only among the holders of the rarest few.
+        rarest = sorted(words, key=lambda t: len(holders.get(t, ())))[:len(words) - need + 1]
+        best, most = None, need - 1
+        for i in sorted({i for t in rarest for i in holders.get(t, ())}):
+            if (n := len(words & held[i])) > most:
+                best, most = i, n
+        if best is None:
+            return passage
+        return replace(memories[best], scene=passage.scene, score=passage.score)
+    return find
+
+
+def _layout(chosen: list[Passage], line: Callable[[Passage], str]) -> str:
+    """Undated passages first (best first), then one heading a day, oldest day first, its
+    passages best first under it."""
+    lines = [line(p) for p in chosen if not p.day]
+    for day in sorted({p.day for p in chosen if p.day}):
+        lines.append(f"{readable(day)}:")
+        lines += [line(p) for p in chosen if p.day == day]
+    return "\n".join(lines)
+
+
+def _ranked(query: str, passages: list[Passage], corpus: Corpus | None) -> list[Passage]:
+    """``rank_passages`` with feedback; for a question about time, passages that name a time
+    in their own words (``(2022)``, ``in May``, ``3月``) first among near equals."""
+    ranked = rank_passages(query, passages, corpus, feedback=FEEDBACK)
     if not _TIME_QUESTION.search(query):
         return ranked
     for passage in ranked:
-        if _DATED.match(passage.text):
-            passage.score *= DATED_BOOST
+        if _NAMES_TIME.search(passage.text):
+            passage.score *= TIME_BOOST
     return sorted(ranked, key=lambda p: -p.score)
-
-
-_DATED = re.compile(r"^\d{1,2} [A-Z][a-z]+ \d{4}: ")
 
 
 def _scene_map(rows: list[dict], limit: int) -> tuple[list[str], list[dict]]:

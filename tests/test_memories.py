@@ -339,3 +339,49 @@ def test_bad_json_shapes_are_refused_with_their_lines(tmp_path):
         with pytest.raises(MemoryInputError) as caught:
             parse_input(text.encode())
         assert message in str(caught.value), (text, str(caught.value))
+
+
+def _break_index(store, how: str) -> None:
+    if how == "deleted":
+        store.index_path.unlink()
+    elif how == "corrupt":
+        store.index_path.write_bytes(b"not a database" * 100)
+    elif how == "journal edited by hand":    # an alias written into the segment directly
+        segment = sorted(store.memories_dir.glob("*.jsonl"))[0]
+        lines = segment.read_text("utf-8").splitlines()
+        record = json.loads(lines[0])
+        record["aliases"] = ["hand-alias"]
+        lines[0] = json.dumps(record)
+        segment.write_text("\n".join(lines) + "\n", "utf-8")
+
+
+@pytest.mark.parametrize("how", ["current", "deleted", "corrupt", "journal edited by hand"])
+def test_add_knows_ids_and_repeats_whatever_state_the_index_is_in(store, how):
+    # add looks ids and repeats up in the index; the journal decides when the index cannot.
+    first = [{"id": "a", "content": "Ate ramen", "created_at": "2024-01-01T10:00:00Z"},
+             {"id": "b", "content": "Ate udon", "created_at": "2024-01-02T10:00:00Z"}]
+    assert add(store, json.dumps(first)).exit_code == 0
+    _break_index(store, how)
+    again = [{"id": "a", "content": "Ate ramen"},                          # a known id
+             {"id": "b2", "content": "Ate udon", "created_at": "2024-01-02T11:00:00+01:00"},
+             {"id": "c", "content": "Ate soba", "created_at": "2024-01-03T10:00:00Z"}]
+    result = add(store, json.dumps(again))
+    assert result.exit_code == 0, result.output
+    assert "added 1 memories (1 known ids skipped, 1 duplicates collapsed" in result.stdout
+    known = ["a", "b2", "c"] + (["hand-alias"] if how == "journal edited by hand" else [])
+    for memory_id in known:       # each id is known now, its alias too: nothing is added
+        head = git.Repo(store.root).head.commit.hexsha
+        repeat = add(store, json.dumps({"id": memory_id, "content": "whatever"}))
+        assert "added 0 memories" in repeat.stdout, (memory_id, repeat.stdout)
+        assert git.Repo(store.root).head.commit.hexsha == head
+    assert [m.id for m in Journal(store.memories_dir).all()] == ["a", "b", "c"]
+
+
+def test_a_torn_journal_line_refuses_the_add_even_with_a_current_index(store):
+    assert add(store, '{"id": "a", "content": "Ate ramen"}').exit_code == 0
+    segment = sorted(store.memories_dir.glob("*.jsonl"))[0]
+    segment.write_text(segment.read_text("utf-8") + '{"seq": 1, "id": "b", "cont\n', "utf-8")
+    before = snapshot(store)
+    result = add(store, '{"id": "c", "content": "Ate soba"}')
+    assert result.exit_code != 0 and "line 2" in result.output
+    assert snapshot(store) == before

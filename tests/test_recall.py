@@ -17,6 +17,7 @@ from scene_engine.index import SceneIndex
 from scene_engine.memories import Journal
 from scene_engine.recall import recall, split_passages
 from scene_engine.store import init_store
+from scene_engine.when import readable
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -39,9 +40,13 @@ def test_the_demo_folds_its_memories_into_readable_scenes(demo):
 def test_recall_puts_the_answer_first_and_dates_it(demo):
     result = recall(demo, "When did I get promoted to senior engineer?", budget=4000)
     assert result.passages, result.text
-    best = result.passages[0].text
-    assert "promoted" in best.lower()
-    assert "15 June 2026" in best                       # timeline dates are written for people
+    best = result.passages[0]
+    assert "promoted" in best.text.lower()
+    assert best.dated().startswith("15 June 2026: ")    # timeline dates are written for people
+    # In the text, the day is a heading over its facts (said once for the day).
+    section = result.text.split("## Passages\n")[1]
+    assert "\n15 June 2026:\n" in "\n" + section
+    assert section.split("15 June 2026:\n")[1].splitlines()[0].endswith(best.text)
     assert result.text.index("## Persona") < result.text.index("## Scenes") \
         < result.text.index("## Passages")
 
@@ -57,7 +62,8 @@ def test_passages_cite_a_map_tag_or_the_scene_name(demo):
     tags = {line.split(" ", 1)[0] for line in result.text.split("## Scenes\n")[1]
             .split("\n\n")[0].splitlines()}
     cited = [line.split("]", 1)[0].removeprefix("- [")
-             for line in result.text.split("## Passages\n")[1].splitlines()]
+             for line in result.text.split("## Passages\n")[1].splitlines()
+             if line.startswith("- [")]
     stems = {n.removesuffix(".md") for n in demo.scene_names()}
     assert cited and set(cited) <= tags | stems
     assert set(cited) & tags                            # the map's scenes are cited by tag
@@ -78,13 +84,14 @@ def test_recall_never_exceeds_its_budget_and_keeps_sentences_whole(demo, query, 
     body = "\n".join((demo.scenes_dir / n).read_text("utf-8") for n in demo.scene_names())
     journal = {m.id: m.content for m in Journal(demo.memories_dir).all()}
     for passage in result.passages:
-        sentence = passage.text.split(": ", 1)[-1]
         if passage.memory is not None:                  # a memory of the journal, whole
-            assert sentence == " ".join(journal[passage.memory].split())
-            assert f"- {passage.text}" in result.text
+            assert passage.text == " ".join(journal[passage.memory].split())
+            assert f" {passage.text}\n" in result.text
             continue
-        assert sentence in body                          # a whole sentence, not a fragment
-        assert f"] {passage.text}" in result.text
+        assert passage.text in body                      # a whole sentence, not a fragment
+        assert f"] {passage.text}\n" in result.text
+        if passage.day:                                  # under its day's heading
+            assert f"\n{readable(passage.day)}:\n" in result.text
 
 
 def test_a_tiny_budget_is_refused(demo):
@@ -94,9 +101,22 @@ def test_a_tiny_budget_is_refused(demo):
 
 def test_split_passages_keeps_each_sentence_with_its_date():
     body = "## Timeline\n- 2023-05-08: Went hiking. Saw a deer!\n\nLikes tea. 喜欢咖啡。也喜欢茶。\n"
-    texts = [p.text for p in split_passages("a.md", body)]
+    texts = [p.dated() for p in split_passages("a.md", body)]
     assert texts == ["8 May 2023: Went hiking.", "8 May 2023: Saw a deer!", "Likes tea.",
                      "喜欢咖啡。", "也喜欢茶。"]
+
+
+def test_split_passages_resolves_relative_times_against_the_line_date():
+    body = ("- 2023-05-25: Ran a charity race last Saturday.\n"
+            "- 2023-02-30: Painted yesterday.\n"                # no such day: left undated
+            "- 2023-05 (digest): 7 May: Went to a support group yesterday; 9 May: Hiked\n")
+    passages = split_passages("a.md", body)
+    assert passages[0].text == ("Ran a charity race last Saturday (the Saturday before "
+                                "25 May 2023).")
+    assert passages[1].day is None and "2023-02-30" in passages[1].text
+    assert passages[2].day.isoformat() == "2023-05-07"
+    assert passages[2].text == "Went to a support group yesterday (6 May 2023)"
+    assert passages[3].dated() == "9 May 2023: Hiked"
 
 
 def test_cli_recall_json_and_budget(demo):

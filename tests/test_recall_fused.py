@@ -46,18 +46,21 @@ def test_a_memory_not_yet_folded_is_recalled_with_its_date_and_source(tmp_path):
         ("m4", "Caroline is researching adoption agencies.", "2023-07-02T09:00:00Z")))
     result = recall(root, "What is Caroline researching?")
     first = result["passages"][0]
-    assert first == {**first, "memory": "m4", "created_at": "2023-07-02T09:00:00+00:00"}
-    assert first["text"] == "2 July 2023: Caroline is researching adoption agencies."
-    assert "- 2 July 2023: Caroline is researching adoption agencies." in result["text"]
+    assert first == {**first, "memory": "m4", "created_at": "2023-07-02T09:00:00+00:00",
+                     "date": "2023-07-02"}
+    assert first["text"] == "Caroline is researching adoption agencies."
+    assert "2 July 2023:\n- Caroline is researching adoption agencies.\n" in result["text"]
 
 
 def test_one_fact_in_a_scene_and_the_journal_is_stated_once(tmp_path):
     root = make_store(tmp_path)
     result = recall(root, "When did Melanie paint a sunrise?")
     sunrise = [p for p in result["passages"] if "sunrise" in p["text"]]
-    assert len(sunrise) == 1 and sunrise[0]["text"].startswith("8 May 2023")
-    sources = {("scene" in p, "memory" in p) for p in result["passages"]}
-    assert sources <= {(True, False), (False, True)}     # each passage names one source
+    assert len(sunrise) == 1 and sunrise[0]["date"] == "2023-05-08"
+    # The memory's own words, with its id, and the scene that holds it.
+    assert sunrise[0]["memory"] == "m2" and sunrise[0]["scene"].endswith(".md")
+    assert sunrise[0]["text"] == "Melanie painted a sunrise over the lake."
+    assert all("scene" in p or "memory" in p for p in result["passages"])
 
 
 def test_a_forgotten_memory_is_not_recalled(tmp_path):
@@ -94,3 +97,32 @@ def test_recall_never_exceeds_its_budget(tmp_path_factory, budget, query):
 
 
 STORE: dict = {}
+
+
+def test_relative_times_are_recalled_absolute_and_time_questions_prefer_them(tmp_path):
+    store = init_store(tmp_path / "store")
+    add_memories(store, memories(
+        ("p1", "Melanie loves painting sunrises over the lake with her kids.",
+         "2023-06-01T10:00:00Z"),
+        ("p2", "Melanie painted a lake sunrise last year, a picture that still hangs in the "
+               "hallway of her home.", "2023-05-08T10:00:00Z"),
+        ("p3", "Melanie says sunrise painting relaxes her after work.",
+         "2023-07-01T10:00:00Z")))
+    result = recall(store.root, "When did Melanie paint a sunrise?", budget=400)
+    assert result["passages"][0]["memory"] == "p2"
+    assert "painted a lake sunrise last year (2022), a picture" in result["text"]
+    # A question not about time ranks by words alone.
+    other = recall(store.root, "Does Melanie love painting sunrises over the lake?", budget=400)
+    assert other["passages"][0]["memory"] == "p1"
+
+
+def test_facts_of_one_day_share_one_heading_oldest_day_first(tmp_path):
+    store = init_store(tmp_path / "store")
+    add_memories(store, memories(
+        ("d1", "Went kayaking on the Douro.", "2023-08-02T09:00:00Z"),
+        ("d2", "Kayaking lesson with Ana.", "2023-08-02T15:00:00Z"),
+        ("d3", "Bought a kayaking paddle.", "2023-03-01T15:00:00Z")))
+    text = recall(store.root, "kayaking", budget=1000)["text"]
+    section = text.split("## Passages\n")[1]
+    assert section.count("2 August 2023:") == 1 and section.count("1 March 2023:") == 1
+    assert section.index("1 March 2023:") < section.index("2 August 2023:")
