@@ -321,26 +321,9 @@ def status(as_json: JsonOpt = False) -> None:
 
 
 def _scene_rows(store) -> list[dict]:
-    import warnings
+    from .listing import scene_rows
 
-    from .scene import read_scene
-
-    rows = []
-    for name in store.scene_names():
-        with warnings.catch_warnings(record=True):
-            warnings.simplefilter("always")
-            try:
-                scene = read_scene(store.scenes_dir / name)
-            except (UnicodeDecodeError, OSError):   # another encoding, or gone meanwhile
-                rows.append({"name": name, "heat": 0, "updated": None,
-                             "summary": "(not readable as UTF-8: see `scenes doctor`)"})
-                continue
-        updated = scene.meta.get("updated")
-        rows.append({"name": name, "heat": int(scene.meta.get("heat") or 0),
-                     "updated": updated.isoformat() if hasattr(updated, "isoformat") else updated,
-                     "summary": scene.meta.get("summary") or ""})
-    rows.sort(key=lambda r: (-r["heat"], r["name"]))
-    return rows
+    return scene_rows(store)
 
 
 @app.command("list")
@@ -419,9 +402,12 @@ def reindex() -> None:
 
 @app.command()
 @handled
-def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quiet.")] = 0.2
-          ) -> None:
+def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quiet.")] = 0.2,
+          fold: Annotated[bool, typer.Option(
+              "--fold", help="Also fold pending memories in the background (fold_every / "
+                             "fold_idle in config.toml).")] = False) -> None:
     """Keep the search index in step with the files until Ctrl-C."""
+    import contextlib
     import sqlite3
 
     from .watcher import watch_forever
@@ -432,8 +418,19 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
     def report(names: set[str]) -> None:
         typer.echo(f"reindexed: {', '.join(sorted(names))}", err=True)
 
+    folding = contextlib.nullcontext()
+    if fold:
+        from .folding import FoldWorker
+        from .mcpserver.server import configured_backend
+
+        config = store.config
+        typer.echo(f"folding when {config.fold_every} memories are pending or after "
+                   f"{config.fold_idle:g} s without a new one", err=True)
+        folding = FoldWorker(store, configured_backend(store),
+                             on_event=lambda text: typer.echo(text, err=True))
     try:
-        stats = watch_forever(store.root, debounce=debounce, on_reindex=report)
+        with folding:
+            stats = watch_forever(store.root, debounce=debounce, on_reindex=report)
     except sqlite3.Error as exc:       # e.g. a store this user cannot write
         _fail(f"cannot keep the search index here: {exc}", 1)
     if stats.lost:
@@ -564,14 +561,40 @@ def trace(memory_id: Annotated[str, typer.Argument(help="A memory id (or an alia
 
 
 def _scene_match(store, name: str) -> str:
-    import unicodedata
+    from .listing import match_scene
 
-    wanted = name if name.lower().endswith(".md") else f"{name}.md"
-    key = unicodedata.normalize("NFC", wanted).casefold()   # café typed as e + accent too
-    match = [n for n in store.scene_names() if unicodedata.normalize("NFC", n).casefold() == key]
-    if not match:
+    found = match_scene(store, name)
+    if found is None:
+        wanted = name if name.lower().endswith(".md") else f"{name}.md"
         _fail(f"no scene named {wanted}; `scenes list` shows them", 2)
-    return match[0]
+    return found
+
+
+@app.command()
+@handled
+def mcp(http: Annotated[bool, typer.Option(
+            "--http", help="Serve streamable HTTP instead of stdio.")] = False,
+        host: Annotated[str, typer.Option(help="Address for --http.")] = "127.0.0.1",
+        port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --http.")] = 8765,
+        allow_undo: Annotated[bool, typer.Option(
+            "--allow-undo", help="Offer the undo tool too.")] = False,
+        fold: Annotated[bool, typer.Option(
+            "--fold/--no-fold", help="Fold remembered memories in the background.")] = True
+        ) -> None:
+    """Serve this store to agents over MCP (stdio by default): remember, recall, search,
+    list_scenes, read_scene, status, log; scenes as scene://NAME resources."""
+    import logging
+
+    from .mcpserver.server import serve
+
+    store = _store()
+    # stdout is the protocol's: everything said goes to stderr.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="scene-engine: %(message)s")
+    if http:
+        typer.echo(f"serving {store.root} at http://{host}:{port}/mcp (Ctrl-C to stop)",
+                   err=True)
+    serve(store, http=http, host=host, port=port, allow_undo=allow_undo, fold=fold)
 
 
 @app.command("recall")

@@ -28,7 +28,9 @@ class Config(BaseModel):
     ``meta_style`` ("yaml" front matter or the older "block" form), ``backend``/``model``/
     ``api_base`` (defaults for ``scenes run``), ``timezone`` (IANA name such as "UTC" or
     "Europe/Lisbon": the one zone every date the engine writes is in, so a timeline is in
-    time order whatever zone each memory came with).
+    time order whatever zone each memory came with), ``fold_every``/``fold_idle`` (folding in
+    the background, ``scenes mcp`` and ``scenes watch --fold``: a batch runs once this many
+    memories are pending, or once memories have waited this many seconds with none added).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -43,6 +45,8 @@ class Config(BaseModel):
     model: str = ""
     api_base: str = ""
     timezone: str = "UTC"
+    fold_every: int = Field(20, ge=1, le=100_000)
+    fold_idle: float = Field(300.0, ge=1.0, le=604_800.0)
 
     @field_validator("timezone")
     @classmethod
@@ -98,6 +102,8 @@ def render_config(config: Config) -> str:
         "model": "litellm model name for the llm backend",
         "api_base": "OpenAI-compatible server URL, if any",
         "timezone": "IANA zone of every date the engine writes (timelines, summaries)",
+        "fold_every": "background folding: run a batch once this many memories are pending",
+        "fold_idle": "background folding: or once they waited this many seconds, none added",
     }
     lines = ["# scene-engine settings"]
     for key, value in config.model_dump().items():

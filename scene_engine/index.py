@@ -38,7 +38,7 @@ from .analysis import CJK_RUN, QueryTerm, index_text, literal_query, query_terms
 from .fsutil import NotRegularFile, read_regular
 from .layout import StoreError, is_utf8_name
 
-SCHEMA_VERSION = 7   # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids and facts
+SCHEMA_VERSION = 8   # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes
 # A file modified this close to the moment it was indexed may change again within the clock's
 # granularity with the same size; don't trust size+mtime for it next time (git's "racy clean").
 RACY_NS = 2_000_000_000
@@ -518,25 +518,27 @@ class SceneIndex:
                         for name, summary, heat, body, rank in rows]
         return []
 
-    def search_memories(self, query: str, k: int = 10,
-                        any_term: bool = False) -> list[memory_index.MemoryHit]:
+    def search_memories(self, query: str, k: int = 10, any_term: bool = False,
+                        scope: str | None = None) -> list[memory_index.MemoryHit]:
         """Best ``k`` memories of the journal for ``query``, as ``search`` finds scenes (same
-        analyser and tiers; a forgotten memory never). Returns ``[]`` for a query without
-        searchable words, or when this index was not given the journal."""
+        analyser and tiers; a forgotten memory never; with ``scope``, only memories of that
+        scope or of none). Returns ``[]`` for a query without searchable words, or when this
+        index was not given the journal."""
         terms = query_terms(query)
         if k <= 0 or not terms:
             return []
 
         def run():
             if not any_term:
-                return memory_index.search(self.conn, _tiers(query, terms, False), k)
+                return memory_index.search(self.conn, _tiers(query, terms, False), k,
+                                           scope=scope)
             # Recall: all words first, then any of the words that can still tell memories
             # apart (a word most memories hold would score every one of them).
             wide = memory_index.widening_terms(self.conn, terms)
             tiers = [(False, " AND ".join(t.fts for t in terms))]
             if len(terms) > 1:
                 tiers.append((False, " OR ".join(t.fts for t in wide)))
-            return memory_index.search(self.conn, tiers, k, gather=True)
+            return memory_index.search(self.conn, tiers, k, gather=True, scope=scope)
         return self._guarded(run)
 
     def known_memory_contents(self, ids: list[str]) -> dict[str, str]:

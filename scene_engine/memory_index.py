@@ -34,6 +34,7 @@ CREATE TABLE memories (
     segment INTEGER NOT NULL,
     line INTEGER NOT NULL,
     fact INTEGER NOT NULL,
+    scope TEXT,
     forgotten INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX memories_by_segment ON memories (segment);
@@ -114,48 +115,49 @@ def fact_key(content: str, created_at: datetime) -> int:
 
 
 def _records(data: bytes) -> list[tuple]:
-    """(seq, id, created_at, content, aliases, line) of each line of a segment (``line``
-    counts non-blank lines from 0, as ``memories.Journal`` does). Raises ``ValueError`` for a
-    line that is not a whole record."""
+    """(seq, id, created_at, content, scope, aliases, line) of each line of a segment
+    (``line`` counts non-blank lines from 0, as ``memories.Journal`` does; ``scope`` text or
+    None). Raises ``ValueError`` for a line that is not a whole record."""
     rows = []
     for line in data.decode("utf-8").split("\n"):
         if line.strip():
             record = json.loads(line)
+            scope = record.get("scope")
             rows.append((int(record["seq"]), str(record["id"]), str(record["created_at"]),
-                         str(record["content"]), tuple(map(str, record.get("aliases") or ())),
-                         len(rows)))
+                         str(record["content"]), None if scope is None else str(scope),
+                         tuple(map(str, record.get("aliases") or ())), len(rows)))
     return rows
 
 
 def _apply_segment(conn, number: int, records, report) -> None:
     """Make the indexed memories of segment ``number`` those of ``records``."""
     old = {}
-    for seq, mid, created, content, line in conn.execute(
-            "SELECT seq, id, created_at, content, line FROM memories WHERE segment = ?",
+    for seq, mid, created, content, scope, line in conn.execute(
+            "SELECT seq, id, created_at, content, scope, line FROM memories WHERE segment = ?",
             (number,)):
-        old[seq] = (mid, created, content, line)
+        old[seq] = (mid, created, content, scope, line)
     new = {seq: rest for seq, *rest in records}
     for seq in old.keys() - new.keys():
         _delete(conn, seq, old[seq][2])
         report.memories_removed += 1
     fresh = []
-    for seq, (mid, created, content, aliases, line) in new.items():
-        if old.get(seq) == (mid, created, content, line) and \
+    for seq, (mid, created, content, scope, aliases, line) in new.items():
+        if old.get(seq) == (mid, created, content, scope, line) and \
                 _aliases(conn, seq, mid) == set(aliases):
             continue
         if seq in old:
             _delete(conn, seq, old[seq][2])
-        fresh.append((seq, mid, created, content, aliases, line))
+        fresh.append((seq, mid, created, content, scope, aliases, line))
         report.memories_added += seq not in old
     conn.executemany(
-        "INSERT INTO memories (seq, id, created_at, content, segment, line, fact)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(seq, mid, created, content, number, line, _fact(content, created))
-         for seq, mid, created, content, _, line in fresh])
+        "INSERT INTO memories (seq, id, created_at, content, segment, line, fact, scope)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(seq, mid, created, content, number, line, _fact(content, created), scope)
+         for seq, mid, created, content, scope, _, line in fresh])
     conn.executemany("INSERT INTO memory_fts (rowid, content) VALUES (?, ?)",
-                     [(seq, index_text(content)) for seq, _, _, content, _, _ in fresh])
+                     [(row[0], index_text(row[3])) for row in fresh])
     conn.executemany("INSERT OR REPLACE INTO memory_ids VALUES (?, ?)",
-                     [(i, seq) for seq, mid, _, _, aliases, _ in fresh for i in (mid, *aliases)])
+                     [(i, row[0]) for row in fresh for i in (row[1], *row[5])])
 
 
 def _aliases(conn, seq: int, mid: str) -> set[str]:
@@ -265,25 +267,29 @@ def widening_terms(conn, terms: list) -> list:
 
 
 def search(conn, tiers: list[tuple[bool, str]], k: int,
-           gather: bool = False) -> list[MemoryHit]:
+           gather: bool = False, scope: str | None = None) -> list[MemoryHit]:
     """The best ``k`` memories (never a forgotten one) for the first of ``tiers`` —
     ``(fallback, FTS5 expression)`` pairs from ``SceneIndex`` — that finds any; with
-    ``gather``, the hits of each tier in turn until ``k`` (all-words matches first)."""
+    ``gather``, the hits of each tier in turn until ``k`` (all-words matches first).
+    ``scope``: only memories of that scope or of none."""
     found: dict[int, MemoryHit] = {}
-    for hit in _tier_hits(conn, tiers, k, gather):
+    for hit in _tier_hits(conn, tiers, k, gather, scope):
         found.setdefault(hit.seq, hit)
         if len(found) >= k:
             break
     return list(found.values())
 
 
-def _tier_hits(conn, tiers, k: int, gather: bool):
+def _tier_hits(conn, tiers, k: int, gather: bool, scope: str | None = None):
     # FTS5 ranks its best rows first, then the few are joined; enough extra rows are asked
     # for that forgotten ones can be left out and k still remain. BM25 costs a score for
     # every matching row: when a query matches more than BROAD memories (a name most of them
     # hold), their scores barely differ and the newest matches are taken instead.
     stamp = conn.execute("SELECT value FROM memory_meta WHERE key = 'forgotten'").fetchone()
     slack = min(len(json.loads(stamp[0])) if stamp else 0, 1000)   # no scan of the flags
+    # Another scope's memories may fill any number of the best rows: then no inner limit.
+    where, params = ("AND (m.scope IS NULL OR m.scope = ?)", (scope,)) if scope is not None \
+        else ("", ())
     for fallback, expr in tiers:
         broad = len(conn.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
                                  " LIMIT ?", (expr, BROAD + 1)).fetchall()) > BROAD
@@ -292,8 +298,9 @@ def _tier_hits(conn, tiers, k: int, gather: bool):
             "SELECT m.seq, m.id, m.created_at, m.content, f.rank FROM ("
             f"  SELECT rowid, {'0.0 AS rank' if broad else 'rank'} FROM memory_fts"
             f"  WHERE memory_fts MATCH ? {order} LIMIT ?) f JOIN memories m ON m.seq = f.rowid"
-            f" WHERE m.forgotten = 0 ORDER BY {'m.seq DESC' if broad else 'f.rank, m.seq'}"
-            " LIMIT ?", (expr, k + slack, k)).fetchall()
+            f" WHERE m.forgotten = 0 {where}"
+            f" ORDER BY {'m.seq DESC' if broad else 'f.rank, m.seq'}"
+            " LIMIT ?", (expr, -1 if scope is not None else k + slack, *params, k)).fetchall()
         yield from (MemoryHit(seq, mid, created, content, -rank, fallback)
                     for seq, mid, created, content, rank in rows)
         if rows and not gather:

@@ -256,8 +256,13 @@ def _persona_part(store: Store, limit: int) -> str:
     return "\n".join(out)
 
 
-def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None) -> Recall:
+def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
+           scope: str | None = None) -> Recall:
     """Build the recall text for ``query`` in at most ``budget`` characters.
+
+    ``scope``: recall for one agent or project: only memories of that scope or of none, and
+    no persona or scenes (a scene folds the memories of every scope together, so it could
+    tell one scope another's facts).
 
     ``index``: an open ``SceneIndex`` to reuse (for speed in a loop); otherwise one is opened
     and brought up to date (``index.open_for_reading``: never needs write access; a busy
@@ -278,11 +283,12 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None) -
     if own:
         index, warning = read_index(store)
     try:
-        hits = index.search(query, k=CANDIDATES, any_term=True)
+        scoped = scope is not None
+        hits = [] if scoped else index.search(query, k=CANDIDATES, any_term=True)
         bodies = index.bodies([h.name for h in hits])
-        hot = index.hottest(12)
+        hot = [] if scoped else index.hottest(12)
         k = max(MEMORY_CANDIDATES, budget // CHARS_PER_CANDIDATE)
-        found = index.search_memories(query, k=k, any_term=True)
+        found = index.search_memories(query, k=k, any_term=True, scope=scope)
         passages = [memory_passage(m) for m in found]
         if found:     # the journal's word statistics, read while the index is open
             memo: dict[str, int] = {}
@@ -293,9 +299,11 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None) -
                 memo.update(lookup(missing) if missing else {})
                 return total(), {t: memo.get(t, 0) for t in terms}
 
-            result = assemble(store, query, budget, hits, bodies, hot, passages, corpus)
+            result = assemble(store, query, budget, hits, bodies, hot, passages, corpus,
+                              persona=not scoped)
         else:
-            result = assemble(store, query, budget, hits, bodies, hot, passages)
+            result = assemble(store, query, budget, hits, bodies, hot, passages,
+                              persona=not scoped)
     finally:
         if own:
             index.close()
@@ -315,15 +323,16 @@ def memory_passage(hit) -> Passage:
 
 def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str],
              hot: list, memories: list[Passage] | None = None,
-             corpus: Corpus | None = None) -> Recall:
+             corpus: Corpus | None = None, persona: bool = True) -> Recall:
     """Lay out persona, scene map and passages within ``budget`` (see module docstring).
 
     ``memories``: passages of the journal's best memories (``memory_passage``), ranked with
     the scenes' sentences; ``corpus``: the journal's word statistics (``rank_passages``).
     Scenes in the map get short tags (S1, S2, ...) that their passages cite, so a passage
-    costs a few characters of attribution instead of the scene's name.
+    costs a few characters of attribution instead of the scene's name. ``persona``: False
+    leaves it out.
     """
-    persona = _persona_part(store, int(budget * PERSONA_SHARE))
+    persona = _persona_part(store, int(budget * PERSONA_SHARE)) if persona else ""
     rows, seen = [], set()
     for row in [*hits, *hot]:
         if row.name not in seen:

@@ -1,0 +1,146 @@
+"""Folding in the background: batches run without anyone waiting for them.
+
+An agent that remembers through the MCP server, or a person who runs ``scenes add`` now and
+then, should not have to run ``scenes run``. ``FoldWorker`` watches the store's pending count
+and runs batches (``batch.run_pending``, which holds the store lock per batch, like ``scenes
+run``) when either trigger fires:
+
+- ``fold_every`` memories are pending (config, default 20), or
+- memories are pending and none was added for ``fold_idle`` seconds (default 300).
+
+"Added" is seen in the files (the newest journal segment's modification time), so memories
+added by another process count as well as those this process adds (``added()`` only wakes
+the worker sooner). A failed batch writes nothing and leaves its memories pending (the batch
+transaction); the worker logs it and tries again at the next trigger: when another memory is
+added, or after another ``fold_idle`` seconds. It never spins on a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .store import Store
+
+log = logging.getLogger(__name__)
+POLL_SECONDS = 1.0       # how often the pending count is looked at (one small JSON read)
+
+
+@dataclass
+class FoldStats:
+    """What the worker did: ``batches`` committed, ``failures`` (one line each, newest last),
+    ``runs`` (times a trigger fired)."""
+
+    batches: int = 0
+    runs: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+class FoldWorker:
+    """A daemon thread that folds pending memories of ``store`` when a trigger fires.
+
+    ``backend``: a callable giving the backend to fold with (``engine.make_backend``; called at
+    each run so a changed config is honoured). ``fold_every``/``fold_idle``: the triggers
+    (None: the store's config). ``on_event(text)``: told of each batch and failure (a log
+    line). Use ``start()``/``stop()`` or ``with``.
+    """
+
+    def __init__(self, store: Store, backend: Callable[[], object], *,
+                 fold_every: int | None = None, fold_idle: float | None = None,
+                 on_event: Callable[[str], None] | None = None):
+        config = store.config
+        self.store = store
+        self.backend = backend
+        self.fold_every = fold_every or config.fold_every
+        self.fold_idle = fold_idle if fold_idle is not None else config.fold_idle
+        self.on_event = on_event or (lambda text: log.info("%s", text))
+        self.stats = FoldStats()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._failed_at: tuple[float, float] | None = None   # (newest add, when) of a failure
+
+    def __enter__(self) -> FoldWorker:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Start the thread (once)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="scene-engine-fold",
+                                            daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Ask the thread to stop after the batch it is in, and wait ``timeout`` seconds."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def added(self) -> None:
+        """Memories were just added: look at the triggers now rather than within a second."""
+        self._wake.set()
+
+    def due(self, now: float | None = None) -> bool:
+        """True when a trigger fires: enough memories pending, or pending ones idle long
+        enough (``now``: wall-clock seconds, for tests). A run that failed is tried again only
+        after another memory is added or another ``fold_idle`` passes."""
+        pending = self.store.load_state().pending
+        if not pending:
+            return False
+        now = time.time() if now is None else now
+        newest = self._newest_add()
+        failed = self._failed_at
+        if failed and newest <= failed[0] and now - failed[1] < self.fold_idle:
+            return False            # failed, and nothing new since: wait out fold_idle
+        return pending >= self.fold_every or now - newest >= self.fold_idle
+
+    def run_once(self) -> int:
+        """Fold everything pending now (the trigger is not checked). Returns the batches
+        committed; a failure is reported through ``on_event`` and kept in ``stats``."""
+        from .batch import run_pending
+
+        self.stats.runs += 1
+        done = []
+        try:
+            run_pending(self.store, self.backend(), on_batch=done.append)
+            self._failed_at = None
+        except Exception as exc:     # a batch failed (or the lock was busy): retried later
+            self._failed_at = (self._newest_add(), time.time())
+            line = f"folding failed after {len(done)} batch(es): {exc}".splitlines()[0]
+            self.stats.failures.append(line)
+            self.on_event(line + "; the memories stay pending")
+        for result in done:
+            self.on_event(f"batch {result.number}: {len(result.memory_ids)} memories folded")
+        self.stats.batches += len(done)
+        return len(done)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self.due():
+                    self.run_once()
+            except Exception as exc:   # an unreadable state.json: say so, keep watching
+                self.on_event(f"folding paused: {exc}")
+            self._wake.wait(POLL_SECONDS)
+            self._wake.clear()
+
+    def _newest_add(self) -> float:
+        """Modification time (s) of the newest journal segment: when memories were last
+        added, by any process (0 when there is none)."""
+        newest = 0.0
+        with contextlib.suppress(OSError), os.scandir(self.store.memories_dir) as it:
+            for entry in it:
+                if entry.name.endswith(".jsonl"):
+                    with contextlib.suppress(OSError):
+                        newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
+        return newest

@@ -1,0 +1,48 @@
+"""What a person or an agent sees of the scenes: one row per scene, and a scene found by name.
+
+Shared by the command line (``scenes list``, ``scenes show``) and the MCP server
+(``list_scenes``, ``read_scene``, ``scene://`` resources), so both say the same.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+import warnings
+
+from .store import Store
+
+
+def scene_rows(store: Store) -> list[dict]:
+    """``[{"name", "heat", "updated", "summary"}]`` of every scene, hottest first (ties by
+    name); ``updated`` is ISO text or None. A scene not readable as UTF-8 gets a row saying
+    so (heat 0), never an exception."""
+    from .scene import read_scene
+
+    rows = []
+    for name in store.scene_names():
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            try:
+                scene = read_scene(store.scenes_dir / name)
+            except (UnicodeDecodeError, OSError):   # another encoding, or gone meanwhile
+                rows.append({"name": name, "heat": 0, "updated": None,
+                             "summary": "(not readable as UTF-8: see `scenes doctor`)"})
+                continue
+        updated = scene.meta.get("updated")
+        rows.append({"name": name, "heat": int(scene.meta.get("heat") or 0),
+                     "updated": updated.isoformat() if hasattr(updated, "isoformat") else updated,
+                     "summary": scene.meta.get("summary") or ""})
+    rows.sort(key=lambda r: (-r["heat"], r["name"]))
+    return rows
+
+
+def match_scene(store: Store, name: str) -> str | None:
+    """The scene file name that ``name`` means (with or without ``.md``; case and Unicode
+    form ignored, so "café" typed as e + accent finds ``Café.md``), or None. Only names
+    of existing scenes come back: a path ("../x", "a/b") never matches."""
+    wanted = name if name.lower().endswith(".md") else f"{name}.md"
+    key = unicodedata.normalize("NFC", wanted).casefold()
+    for existing in store.scene_names():
+        if unicodedata.normalize("NFC", existing).casefold() == key:
+            return existing
+    return None

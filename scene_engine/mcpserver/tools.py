@@ -1,0 +1,143 @@
+"""The MCP tools as plain functions over a store: what each does, checked, without the protocol.
+
+Each function takes the store and the tool's arguments and returns JSON-ready data; bad
+arguments raise ``ToolInputError`` (the server turns it into a tool error the agent reads).
+Writes go through the same code as the command line (``engine.add_memories``, ``undo.undo``:
+validation, the store lock, one commit each), so nothing here bypasses a rule.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..store import Store
+
+MAX_BUDGET = 100_000       # characters a recall may ask for
+MAX_HITS = 100             # hits a search may ask for
+
+
+class ToolInputError(ValueError):
+    """A tool was called with arguments it cannot use; the message says which and why."""
+
+
+def remember(store: Store, content: str, created_at: str | None = None,
+             role: str | None = None, scope: str | None = None,
+             metadata: dict[str, Any] | None = None, id: str | None = None) -> dict:
+    """Add one memory. Returns ``{"id", "added": bool, "pending": int}``: ``added`` False
+    when the id, or the same content at the same instant, was already known. Raises
+    ``ToolInputError`` for a memory ``scenes add`` would refuse (the same message)."""
+    from datetime import UTC, datetime
+
+    from ..engine import add_memories
+    from ..memories import MemoryInputError, parse_input
+
+    # "Now" fixed once, so the id worked out here is the one the add gives it.
+    when = created_at if created_at is not None else datetime.now(UTC).isoformat()
+    record = {"content": content, "created_at": when, "role": role, "scope": scope,
+              "metadata": metadata, "id": id}
+    data = json.dumps({k: v for k, v in record.items() if v is not None},
+                      ensure_ascii=False).encode("utf-8")
+    try:
+        memory_id = parse_input(data)[0].id      # the id a record without one gets
+        report = add_memories(store, data)
+    except MemoryInputError as exc:
+        raise ToolInputError(str(exc).replace("line 1: ", "")) from None
+    return {"id": memory_id, "added": report.added == 1,
+            "pending": store.load_state().pending}
+
+
+def recall(store: Store, query: str, budget: int = 4000, scope: str | None = None) -> dict:
+    """``scenes recall --json``: ``{"text", "chars", "budget", "passages": [...], ...}``
+    (each passage with its source). ``scope``: only that scope's memories (and unscoped
+    ones), no scenes. Raises ``ToolInputError`` for an empty query or a budget outside
+    100..``MAX_BUDGET``."""
+    from ..recall import recall as build
+
+    _need_text(query, "query")
+    if not isinstance(budget, int) or not 100 <= budget <= MAX_BUDGET:
+        raise ToolInputError(f"budget must be a whole number of characters from 100 to "
+                             f"{MAX_BUDGET}, not {budget!r}")
+    return build(store, query, budget=budget, scope=scope).to_json()
+
+
+def search(store: Store, query: str, k: int = 10, memories: bool = False,
+           scope: str | None = None) -> list[dict]:
+    """The best ``k`` scenes for ``query`` (``[{"name", "summary", "heat", "snippet",
+    "score"}]``), or with ``memories`` (or a ``scope``) the best memories of the journal
+    (``[{"id", "created_at", "content", "score"}]``). Raises ``ToolInputError``."""
+    from ..index import read_index
+
+    _need_text(query, "query")
+    if not isinstance(k, int) or not 1 <= k <= MAX_HITS:
+        raise ToolInputError(f"k must be a whole number from 1 to {MAX_HITS}, not {k!r}")
+    index, _ = read_index(store)
+    try:
+        if memories or scope is not None:
+            return [{"id": h.id, "created_at": h.created_at, "content": h.content,
+                     "score": round(h.score, 4)}
+                    for h in index.search_memories(query, k=k, scope=scope)]
+        return [{"name": h.name, "summary": h.summary, "heat": h.heat, "snippet": h.snippet,
+                 "score": round(h.score, 4)} for h in index.search(query, k=k)]
+    finally:
+        index.close()
+
+
+def list_scenes(store: Store) -> list[dict]:
+    """``scenes list --json``: ``[{"name", "heat", "updated", "summary"}]``, hottest first."""
+    from ..listing import scene_rows
+
+    return scene_rows(store)
+
+
+def read_scene(store: Store, name: str) -> str:
+    """The scene file ``name`` (with or without ``.md``) as it is on disk. Raises
+    ``ToolInputError`` when no scene has that name (a path never names one)."""
+    from ..fsutil import read_regular_text
+    from ..listing import match_scene
+
+    _need_text(name, "name")
+    found = match_scene(store, name)
+    if found is None:
+        raise ToolInputError(f"no scene named {name!r}; list_scenes shows them")
+    return read_regular_text(store.scenes_dir / found)
+
+
+def status(store: Store) -> dict:
+    """``scenes status --json``: pending, scenes, batches, memories, forgotten, persona."""
+    from ..engine import status as store_status
+
+    return store_status(store)
+
+
+def log(store: Store, limit: int = 20) -> list[dict]:
+    """``scenes log --json``, newest first, at most ``limit`` entries."""
+    from ..history import log_entries, open_repo
+
+    if not isinstance(limit, int) or not 1 <= limit <= 1000:
+        raise ToolInputError(f"limit must be a whole number from 1 to 1000, not {limit!r}")
+    repo = open_repo(store.root)
+    try:
+        return log_entries(repo)[:limit]
+    finally:
+        repo.close()
+
+
+def undo(store: Store, batch: str | None = None, forget: bool = False) -> dict:
+    """``scenes undo [BATCH] [--forget]``: revert one batch with a new commit. Returns
+    ``{"action", "batch", "commit", "memories"}``. Raises ``ToolInputError`` for a batch
+    that cannot be undone (the reason)."""
+    from ..undo import UndoError
+    from ..undo import undo as do_undo
+
+    try:
+        result = do_undo(store, batch, forget=forget)
+    except UndoError as exc:
+        raise ToolInputError(str(exc)) from None
+    return {"action": result.action, "batch": result.batch, "commit": result.commit,
+            "memories": result.memories}
+
+
+def _need_text(value: Any, name: str) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ToolInputError(f"{name} must be non-empty text")

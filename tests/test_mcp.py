@@ -1,0 +1,235 @@
+"""The MCP server, driven by the official SDK's client over stdio (a real `scenes mcp` child
+process): tools and their schemas, bad arguments as tool errors, remember then recall,
+scopes, scene resources, background folding, a concurrent CLI run, a kill mid-batch."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from scene_engine.engine import add_memories
+from scene_engine.store import init_store, open_store
+
+ENTRY = "from scene_engine.entry import main; main()"
+TOOLS = {"remember", "recall", "search", "list_scenes", "read_scene", "status", "log"}
+
+
+def server(root: Path, *options: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable,
+                                 args=["-c", ENTRY, "--dir", str(root), "mcp", *options])
+
+
+def session(root: Path, body, *options: str):
+    """Run ``await body(client)`` against a fresh server of ``root``; returns its result."""
+    async def main():
+        async with Client(server(root, *options), read_timeout_seconds=60) as client:
+            return await body(client)
+    return anyio.run(main)
+
+
+def data(result) -> object:
+    """A successful tool call's JSON result."""
+    assert not result.is_error, result.content[0].text
+    return json.loads(result.content[0].text)
+
+
+def cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", ENTRY, "--dir", str(root), *args],
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    store = init_store(tmp_path / "store")
+    add_memories(store, "\n".join(json.dumps(m) for m in [
+        {"id": "k1", "content": "Started learning the violin with a teacher in Porto.",
+         "created_at": "2024-03-02T10:00:00Z"},
+        {"id": "k2", "content": "Practises violin scales every morning before work.",
+         "created_at": "2024-03-09T10:00:00Z"}]).encode())
+    assert cli(store.root, "run").returncode == 0
+    return store.root
+
+
+def test_tools_have_descriptions_and_schemas_and_undo_only_when_allowed(root):
+    async def tools(client):
+        return {t.name: t for t in (await client.list_tools()).tools}
+
+    offered = session(root, tools, "--no-fold")
+    assert set(offered) == TOOLS
+    for tool in offered.values():
+        assert tool.description and tool.input_schema["type"] == "object"
+    assert offered["remember"].input_schema["required"] == ["content"]
+    assert "undo" in session(root, tools, "--no-fold", "--allow-undo")
+
+
+def test_remember_then_recall_and_search_with_sources(root):
+    async def body(client):
+        added = data(await client.call_tool("remember", {
+            "content": "Adopted a grey cat called Miso yesterday.",
+            "created_at": "2024-05-05T18:00:00Z", "id": "cat-1"}))
+        again = data(await client.call_tool("remember", {"content": "whatever", "id": "cat-1"}))
+        recalled = data(await client.call_tool("recall", {"query": "What is the cat called?",
+                                                          "budget": 800}))
+        found = data(await client.call_tool("search", {"query": "violin"}))["hits"]
+        memories = data(await client.call_tool("search", {"query": "Miso",
+                                                          "memories": True}))["hits"]
+        return added, again, recalled, found, memories
+
+    added, again, recalled, found, memories = session(root, body, "--no-fold")
+    assert added == {"id": "cat-1", "added": True, "pending": 1}
+    assert again["added"] is False                       # a known id adds nothing
+    first = recalled["passages"][0]
+    assert first["memory"] == "cat-1" and first["date"] == "2024-05-05"
+    assert "Miso yesterday (4 May 2024)" in recalled["text"]
+    assert len(recalled["text"]) <= 800
+    assert found and found[0]["name"].endswith(".md")
+    assert [m["id"] for m in memories] == ["cat-1"]
+    # The same code path as `scenes add`: the journal and one commit hold it.
+    assert "add: 1 memories" in subprocess.run(
+        ["git", "-C", str(root), "log", "-1", "--format=%s"], capture_output=True,
+        text=True, check=True).stdout
+
+
+BAD = [
+    ("remember", {"content": "   "}, "content"),
+    ("remember", {"content": "x", "created_at": "yesterday-ish"}, "created_at"),
+    ("remember", {"content": "x", "metadata": "not an object"}, "metadata"),
+    ("remember", {}, "content"),
+    ("recall", {"query": "x", "budget": 5}, "budget"),
+    ("recall", {"query": "x", "budget": "lots"}, "budget"),
+    ("recall", {"query": ""}, "query"),
+    ("search", {"query": "x", "k": 0}, "k"),
+    ("read_scene", {"name": "../.scene-engine/config.toml"}, "no scene named"),
+    ("read_scene", {"name": "/etc/passwd"}, "no scene named"),
+    ("log", {"limit": -1}, "limit"),
+    ("undo", {}, "undo"),                   # not offered without --allow-undo
+]
+
+
+def test_bad_arguments_are_tool_errors_and_the_server_goes_on(root):
+    async def body(client):
+        answers = [await client.call_tool(tool, arguments) for tool, arguments, _ in BAD]
+        return answers, data(await client.call_tool("status", {}))
+
+    answers, status = session(root, body, "--no-fold")
+    for (tool, arguments, says), answer in zip(BAD, answers, strict=True):
+        assert answer.is_error and says in answer.content[0].text, (tool, arguments)
+    assert status["pending"] == 0 and status["memories"] == 2   # nothing was added
+
+
+def test_scopes_keep_one_agents_memories_from_another(root):
+    async def body(client):
+        for scope, fact in (("travel-bot", "Booked the Lisbon flight for 14 June."),
+                            ("code-bot", "The deploy key for the Lisbon server rotates "
+                                         "monthly.")):
+            data(await client.call_tool("remember", {"content": fact, "scope": scope}))
+        return [data(await client.call_tool("recall", {"query": "Lisbon", "scope": s}))
+                for s in ("travel-bot", "code-bot")] + [
+            data(await client.call_tool("recall", {"query": "Lisbon"}))]
+
+    travel, code, everything = session(root, body, "--no-fold")
+    assert "flight" in travel["text"] and "deploy key" not in travel["text"]
+    assert "deploy key" in code["text"] and "flight" not in code["text"]
+    assert "flight" in everything["text"] and "deploy key" in everything["text"]
+
+
+def test_scenes_are_resources(root):
+    async def body(client):
+        listed = data(await client.call_tool("list_scenes", {}))["scenes"]
+        name = listed[0]["name"]
+        read = await client.read_resource(f"scene://{name.removesuffix('.md')}")
+        return name, read.contents[0].text
+
+    name, text = session(root, body, "--no-fold")
+    assert text == (root / "scenes" / name).read_text("utf-8")
+
+
+def test_remembered_memories_are_folded_in_the_background(root):
+    store = open_store(root)
+    store.config_path.write_text(store.config_path.read_text("utf-8").replace(
+        "fold_every = 20", "fold_every = 3"), "utf-8")
+
+    async def body(client):
+        for i, fact in enumerate(["Ran 10 km along the river.", "Ran 12 km in the rain.",
+                                  "Signed up for the Porto half marathon."]):
+            data(await client.call_tool("remember", {
+                "content": fact, "created_at": f"2024-04-0{i + 1}T07:00:00Z"}))
+        for _ in range(100):                    # the agent does not wait for the fold
+            status = data(await client.call_tool("status", {}))
+            if status["pending"] == 0:
+                return status, data(await client.call_tool("log", {"limit": 5}))["entries"]
+            await anyio.sleep(0.1)
+        raise AssertionError(f"not folded: {status}")
+
+    status, history = session(root, body)
+    assert status["batches"] == 2 and status["memories"] == 5
+    assert history[0]["kind"] == "batch" and history[0]["memories"]
+    assert "marathon" in "".join(p.read_text("utf-8") for p in (root / "scenes").glob("*.md"))
+    assert cli(root, "doctor").returncode == 0
+
+
+def test_a_cli_run_alongside_the_server_loses_nothing(root):
+    async def body(client):
+        runner = None
+        for i in range(12):
+            data(await client.call_tool("remember", {
+                "content": f"Tasted coffee number {i} from the Huila region.",
+                "created_at": f"2024-06-{i + 1:02d}T08:00:00Z"}))
+            if i == 5:      # a person folds from a terminal while the agent goes on
+                runner = subprocess.Popen([sys.executable, "-c", ENTRY, "--dir", str(root),
+                                           "run", "--batch-size", "2"],
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert runner.wait(timeout=120) == 0, runner.stderr.read()
+        return data(await client.call_tool("status", {}))
+
+    status = session(root, body, "--no-fold")
+    assert status["memories"] == 14
+    assert cli(root, "run").returncode == 0
+    assert cli(root, "doctor").returncode == 0
+    text = "".join(p.read_text("utf-8") for p in (root / "scenes").glob("*.md"))
+    journal = [json.loads(line) for p in sorted((root / "memories").glob("*.jsonl"))
+               for line in p.read_text("utf-8").splitlines()]
+    assert len(journal) == 14 and open_store(root).load_state().pending == 0
+    assert "coffee" in text.lower()
+
+
+@pytest.mark.slow
+def test_killing_the_server_mid_batch_leaves_the_store_recoverable(root):
+    store = open_store(root)
+    lines = [json.dumps({"id": f"e{i}", "content": f"Entry {i}: walked to the market and "
+                         f"bought {i} apples.", "created_at": f"2024-07-01T{i % 24:02d}:00:00Z"})
+             for i in range(40)]
+    add_memories(store, "\n".join(lines).encode())
+    store.config_path.write_text(store.config_path.read_text("utf-8")
+                                 .replace("fold_every = 20", "fold_every = 1")
+                                 .replace("batch_size = 20", "batch_size = 1"), "utf-8")
+    child = subprocess.Popen([sys.executable, "-c", ENTRY, "--dir", str(root), "mcp"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    pid_file = Path(f"{store.lock_path}.pid")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and store.load_state().batch < 3:
+        time.sleep(0.05)                      # folding batches one memory at a time
+    assert store.load_state().batch >= 3
+    time.sleep(0.37)
+    assert int(pid_file.read_text()) == child.pid
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=10)
+    # Killed between or inside batches: the next command that writes rolls an interrupted
+    # batch back, and every memory is folded once.
+    state = open_store(root).load_state()
+    assert state.next_seq == 42 and state.pending > 0
+    assert cli(root, "run", "--batch-size", "50").returncode == 0
+    assert open_store(root).load_state().pending == 0
+    doctor = cli(root, "doctor")
+    assert doctor.returncode == 0, doctor.stdout
