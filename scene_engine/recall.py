@@ -105,11 +105,14 @@ class Recall:
     warning: str | None = None
 
     def to_json(self) -> dict:
-        """A JSON-ready dict of the result; a passage's ``date`` is ISO (``2023-05-08``)."""
+        """A JSON-ready dict of the result; a passage's ``date`` is ISO (``2023-05-08``),
+        its ``tag`` the map tag it is cited by (``S1``), when its scene is in the map."""
+        tags = {row["name"]: f"S{i}" for i, row in enumerate(self.scenes, start=1)}
         return {"budget": self.budget, "chars": len(self.text), "text": self.text,
                 "persona": self.persona, "scenes": self.scenes,
-                "passages": [{**p.source(), "text": p.text,
-                              "date": p.day.isoformat() if p.day else None,
+                "passages": [{**p.source(),
+                              **({"tag": tags[p.scene]} if p.scene in tags else {}),
+                              "text": p.text, "date": p.day.isoformat() if p.day else None,
                               "score": round(p.score, 4)} for p in self.passages],
                 **({"warning": self.warning} if self.warning else {})}
 

@@ -233,3 +233,31 @@ def test_killing_the_server_mid_batch_leaves_the_store_recoverable(root):
     assert open_store(root).load_state().pending == 0
     doctor = cli(root, "doctor")
     assert doctor.returncode == 0, doctor.stdout
+
+
+def test_streamable_http_serves_the_same_tools_on_localhost(root):
+    import socket
+
+    with socket.socket() as probe:                 # a free port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    child = subprocess.Popen([sys.executable, "-c", ENTRY, "--dir", str(root), "mcp", "--http",
+                              "--port", str(port), "--no-fold"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+
+        async def main():
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                data(await client.call_tool("remember", {"content": "Parked on level 3."}))
+                return data(await client.call_tool("recall", {"query": "where parked"}))
+        assert "level 3" in anyio.run(main)["text"]
+    finally:
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+    assert f"http://127.0.0.1:{port}/mcp" in err

@@ -59,6 +59,9 @@ def test_one_fact_in_a_scene_and_the_journal_is_stated_once(tmp_path):
     assert len(sunrise) == 1 and sunrise[0]["date"] == "2023-05-08"
     # The memory's own words, with its id, and the scene that holds it.
     assert sunrise[0]["memory"] == "m2" and sunrise[0]["scene"].endswith(".md")
+    tag = sunrise[0]["tag"]                              # as the text cites it
+    assert f"[{tag}] Melanie painted" in result["text"]
+    assert f"{tag} {sunrise[0]['scene']}" in result["text"]
     assert sunrise[0]["text"] == "Melanie painted a sunrise over the lake."
     assert all("scene" in p or "memory" in p for p in result["passages"])
 
