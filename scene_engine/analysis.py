@@ -206,12 +206,16 @@ def question_terms(query: str) -> set[str]:
     return found
 
 
+# The combining diacritics of Latin, Greek and Cyrillic letters: what "accents off" takes
+# away (``stem`` makes such a word plain; a word of another script keeps its marks).
+_ACCENTS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
 def fold(text: str) -> str:
     """``text`` lower-cased, accents off (for a quick "may it hold this term?" test)."""
     if text.isascii():
         return text.lower()
-    return "".join(c for c in unicodedata.normalize("NFKD", text.lower())
-                   if not unicodedata.combining(c))
+    return _ACCENTS.sub("", unicodedata.normalize("NFKD", text.lower()))
 
 
 def only_stop_words(query: str) -> bool:

@@ -291,8 +291,9 @@ def _tier_hits(conn, tiers, k: int, gather: bool, scope: str | None = None):
     where, params = ("AND (m.scope IS NULL OR m.scope = ?)", (scope,)) if scope is not None \
         else ("", ())
     for fallback, expr in tiers:
-        broad = len(conn.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
-                                 " LIMIT ?", (expr, BROAD + 1)).fetchall()) > BROAD
+        broad = conn.execute("SELECT count(*) FROM (SELECT rowid FROM memory_fts"
+                             " WHERE memory_fts MATCH ? LIMIT ?)", (expr, BROAD + 1)
+                             ).fetchone()[0] > BROAD
         order = "ORDER BY rowid DESC" if broad else "ORDER BY rank"
         rows = conn.execute(
             "SELECT m.seq, m.id, m.created_at, m.content, f.rank FROM ("

@@ -49,6 +49,8 @@ _NAMES_TIME = re.compile(
     r"June|July|August|September|October|November|December)\b")
 PERSONA_SHARE = 0.08      # at most this share of the budget for the persona
 MAP_SHARE = 0.1           # ... and for the scene map
+PERSONA_MAX = 400         # ... and never more than this many characters (a paragraph)
+MAP_MAX = 600             # (about five scenes with their summaries)
 SUMMARY_CHARS = 100       # a summary in the map is cut (at a word) to this
 _DIGEST = re.compile(r"^- (\d{4})-\d{2} \(digest\): (.*)$")
 _DIGEST_DAY = re.compile(r"^(\d{1,2}) ([A-Z][a-z]{2}): (.*)$")
@@ -335,14 +337,14 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     costs a few characters of attribution instead of the scene's name. ``persona``: False
     leaves it out.
     """
-    persona = _persona_part(store, int(budget * PERSONA_SHARE)) if persona else ""
+    persona = _persona_part(store, min(int(budget * PERSONA_SHARE), PERSONA_MAX)) if persona else ""
     rows, seen = [], set()
     for row in [*hits, *hot]:
         if row.name not in seen:
             seen.add(row.name)
             rows.append({"name": row.name, "heat": row.heat,
                          "summary": _cut_words(" ".join(str(row.summary or "").split()))})
-    map_lines, shown = _scene_map(rows, int(budget * MAP_SHARE))
+    map_lines, shown = _scene_map(rows, min(int(budget * MAP_SHARE), MAP_MAX))
     map_text = "\n".join(map_lines)
     tags = {r["name"]: f"S{i}" for i, r in enumerate(shown, start=1)}
     header = "## Persona\n" + persona + "\n\n" if persona else ""
@@ -359,9 +361,13 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
 
 
 def _line(passage: Passage, tags: dict[str, str]) -> str:
-    if not passage.scene:
-        return f"- {passage.text}"
-    return f"- [{tags.get(passage.scene, passage.scene.removesuffix('.md'))}] {passage.text}"
+    """``- [S1] text`` for a passage of a scene in the map; a scene sentence outside it cites
+    the scene's name; a memory cites nothing more (its scene, if any, is in ``--json``)."""
+    if passage.scene in tags:
+        return f"- [{tags[passage.scene]}] {passage.text}"
+    if passage.scene and passage.memory is None:
+        return f"- [{passage.scene.removesuffix('.md')}] {passage.text}"
+    return f"- {passage.text}"
 
 
 def _choose(ranked: list[Passage], room: int, line: Callable[[Passage], str]) -> list[Passage]:
