@@ -304,6 +304,8 @@ def ingest(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, 
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")]
+ScopeOpt = Annotated[str | None, typer.Option(
+    "--scope", help="Only the memories of this scope (and unscoped ones); no scenes.")]
 
 
 @app.command()
@@ -367,15 +369,15 @@ def search(query: str,
            k: Annotated[int, typer.Option("-k", min=1, max=10_000, help="Hits.")] = 10,
            as_json: JsonOpt = False,
            memories: Annotated[bool, typer.Option(
-               "--memories", help="Search the memory journal instead of the scenes.")] = False
-           ) -> None:
+               "--memories", help="Search the memory journal instead of the scenes.")] = False,
+           scope: ScopeOpt = None) -> None:
     """Full-text search over scene names, summaries and bodies (BM25, heat as tie-break).
 
     Every word must match; when no scene holds them all, scenes holding some are shown and
     the output says so. Stop words and question particles never decide a match."""
     from . import quick
 
-    quick.search(_DIR["dir"], query, k, as_json, memories)
+    quick.search(_DIR["dir"], query, k, as_json, memories, scope)
 
 
 @app.command()
@@ -602,11 +604,11 @@ def mcp(http: Annotated[bool, typer.Option(
 def recall_cmd(query: str,
                budget: Annotated[int, typer.Option("--budget", min=100, max=10_000_000,
                                                    help="Characters at most.")] = 4000,
-               as_json: JsonOpt = False) -> None:
+               as_json: JsonOpt = False, scope: ScopeOpt = None) -> None:
     """What an agent would put in its context for QUERY: persona, scene map, best passages."""
     from . import quick
 
-    quick.recall(_DIR["dir"], query, budget, as_json)
+    quick.recall(_DIR["dir"], query, budget, as_json, scope)
 
 
 @app.command()

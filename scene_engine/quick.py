@@ -31,18 +31,20 @@ def echo_json(data) -> None:
 
 
 def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool = False,
-           memories: bool = False) -> None:
+           memories: bool = False, scope: str | None = None) -> None:
     """Print the best ``k`` scenes for ``query`` (see ``SceneIndex.search``): a line each
     with heat and summary and a snippet under it, or ``--json`` (a list of hits, each with
-    ``fallback``); with ``memories`` the best memories of the journal instead (id, date,
-    text). Says when nothing held every word and when only common words were asked.
+    ``fallback``); with ``memories`` (or a ``scope``: only its memories and unscoped ones)
+    the best memories of the journal instead (id, date, text). Says when nothing held every word and when only common words were asked.
     Raises ``StoreError`` (not a store, no readable index) and ``OSError``."""
     from .index import read_index
 
     store = _read_store(directory)
     index, warning = read_index(store)
     try:
-        hits = index.search_memories(query, k=k) if memories else index.search(query, k=k)
+        memories = memories or scope is not None      # a scope is the journal's
+        hits = index.search_memories(query, k=k, scope=scope) if memories \
+            else index.search(query, k=k)
     finally:
         index.close()
     if warning:
@@ -86,13 +88,14 @@ def _say_how_found(query: str, hits: list, kind: str) -> None:
 
 
 def recall(directory: Path | None, query: str, budget: int = RECALL_BUDGET,
-           as_json: bool = False) -> None:
-    """Print what an agent would put in its context for ``query`` (``recall.recall``), or
-    ``--json``. Raises ``StoreError`` and ``OSError``."""
+           as_json: bool = False, scope: str | None = None) -> None:
+    """Print what an agent would put in its context for ``query`` (``recall.recall``, for
+    one ``scope`` if given), or ``--json``. Raises ``StoreError`` and ``OSError``."""
     from .recall import recall as build
     from .store import open_store
 
-    result = build(open_store(directory), query, budget=budget)   # rolls back a dead batch
+    result = build(open_store(directory), query, budget=budget,   # rolls back a dead batch
+                   scope=scope)
     if result.warning:
         print(f"warning: {result.warning}", file=sys.stderr)
     if as_json:

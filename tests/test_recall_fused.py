@@ -129,3 +129,22 @@ def test_facts_of_one_day_share_one_heading_oldest_day_first(tmp_path):
     section = text.split("## Passages\n")[1]
     assert section.count("2 August 2023:") == 1 and section.count("1 March 2023:") == 1
     assert section.index("1 March 2023:") < section.index("2 August 2023:")
+
+
+def test_a_scoped_recall_and_search_see_only_their_scope_and_no_scene(tmp_path):
+    root = make_store(tmp_path)                          # unscoped memories, folded
+    add_memories(open_store(root), "\n".join(json.dumps(m) for m in [
+        {"id": "a1", "content": "Caroline's deploy key rotates monthly.", "scope": "ops"},
+        {"id": "b1", "content": "Caroline's flight to Lisbon leaves at 9.", "scope": "travel"},
+    ]).encode())
+    ops = recall(root, "Caroline", budget=3000)
+    assert "deploy key" in ops["text"] and "flight" in ops["text"]       # unscoped: all
+    scoped = json.loads(runner.invoke(app, ["--dir", str(root), "recall", "Caroline",
+                                            "--scope", "ops", "--json"]).output)
+    assert "deploy key" in scoped["text"] and "flight" not in scoped["text"]
+    assert "support group" in scoped["text"]             # an unscoped memory is everyone's
+    assert not scoped["scenes"] and not scoped["persona"]
+    assert all("scene" not in p for p in scoped["passages"])
+    hits = json.loads(runner.invoke(app, ["--dir", str(root), "search", "Caroline",
+                                          "--scope", "travel", "--json"]).output)
+    assert {h["id"] for h in hits} == {"b1", "m1"}
