@@ -29,6 +29,8 @@ OUTCOMES = ("placed", "recorded", "duplicate", "skipped")
 # Shares of a memory's words, numbers and negation counted (a stub without the time, the room
 # or the "not" does not hold the memory).
 PLACED_EVIDENCE = 0.5    # unmentioned memory: share of its words in the text a scene gained
+LONG_MEMORY = 1000        # characters: a memory this long may be placed by its quoted head
+QUOTED_HEAD = 200         # ... the characters of its beginning a scene must quote
 CLAIM_EVIDENCE = 0.3     # "PLACED: id -> scene": the scene gained a good part of its words
 RECORDED_EVIDENCE = 0.8  # "NO_CHANGE: id already in scene": the scene holds nearly all of it
 _KEYWORDS = {"nochange": "recorded", "recorded": "recorded", "skip": "skipped",
@@ -127,7 +129,16 @@ def parse_declarations(text: str, ids: list[str]) -> dict[str, Declaration]:
 
 
 def _evidence(memory: Memory, text: str) -> float:
-    return coverage(memory.content, text, numbers=True)
+    """Share of the memory's words that ``text`` states; 1.0 for a memory too long for a
+    scene (over ``LONG_MEMORY`` characters) whose first ``QUOTED_HEAD`` characters ``text``
+    quotes word for word: a scene keeps its beginning, the journal keeps all of it (a base64
+    key or a pasted log has no words to count)."""
+    found = coverage(memory.content, text, numbers=True)
+    if found < 1.0 and len(memory.content) > LONG_MEMORY:
+        head = " ".join(memory.content.split())[:QUOTED_HEAD]
+        if head in " ".join(text.split()):
+            return 1.0
+    return found
 
 
 def _body(name: str, text: str) -> str:

@@ -12,7 +12,8 @@ run``) when either trigger fires:
 added by another process count as well as those this process adds (``added()`` only wakes
 the worker sooner). A failed batch writes nothing and leaves its memories pending (the batch
 transaction); the worker logs it and tries again at the next trigger: when another memory is
-added, or after another ``fold_idle`` seconds. It never spins on a failure.
+added, or after ``fold_idle`` seconds (doubled for each failure in a row, up to an hour). It
+never spins on a failure.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from .store import Store
 
 log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0       # how often the pending count is looked at (one small JSON read)
+MAX_RETRY_SECONDS = 3600  # a failing fold is tried at least this often
+MAX_REASON = 600          # characters of a failure's reason in its log line
 
 
 @dataclass
@@ -64,6 +67,7 @@ class FoldWorker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._failed_at: tuple[float, float] | None = None   # (newest add, when) of a failure
+        self._failures_in_row = 0
 
     def __enter__(self) -> FoldWorker:
         self.start()
@@ -100,8 +104,8 @@ class FoldWorker:
         now = time.time() if now is None else now
         newest = self._newest_add()
         failed = self._failed_at
-        if failed and newest <= failed[0] and now - failed[1] < self.fold_idle:
-            return False            # failed, and nothing new since: wait out fold_idle
+        if failed and newest <= failed[0] and now - failed[1] < self._retry_after():
+            return False            # failed, and nothing new since: wait
         return pending >= self.fold_every or now - newest >= self.fold_idle
 
     def run_once(self) -> int:
@@ -114,11 +118,16 @@ class FoldWorker:
         try:
             run_pending(self.store, self.backend(), on_batch=done.append)
             self._failed_at = None
+            self._failures_in_row = 0
         except Exception as exc:     # a batch failed (or the lock was busy): retried later
             self._failed_at = (self._newest_add(), time.time())
-            line = f"folding failed after {len(done)} batch(es): {exc}".splitlines()[0]
+            self._failures_in_row += 1
+            reason = " ".join(str(exc).split())          # the whole reason, on one line
+            line = f"folding failed after {len(done)} batch(es): {reason[:MAX_REASON]}"
             self.stats.failures.append(line)
-            self.on_event(line + "; the memories stay pending")
+            self.on_event(f"{line}; the memories stay pending; next try when a memory is "
+                          f"added or in {self._retry_after():g} s")
+
         for result in done:
             self.on_event(f"batch {result.number}: {len(result.memory_ids)} memories folded")
         self.stats.batches += len(done)
@@ -133,6 +142,12 @@ class FoldWorker:
                 self.on_event(f"folding paused: {exc}")
             self._wake.wait(POLL_SECONDS)
             self._wake.clear()
+
+    def _retry_after(self) -> float:
+        """Seconds to wait after a failure with nothing new added: ``fold_idle``, doubled for
+        each failure in a row (a model that is down is not asked every few seconds), at most
+        ``MAX_RETRY_SECONDS``."""
+        return min(self.fold_idle * 2 ** max(self._failures_in_row - 1, 0), MAX_RETRY_SECONDS)
 
     def _newest_add(self) -> float:
         """Modification time (s) of the newest journal segment: when memories were last

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -221,7 +222,9 @@ def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
     content = value.get("content")
     if not isinstance(content, str):
         raise ValueError("`content` is required and must be text")
-    content = content.strip()
+    # One text, one form: the same words typed on macOS (NFD) and elsewhere (NFC) are the
+    # same memory, and the journal keeps the composed form.
+    content = unicodedata.normalize("NFC", content.strip())
     if not content:
         raise ValueError("`content` is empty")
     if len(content) > MAX_CONTENT_CHARS:

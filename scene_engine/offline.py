@@ -590,7 +590,7 @@ class _OfflineWorker:
 
     def _fitting(self, text: str) -> str:
         """A memory longer than a whole scene keeps its beginning (the journal keeps all)."""
-        room = self.limit_chars - 200
+        room = max(self.limit_chars - 200, self.limit_chars // 2)
         if len(text) <= room:
             return text
         cut = text[:room]

@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import date
+from datetime import date, datetime
 
 from .analysis import fold, question_terms, text_terms
 from .fsutil import read_regular_text
@@ -35,6 +35,7 @@ DEFAULT_BUDGET = 4000
 CANDIDATES = 16           # scenes whose sentences compete for the passage budget
 MEMORY_CANDIDATES = 60    # memories that compete with them (more for a larger budget)
 CHARS_PER_CANDIDATE = 50  # ... one candidate memory per this many characters of budget
+LONG_MEMORY = 400         # a memory longer than this is recalled sentence by sentence
 SAME_FACT = 0.8           # a passage this much covered by a chosen one says nothing new
 TIME_BOOST = 1.3          # a passage that names a time, for a question about time
 FEEDBACK_PASSAGES = 3     # pseudo-relevance feedback: the best passages read for more words
@@ -294,7 +295,8 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
         hot = [] if scoped else index.hottest(12)
         k = max(MEMORY_CANDIDATES, budget // CHARS_PER_CANDIDATE)
         found = index.search_memories(query, k=k, any_term=True, scope=scope)
-        passages = [memory_passage(m) for m in found]
+        zone = store.config.tz
+        passages = [p for m in found for p in memory_passages(m, zone)]
         if found:     # the journal's word statistics, read while the index is open
             memo: dict[str, int] = {}
             total, lookup = index.memory_count, index.memory_document_counts
@@ -316,14 +318,28 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
     return result
 
 
-def memory_passage(hit) -> Passage:
-    """A memory found by the index (``memory_index.MemoryHit``) as a passage, dated by the
-    day it was written (relative times in it resolved against that day)."""
-    parts = hit.created_at[:10].split("-")
-    day = _day(*parts) if len(parts) == 3 and all(p.isdigit() for p in parts) else None
+def memory_passages(hit, zone=None) -> list[Passage]:
+    """A memory found by the index (``memory_index.MemoryHit``) as passages, dated by the day
+    it was written in ``zone`` (a ``ZoneInfo``, the store's: the day its scene timeline
+    shows; None keeps the instant's own offset), relative times resolved against that day.
+    One passage, or one a sentence for a memory longer than ``LONG_MEMORY`` characters (a
+    long memory must not be out of reach of a small budget)."""
+    day = _local_day(hit.created_at, zone)
     text = " ".join(hit.content.split())
-    return Passage("", resolve(text, day) if day else text, day, memory=hit.id,
-                   created_at=hit.created_at)
+    parts = [s for s in _SENTENCE.split(text) if s.strip()] if len(text) > LONG_MEMORY \
+        else [text]
+    return [Passage("", resolve(part, day) if day else part, day, memory=hit.id,
+                    created_at=hit.created_at) for part in parts]
+
+
+def _local_day(created_at: str, zone) -> date | None:
+    try:
+        moment = datetime.fromisoformat(created_at)
+    except ValueError:
+        return None
+    if zone is not None and moment.tzinfo is not None:
+        moment = moment.astimezone(zone)
+    return moment.date()
 
 
 def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str],
@@ -331,7 +347,7 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
              corpus: Corpus | None = None, persona: bool = True) -> Recall:
     """Lay out persona, scene map and passages within ``budget`` (see module docstring).
 
-    ``memories``: passages of the journal's best memories (``memory_passage``), ranked with
+    ``memories``: passages of the journal's best memories (``memory_passages``), ranked with
     the scenes' sentences; ``corpus``: the journal's word statistics (``rank_passages``).
     Scenes in the map get short tags (S1, S2, ...) that their passages cite, so a passage
     costs a few characters of attribution instead of the scene's name. ``persona``: False
@@ -380,7 +396,7 @@ def _choose(ranked: list[Passage], room: int, line: Callable[[Passage], str]) ->
         if room - used < _SHORTEST_LINE:
             break
         passage = restated(passage)
-        key = passage.memory if passage.memory is not None else id(passage)
+        key = (passage.memory, passage.text) if passage.memory is not None else id(passage)
         if key in taken:
             continue
         words = set(text_terms(passage.text))

@@ -11,8 +11,10 @@ Only expressions with one meaning are resolved: a day ("yesterday", "three days 
 ("last month", "next month"), a year ("last year", "two years ago"), or a span named by the day it
 was said from ("last week" -> "the week before 9 June 2023", "last Friday" -> "the Friday before
 25 May 2023": said on a Saturday it may mean yesterday or eight days ago, so no single date is
-claimed). "Recently" and "a few weeks ago" are left alone. English only; the rule follows how
-LoCoMo's annotators wrote such answers (Maharana et al., 2024).
+claimed). "Recently" and "a few weeks ago" are left alone. The English forms follow how
+LoCoMo's annotators wrote such answers (Maharana et al., 2024); Chinese day, week, month and
+year words (昨天, 上周, 上个月, 去年 ...) are resolved the same way and written the Chinese
+way: "昨天（2024年5月6日）".
 """
 
 from __future__ import annotations
@@ -44,8 +46,12 @@ def resolve(text: str, day: date) -> str:
     brackets, taking ``day`` (the day it was said) as today. An expression already followed by a
     bracket is left alone, so resolving twice changes nothing. Cached (recall resolves the same
     scene sentences for every question)."""
-    return _EXPRESSION.sub(lambda m: f"{m.group(0)} ({_absolute(m, day)})"
+    text = _EXPRESSION.sub(lambda m: f"{m.group(0)} ({_absolute(m, day)})"
                            if _absolute(m, day) else m.group(0), text)
+    if text.isascii():
+        return text
+    return _ZH_EXPRESSION.sub(lambda m: f"{m.group(0)}（{_zh_absolute(m.group(0), day)}）",
+                              text)
 
 
 def _absolute(m: re.Match, day: date) -> str | None:
@@ -68,6 +74,34 @@ def _absolute(m: re.Match, day: date) -> str | None:
         month = day.year * 12 + day.month - 1 + step
         return f"{_MONTHS[month % 12]} {month // 12}"
     return str(day.year + step)
+
+
+# Chinese: the day words and the "last/next week, month, year" words; written the Chinese way
+# ("昨天（2024年5月6日）"), in full-width brackets.
+_ZH_DAYS = {"前天": -2, "昨天": -1, "昨日": -1, "今天": 0, "今日": 0, "明天": 1, "明日": 1,
+            "后天": 2}
+_ZH_WEEKS = {"上周": "之前", "上个星期": "之前", "上星期": "之前", "上个礼拜": "之前",
+             "下周": "之后", "下个星期": "之后", "下星期": "之后", "本周": "所在", "这周": "所在"}
+_ZH_MONTHS = {"上个月": -1, "上月": -1, "下个月": 1, "下月": 1, "这个月": 0, "本月": 0}
+_ZH_YEARS = {"前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2}
+_ZH_EXPRESSION = re.compile(
+    "(" + "|".join(sorted({*_ZH_DAYS, *_ZH_WEEKS, *_ZH_MONTHS, *_ZH_YEARS}, key=len,
+                          reverse=True)) + ")(?![（(])")
+
+
+def _zh_day(day: date) -> str:
+    return f"{day.year}年{day.month}月{day.day}日"
+
+
+def _zh_absolute(word: str, day: date) -> str:
+    if word in _ZH_DAYS:
+        return _zh_day(day + timedelta(days=_ZH_DAYS[word]))
+    if word in _ZH_WEEKS:
+        return f"{_zh_day(day)}{_ZH_WEEKS[word]}的一周"
+    if word in _ZH_MONTHS:
+        month = day.year * 12 + day.month - 1 + _ZH_MONTHS[word]
+        return f"{month // 12}年{month % 12 + 1}月"
+    return f"{day.year + _ZH_YEARS[word]}年"
 
 
 def _ago(count: int, unit: str, day: date) -> str:

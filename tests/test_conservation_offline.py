@@ -559,3 +559,30 @@ def test_small_things_a_new_user_hit(tmp_path):
         'timezone = "utc"', 'timezone = "Mars/Base"'), "utf-8")
     bad = runner.invoke(app, ["--dir", str(store.root), "status"])
     assert bad.exit_code == 2 and "Value error" not in bad.output
+
+
+def test_a_memory_too_long_for_any_scene_is_folded_by_its_quoted_beginning(tmp_path):
+    # A pasted key or log has no words to count: the scene quotes its beginning, the journal
+    # keeps it whole, and it no longer blocks the memories behind it.
+    import base64
+    import random
+
+    store = init_store(tmp_path / "s")
+    key = base64.b64encode(random.Random(7).randbytes(3750)).decode()
+    records = [{"id": "key", "content": f"My deploy key is {key}",
+                "created_at": "2025-01-01T00:00:00Z"},
+               {"id": "ys", "content": "y" * 2500, "created_at": "2025-01-01T01:00:00Z"},
+               {"id": "seat", "content": "Prefers window seats.",
+                "created_at": "2025-01-02T00:00:00Z"}]
+    add_memories(store, "\n".join(json.dumps(r) for r in records).encode())
+    run_pending(store, OfflineBackend())
+    assert store.load_state().pending == 0 and check_store(store) == []
+    text = "".join((store.scenes_dir / n).read_text("utf-8") for n in store.scene_names())
+    assert f"My deploy key is {key[:150]}" in text and "window seats" in text
+    outcomes = {}
+    for commit in git.Repo(store.root).iter_commits():
+        path = history.trailers(commit.message).get("Ledger")
+        if path:
+            ledger = Ledger.parse((commit.tree / path).data_stream.read().decode())
+            outcomes.update({e.id: e.outcome for e in ledger.entries})
+    assert outcomes == {"key": "placed", "ys": "placed", "seat": "placed"}

@@ -71,6 +71,9 @@ def test_a_failed_fold_keeps_its_memories_and_waits_for_the_next_trigger(store):
     assert any("stay pending" in e for e in events)
     assert not worker.due()                               # no spinning on the failure
     assert worker.due(now=time.time() + 61)               # ... but tried again when idle
+    worker.run_once()                                     # failing again: waits longer
+    assert not worker.due(now=time.time() + 61) and worker.due(now=time.time() + 121)
+    assert "next try when a memory is added or in 120 s" in events[-1]
     time.sleep(0.01)
     add_memories(store, memories(1, start=2))             # or when something new comes
     os.utime(sorted(store.memories_dir.glob("*.jsonl"))[-1],

@@ -261,3 +261,29 @@ def test_streamable_http_serves_the_same_tools_on_localhost(root):
         child.send_signal(signal.SIGINT)
         _, err = child.communicate(timeout=30)
     assert f"http://127.0.0.1:{port}/mcp" in err
+
+
+def test_a_stdio_server_whose_client_died_stops(root, tmp_path):
+    # The client's shell dies while another process still holds the server's stdin open:
+    # stdin never closes, yet the server must not live on as an orphan.
+    fifo = tmp_path / "in"
+    os.mkfifo(fifo)
+    holder = subprocess.Popen(["sh", "-c", f"exec 3>{fifo}; sleep 60"])
+    shell = subprocess.Popen(["sh", "-c", f'{sys.executable} -c "{ENTRY}" --dir {root} mcp '
+                                          f'< {fifo} > /dev/null 2>&1 & echo $!; sleep 3'],
+                             stdout=subprocess.PIPE, text=True)
+    server_pid = int(shell.stdout.readline())
+    shell.wait(timeout=10)                                 # the client is gone now
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                os.kill(server_pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.2)
+        else:
+            os.kill(server_pid, signal.SIGKILL)
+            raise AssertionError("the orphaned server kept running")
+    finally:
+        holder.kill()

@@ -385,3 +385,14 @@ def test_a_torn_journal_line_refuses_the_add_even_with_a_current_index(store):
     result = add(store, '{"id": "c", "content": "Ate soba"}')
     assert result.exit_code != 0 and "line 2" in result.output
     assert snapshot(store) == before
+
+
+def test_the_same_words_in_another_unicode_form_are_the_same_memory(store):
+    import unicodedata
+
+    text = "Café trip to Zürich planned."
+    for form in ("NFC", "NFD"):
+        result = add(store, json.dumps({"content": unicodedata.normalize(form, text),
+                                        "created_at": "2025-06-01T10:00:00Z"}))
+        assert result.exit_code == 0
+    assert [m.content for m in Journal(store.memories_dir).all()] == [text]

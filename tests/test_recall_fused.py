@@ -148,3 +148,31 @@ def test_a_scoped_recall_and_search_see_only_their_scope_and_no_scene(tmp_path):
     hits = json.loads(runner.invoke(app, ["--dir", str(root), "search", "Caroline",
                                           "--scope", "travel", "--json"]).output)
     assert {h["id"] for h in hits} == {"b1", "m1"}
+
+
+def test_a_memory_longer_than_the_budget_is_recalled_by_its_sentences(tmp_path):
+    store = init_store(tmp_path / "store")
+    notes = "Maya reviewed the standup notes and the cycle time charts. " * 60
+    add_memories(store, memories(
+        ("long", notes + "Pricing decision: the team plan costs $9 a month per seat.",
+         "2026-02-12T18:00:00Z")))
+    result = recall(store.root, "What does the team plan cost?", budget=1000)
+    assert result["passages"][0] == {**result["passages"][0], "memory": "long",
+                                     "text": "Pricing decision: the team plan costs $9 a "
+                                             "month per seat."}
+    assert len(result["text"]) <= 1000
+
+
+def test_memories_are_dated_by_the_stores_time_zone(tmp_path):
+    store = init_store(tmp_path / "store")
+    store.config_path.write_text(store.config_path.read_text("utf-8").replace(
+        'timezone = "UTC"', 'timezone = "Asia/Shanghai"'), "utf-8")
+    # 16:30 UTC on 7 May is 00:30 on 8 May in Shanghai: "yesterday" is 7 May there.
+    add_memories(open_store(store.root), memories(
+        ("d1", "I went to the dentist yesterday.", "2024-05-07T16:30:00Z")))
+    assert runner.invoke(app, ["--dir", str(store.root), "run"]).exit_code == 0
+    timeline = "".join(p.read_text("utf-8") for p in (store.root / "scenes").glob("*.md"))
+    assert "2024-05-08: I went to the dentist yesterday." in timeline
+    result = recall(store.root, "When did I go to the dentist?")
+    assert result["passages"][0]["date"] == "2024-05-08"
+    assert "8 May 2024:\n" in result["text"] and "yesterday (7 May 2024)" in result["text"]

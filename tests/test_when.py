@@ -42,7 +42,7 @@ def test_month_and_year_boundaries():
 
 @pytest.mark.parametrize("text", [
     "I moved here recently.", "a few weeks ago", "this Friday we meet",   # no single meaning
-    "the last game", "next steps", "yesterdays", "lastyear", "我昨天去了上海",
+    "the last game", "next steps", "yesterdays", "lastyear", "最近去了上海", "昨天（5月24日）",
 ])
 def test_what_has_no_single_meaning_is_left_alone(text):
     assert resolve(text, SAID) == text
@@ -58,3 +58,15 @@ def test_resolving_twice_changes_nothing():
 def test_only_brackets_are_added(text):
     # Whatever the text (it holds no brackets), taking out what was added gives it back.
     assert re.sub(r" \([^()]*\)", "", resolve(text, SAID)) == text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我昨天去了杭州看妈妈。", "我昨天（2023年5月24日）去了杭州看妈妈。"),
+    ("前天和后天", "前天（2023年5月23日）和后天（2023年5月27日）"),
+    ("上周搬家了", "上周（2023年5月25日之前的一周）搬家了"),
+    ("上个月买了车，去年换了工作", "上个月（2023年4月）买了车，去年（2022年）换了工作"),
+    ("明年去日本 next year", "明年（2024年）去日本 next year (2024)"),
+])
+def test_chinese_relative_times_are_resolved_the_chinese_way(text, expected):
+    assert resolve(text, SAID) == expected
+    assert resolve(expected, SAID) == expected               # and only once

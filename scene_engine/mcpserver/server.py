@@ -14,7 +14,9 @@ run` in a terminal) exactly as between two commands.
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import time
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -54,9 +56,10 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
     def remember(
             content: Annotated[str, Field(description="The memory: one fact, preference, "
                                                       "decision or event, in plain words.")],
-            created_at: Annotated[str | None, Field(description=(
-                "When it happened or was said: ISO 8601 (2024-05-08T14:00:00Z) or epoch "
-                "seconds as text; default now."))] = None,
+            created_at: Annotated[str | float | None, Field(description=(
+                "When it happened or was said: ISO 8601 text (2024-05-08T14:00:00+02:00; "
+                "give the offset, a time without one is UTC) or epoch seconds; default "
+                "now."))] = None,
             role: Annotated[str | None, Field(description="Who said it: user, assistant, "
                                                           "tool ...")] = None,
             scope: Annotated[str | None, Field(description=(
@@ -161,10 +164,28 @@ def serve(store: Store, *, http: bool = False, host: str = "127.0.0.1", port: in
         if http:
             server.run("streamable-http", host=host, port=port)
         else:
+            _exit_with_parent(worker)
             server.run("stdio")
     finally:
         if worker is not None:
             worker.stop()
+
+
+def _exit_with_parent(worker: FoldWorker | None, every: float = 1.0) -> None:
+    """A stdio server lives for its client: when the process that started it dies while
+    something else still holds the pipe open, stdin never closes, so watch the parent and
+    leave (after the batch in progress) when it is gone."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        log.warning("the client that started this server is gone; stopping")
+        if worker is not None:
+            worker.stop()
+        os._exit(0)         # the SDK's reader is blocked on stdin: nothing else would end it
+
+    threading.Thread(target=watch, name="scene-engine-parent", daemon=True).start()
 
 
 def configured_backend(store: Store):

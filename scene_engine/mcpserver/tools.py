@@ -9,31 +9,37 @@ validation, the store lock, one commit each), so nothing here bypasses a rule.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..store import Store
 
 MAX_BUDGET = 100_000       # characters a recall may ask for
 MAX_HITS = 100             # hits a search may ask for
+_EPOCH = re.compile(r"\d{1,12}(\.\d+)?")
 
 
 class ToolInputError(ValueError):
     """A tool was called with arguments it cannot use; the message says which and why."""
 
 
-def remember(store: Store, content: str, created_at: str | None = None,
+def remember(store: Store, content: str, created_at: str | float | None = None,
              role: str | None = None, scope: str | None = None,
              metadata: dict[str, Any] | None = None, id: str | None = None) -> dict:
     """Add one memory. Returns ``{"id", "added": bool, "pending": int}``: ``added`` False
-    when the id, or the same content at the same instant, was already known. Raises
+    when the id, or the same content at the same instant, was already known (``warning``
+    says so when the known id had another content: nothing is rewritten). Raises
     ``ToolInputError`` for a memory ``scenes add`` would refuse (the same message)."""
     from datetime import UTC, datetime
 
     from ..engine import add_memories
     from ..memories import MemoryInputError, parse_input
 
-    # "Now" fixed once, so the id worked out here is the one the add gives it.
+    # "Now" fixed once, so the id worked out here is the one the add gives it. Epoch seconds
+    # may come as a number or as its digits.
     when = created_at if created_at is not None else datetime.now(UTC).isoformat()
+    if isinstance(when, str) and _EPOCH.fullmatch(when.strip()):
+        when = float(when)
     record = {"content": content, "created_at": when, "role": role, "scope": scope,
               "metadata": metadata, "id": id}
     data = json.dumps({k: v for k, v in record.items() if v is not None},
@@ -43,8 +49,12 @@ def remember(store: Store, content: str, created_at: str | None = None,
         report = add_memories(store, data)
     except MemoryInputError as exc:
         raise ToolInputError(str(exc).replace("line 1: ", "")) from None
-    return {"id": memory_id, "added": report.added == 1,
-            "pending": store.load_state().pending}
+    result = {"id": memory_id, "added": report.added == 1,
+              "pending": store.load_state().pending}
+    if report.known_changed:
+        result["warning"] = (f"id {memory_id!r} is already known with a different content; "
+                             "a memory is never rewritten: give the new content a new id")
+    return result
 
 
 def recall(store: Store, query: str, budget: int = 4000, scope: str | None = None) -> dict:
