@@ -211,8 +211,10 @@ def _run(store, backend_name, model, api_base, batch_size, max_batches) -> None:
                                else config.api_base)
     except ValueError as exc:
         _fail(str(exc), 2)
+    from .engine import drain_inbox
     from .interrupts import Terminated, received
 
+    drain_inbox(store)          # memories an agent remembered while the store was busy
     before = store.load_state()
     pending = before.pending
     size = batch_size or config.batch_size

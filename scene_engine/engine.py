@@ -5,37 +5,74 @@ The CLI is a thin layer over these functions, and integrations can call them dir
 
 from __future__ import annotations
 
-from . import history, interrupts, recovery
+from . import history, inbox, interrupts, recovery
 from .lock import store_lock
-from .memories import AddReport, Journal, parse_input
+from .memories import AddReport, Journal, MemoryInputError, parse_input
 from .store import Store
 
 
-def add_memories(store: Store, data: bytes) -> AddReport:
+def add_memories(store: Store, data: bytes | None,
+                 lock_timeout: float | None = None) -> AddReport:
     """Validate ``data`` (JSON list or JSONL) whole, append the new memories, commit.
 
-    The new memories are indexed for search and recall before it returns (a failure there
-    only costs freshness: the next search catches up). Raises ``MemoryInputError`` (nothing
-    added) for any bad record, ``JournalError`` for a torn journal. Known ids are skipped; the same content at the same instant as a memory
-    already known (or earlier in the input) becomes an alias of it (the counts say how many).
+    Memories waiting in the inbox (``inbox``) are appended first, each file its own commit;
+    ``data`` None appends just those. The new memories are indexed for search and recall
+    before it returns (a failure there only costs freshness: the next search catches up).
+    ``lock_timeout``: seconds to wait for the store (None: ``lock.lock_timeout()``).
+
+    Raises ``MemoryInputError`` (nothing added) for any bad record, ``JournalError`` for a
+    torn journal, ``LockBusyError`` when the store stays busy. Known ids are skipped; the same
+    content at the same instant as a memory already known (or earlier in the input) becomes an
+    alias of it (the counts say how many). The report is of ``data`` alone.
     """
-    memories = parse_input(data)
-    with store_lock(store.lock_path):
+    memories = parse_input(data) if data is not None else []
+    report = AddReport(added=0, known=0, duplicates=0)
+    with store_lock(store.lock_path, timeout=lock_timeout):
         repo = history.open_repo(store.root)
         recovery.recover(store, repo)
-        state = store.load_state()
         journal = Journal(store.memories_dir)
         index = _synced_index(store)
         try:
-            fresh, report = _append(store, repo, journal, memories, state, index)
+            added = _drain_inbox(store, repo, journal, index)
+            if memories:
+                _, report = _append(store, repo, journal, memories, store.load_state(), index)
+                added += report.added
         finally:
             if index is not None:
                 index.close()
-    if report.added and index is None:
+    if added and index is None:
         from .batch import refresh_index
 
         refresh_index(store)     # the new memories are searchable now (one segment re-read)
     return report
+
+
+def drain_inbox(store: Store, lock_timeout: float | None = None) -> int:
+    """Append the memories waiting in the inbox to the journal (``add_memories`` with no new
+    data). Returns how many files were drained. Raises as ``add_memories``."""
+    before = len(inbox.waiting(store))
+    if before:
+        add_memories(store, None, lock_timeout=lock_timeout)
+    return before - len(inbox.waiting(store))
+
+
+def _drain_inbox(store: Store, repo, journal: Journal, index) -> int:
+    """Append each inbox file (under the store lock), oldest first; returns memories added.
+    A file that no longer validates is set aside as ``.bad`` (said once, never retried)."""
+    import warnings
+
+    added = 0
+    for path in inbox.waiting(store):
+        try:
+            memories = parse_input(path.read_bytes())
+        except (MemoryInputError, OSError) as exc:
+            warnings.warn(f"{path}: set aside, not added ({exc})", stacklevel=3)
+            path.replace(path.with_suffix(".bad"))
+            continue
+        _, report = _append(store, repo, journal, memories, store.load_state(), index)
+        added += report.added
+        path.unlink()          # a crash before this re-adds the file: its ids are known then
+    return added
 
 
 def _synced_index(store: Store):
@@ -103,10 +140,11 @@ def make_backend(name: str, model: str = "", api_base: str = ""):
 
 def status(store: Store) -> dict:
     """``{"pending", "scenes", "batches", "last_batch", "memories", "forgotten", "persona",
-    "root"}`` for the store (counts; ``last_batch`` is a number or None)."""
+    "queued", "root"}`` for the store (counts; ``last_batch`` is a number or None; ``queued``:
+    memories waiting in the inbox for the store)."""
     state = store.load_state()
     return {"pending": state.pending, "scenes": len(store.scene_names()),
             "batches": state.batch, "last_batch": state.batch or None,
             "memories": state.next_seq, "forgotten": len(state.forgotten),
-            "persona": store.persona_path.exists(),
+            "persona": store.persona_path.exists(), "queued": inbox.queued(store),
             "root": str(store.root)}

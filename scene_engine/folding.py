@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .inbox import queued
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,7 @@ class FoldWorker:
         """True when a trigger fires: enough memories pending, or pending ones idle long
         enough (``now``: wall-clock seconds, for tests). A run that failed is tried again only
         after another memory is added or another ``fold_idle`` passes."""
-        pending = self.store.load_state().pending
+        pending = self.store.load_state().pending + queued(self.store)
         if not pending:
             return False
         now = time.time() if now is None else now
@@ -112,10 +113,12 @@ class FoldWorker:
         """Fold everything pending now (the trigger is not checked). Returns the batches
         committed; a failure is reported through ``on_event`` and kept in ``stats``."""
         from .batch import run_pending
+        from .engine import drain_inbox
 
         self.stats.runs += 1
         done = []
         try:
+            drain_inbox(self.store)      # memories remembered while a batch held the store
             run_pending(self.store, self.backend(), on_batch=done.append)
             self._failed_at = None
             self._failures_in_row = 0

@@ -39,8 +39,10 @@ def store_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
         lock.acquire(timeout=timeout)
     except Timeout as exc:
         holder = _holder(info)
+        who = ("a batch in this process" if holder == f" (pid {os.getpid()})"
+               else f"another scene-engine process{holder}")
         raise LockBusyError(
-            f"the store is busy: another scene-engine process{holder} holds {lock_path}; "
+            f"the store is busy: {who} holds {lock_path}; "
             f"waited {timeout:g} s. Try again when it finishes.") from exc
     try:
         if lock.lock_counter == 1:

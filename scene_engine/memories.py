@@ -23,6 +23,7 @@ from .store import StoreError
 SEGMENT = 1000
 MAX_CONTENT_CHARS = 10_000
 MAX_ID_CHARS = 200
+MAX_METADATA_CHARS = 10_000   # a memory's metadata, as JSON text
 FIELDS = {"id", "content", "created_at", "role", "type", "scope", "metadata"}
 
 
@@ -239,6 +240,10 @@ def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
             raise ValueError(f"`{key}` must be text")
     if value.get("metadata") is not None and not isinstance(value["metadata"], dict):
         raise ValueError("`metadata` must be an object")
+    if value.get("metadata") and len(json.dumps(value["metadata"], ensure_ascii=False)) \
+            > MAX_METADATA_CHARS:
+        raise ValueError(f"`metadata` is over {MAX_METADATA_CHARS} characters as JSON; keep "
+                         "large data elsewhere and put a reference here")
     mem_id = value.get("id")
     if mem_id is None:
         digest = hashlib.sha256(f"{content}\x00{created.isoformat()}".encode()).hexdigest()

@@ -45,6 +45,8 @@ FEEDBACK = False          # ... off: on LoCoMo it moved recall by noise only (-0
 _TIME_QUESTION = re.compile(
     r"\b(when|what (year|month|day|date|time)|how long|which (year|month|day)|ago|since|"
     r"until|before|after|date)\b|什么时候|哪年|哪一年|几月|哪天|多久|何时|几号", re.I)
+_TIME_WORDS = re.compile(
+    r"\bhow (long|many (years|months|weeks|days))( ago)?\b|\b(ago|since when)\b", re.I)
 _NAMES_TIME = re.compile(
     r"\((?:the |\d)|\b(?:19|20)\d\d\b|\d+\s*[年月日号]|\b(?:January|February|March|April|May|"
     r"June|July|August|September|October|November|December)\b")
@@ -283,6 +285,7 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
     from .recovery import ensure_recovered
 
     ensure_recovered(store)
+    query = _without_time_words(query)
 
     own = index is None
     warning = None
@@ -316,6 +319,17 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
             index.close()
     result.warning = warning
     return result
+
+
+def _without_time_words(query: str) -> str:
+    """``query`` without the words that only ask about time ("how long ago", "how many years
+    ago"): they are no topic, and passages that merely say "ago" or "long" must not win. The
+    question stays a time question (``_TIME_QUESTION`` sees "when" or what is left, and an
+    asked time is marked): returned unchanged when nothing else would remain."""
+    rest = _TIME_WORDS.sub(" ", query)
+    if rest == query or not question_terms(rest):
+        return query
+    return "when " + rest.strip()
 
 
 def memory_passages(hit, zone=None) -> list[Passage]:

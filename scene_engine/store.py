@@ -31,6 +31,7 @@ GITIGNORE = f"""# derived or machine-local: rebuilt from the files
 /{META_DIR}/lock*
 /{META_DIR}/*.tmp
 /{META_DIR}/run/
+/{META_DIR}/inbox/
 """
 
 

@@ -287,3 +287,32 @@ def test_a_stdio_server_whose_client_died_stops(root, tmp_path):
             raise AssertionError("the orphaned server kept running")
     finally:
         holder.kill()
+
+
+def test_remember_while_a_batch_holds_the_store_is_kept_not_lost(root):
+    # A slow model holds the store lock for minutes: remember must answer in seconds and the
+    # memory must survive; it joins the journal when the store is free.
+    store = open_store(root)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from scene_engine.lock import store_lock\n"
+        f"with store_lock({str(store.lock_path)!r}):\n"
+        "    print('held', flush=True); time.sleep(8)")], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+
+    async def body(client):
+        started = time.monotonic()
+        kept = data(await client.call_tool("remember", {
+            "content": "Booked the dentist for 3 March.", "id": "late-1"}))
+        waited = time.monotonic() - started
+        return kept, waited, data(await client.call_tool("status", {}))
+
+    kept, waited, status = session(root, body, "--no-fold")
+    assert kept["queued"] is True and kept["id"] == "late-1" and waited < 6
+    assert status["queued"] == 1
+    holder.wait(timeout=30)
+    assert cli(root, "run").returncode == 0             # the next writer drains the inbox
+    journal = "".join(p.read_text("utf-8") for p in (root / "memories").glob("*.jsonl"))
+    assert '"id": "late-1"' in journal
+    assert open_store(root).load_state().pending == 0
+    assert json.loads(cli(root, "status", "--json").stdout)["queued"] == 0
+    assert "dentist" in cli(root, "recall", "dentist").stdout

@@ -176,3 +176,13 @@ def test_memories_are_dated_by_the_stores_time_zone(tmp_path):
     result = recall(store.root, "When did I go to the dentist?")
     assert result["passages"][0]["date"] == "2024-05-08"
     assert "8 May 2024:\n" in result["text"] and "yesterday (7 May 2024)" in result["text"]
+
+
+def test_how_long_ago_asks_about_time_not_about_the_words_long_and_ago(tmp_path):
+    store = init_store(tmp_path / "store")
+    add_memories(store, memories(
+        ("s", "I quit smoking a year ago.", "2025-07-03T10:00:00Z"),
+        ("l", "Two days ago I got my driving licence after a long wait.", "2025-07-03T10:00:00Z"),
+        ("e", "Got engaged to Sam on the beach in Lagos.", "2025-06-01T10:00:00Z")))
+    result = recall(store.root, "How long ago did I get engaged?", budget=300)
+    assert [p["memory"] for p in result["passages"]] == ["e"]

@@ -39,7 +39,7 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
     """An ``mcp.server.mcpserver.MCPServer`` for ``store``. ``allow_undo``: also offer the
     ``undo`` tool. ``worker``: told of each remembered memory (folds sooner)."""
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
     server = MCPServer("scene-engine", instructions=INSTRUCTIONS)
     writing = threading.Lock()
@@ -144,7 +144,10 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
     @server.resource("scene://{name}", mime_type="text/markdown",
                      description="A scene file: YAML header and Markdown narrative.")
     def scene(name: str) -> str:
-        return call(tools.read_scene, name)
+        try:
+            return tools.read_scene(store, name)
+        except tools.ToolInputError as exc:     # said to the client, no traceback here
+            raise ResourceError(str(exc)) from None
 
     return server
 

@@ -16,6 +16,7 @@ from ..store import Store
 
 MAX_BUDGET = 100_000       # characters a recall may ask for
 MAX_HITS = 100             # hits a search may ask for
+REMEMBER_WAIT = 2.0        # seconds remember waits for the store before using the inbox
 _EPOCH = re.compile(r"\d{1,12}(\.\d+)?")
 
 
@@ -28,11 +29,15 @@ def remember(store: Store, content: str, created_at: str | float | None = None,
              metadata: dict[str, Any] | None = None, id: str | None = None) -> dict:
     """Add one memory. Returns ``{"id", "added": bool, "pending": int}``: ``added`` False
     when the id, or the same content at the same instant, was already known (``warning``
-    says so when the known id had another content: nothing is rewritten). Raises
+    says so when the known id had another content: nothing is rewritten). When a batch holds
+    the store for more than ``REMEMBER_WAIT`` seconds the memory goes to the inbox instead
+    (``{"id", "added": None, "queued": True, "note"}``; ``inbox``). Raises
     ``ToolInputError`` for a memory ``scenes add`` would refuse (the same message)."""
     from datetime import UTC, datetime
 
+    from .. import inbox
     from ..engine import add_memories
+    from ..lock import LockBusyError
     from ..memories import MemoryInputError, parse_input
 
     # "Now" fixed once, so the id worked out here is the one the add gives it. Epoch seconds
@@ -46,7 +51,13 @@ def remember(store: Store, content: str, created_at: str | float | None = None,
                       ensure_ascii=False).encode("utf-8")
     try:
         memory_id = parse_input(data)[0].id      # the id a record without one gets
-        report = add_memories(store, data)
+        try:
+            report = add_memories(store, data, lock_timeout=REMEMBER_WAIT)
+        except LockBusyError:    # a batch holds the store (a slow model): keep it waiting
+            inbox.put(store, data)
+            return {"id": memory_id, "added": None, "queued": True,
+                    "note": "the store is busy folding a batch: the memory is kept safe and "
+                            "joins the journal when that batch ends (searchable then)"}
     except MemoryInputError as exc:
         raise ToolInputError(str(exc).replace("line 1: ", "")) from None
     result = {"id": memory_id, "added": report.added == 1,
