@@ -530,6 +530,18 @@ def refresh_index(store: Store) -> None:
         warnings.warn(f"search index not updated: {exc}", stacklevel=2)
 
 
+def _prepare(store: Store, backend) -> None:
+    """Let a model backend check its set-up (``prepare()``: key, address) before the first
+    batch takes the lock, so a set-up mistake writes nothing at all; raises ``BatchError``."""
+    prepare = getattr(backend, "prepare", None)
+    if prepare is None or not store.load_state().pending:
+        return
+    try:
+        prepare()
+    except Exception as exc:   # ModelError: one line for a person, already
+        raise BatchError(f"{exc}; nothing written") from exc
+
+
 def run_pending(store: Store, backend, max_batches: int | None = None,
                 size: int | None = None, on_batch=None) -> list[BatchResult]:
     """Run batches until nothing is pending (or ``max_batches``); regenerate the persona when due.
@@ -539,6 +551,7 @@ def run_pending(store: Store, backend, max_batches: int | None = None,
     """
     from .persona import persona_reason, regenerate
 
+    _prepare(store, backend)
     results, persona_kept = [], False
     while max_batches is None or len(results) < max_batches:
         result = run_batch(store, backend, size=size)

@@ -358,13 +358,16 @@ def _supports_tool_choice(model: str) -> bool:
 
 def _request(model: str, convo: list[dict], tools: list[dict], api_base: str | None,
              api_key: str | None, budget: Budget) -> dict:
-    """The keyword arguments of one completion request."""
+    """The keyword arguments of one completion request: always ``max_tokens``; ``tools`` and,
+    for a hosted provider that takes it, ``tool_choice="auto"``."""
     kwargs = {"model": model, "messages": convo, "api_base": api_base, "api_key": api_key,
               "max_tokens": budget.max_output_tokens}
     if tools:
         kwargs["tools"] = tools
-        if _supports_tool_choice(model):
-            kwargs["tool_choice"] = "auto"   # "required" would forbid the final answer
+        # Only for a hosted provider: vLLM answers 400 to tool_choice unless it was started
+        # with tool parsing on. "required" would forbid the final answer.
+        if api_base is None and _supports_tool_choice(model):
+            kwargs["tool_choice"] = "auto"
     return kwargs
 
 
