@@ -43,6 +43,7 @@ class LLMBackend:
         self.repair_rounds = repair_rounds
         self.listener = None
         self._checked = False
+        self._requests_before = 0   # requests of the batch's earlier loops
 
     def prepare(self) -> None:
         """Check the set-up once, before litellm is imported (``preflight.check_model``), and
@@ -57,6 +58,8 @@ class LLMBackend:
 
     def _observer(self, job):
         def observe(kind: str, data: dict) -> None:
+            if "call" in data:   # number requests across the batch, not per repair round
+                data = {**data, "call": data["call"] + self._requests_before}
             job.transcript.add(kind, **data)
             if self.listener is not None:
                 self.listener(kind, data)
@@ -66,6 +69,7 @@ class LLMBackend:
         result = run_tool_loop(messages, job.box.tool_specs(), job.box.execute, model=self.model,
                                api_base=self.api_base, api_key=self.api_key, budget=self.budget,
                                observe=self._observer(job), deadline=deadline)
+        self._requests_before += result.attempts
         if result.stopped != "done":
             raise ModelRunError(describe_stop(result, self.budget, self.model, self.api_base))
         return result
@@ -78,6 +82,7 @@ class LLMBackend:
 
         self.prepare()
         deadline = time.monotonic() + self.budget.max_seconds
+        self._requests_before = 0
         observe = self._observer(job)
         observe("start", {"model": self.model, "api_base": self.api_base,
                           "memories": [m.id for m in job.memories], "limits": {

@@ -323,6 +323,8 @@ def test_a_failed_model_batch_leaves_its_transcript_for_a_person(fake_llm, store
     assert events[-2]["content"] == "Really, I have updated work.md."
     assert events[-1]["outcome"] == "failed" and "batch 1" in events[-1]["error"]
     assert events[-1]["totals"]["completion_tokens"] == 10     # both replies counted
+    # requests are numbered across the batch, the repair round's included
+    assert [e["call"] for e in events if e["kind"] == "request"] == [1, 2]
     assert history.open_repo(store.root).is_dirty(untracked_files=True) is False
 
 
