@@ -12,8 +12,16 @@ batch shares one time limit (``Budget.max_seconds``, the ``batch_timeout`` setti
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
-from .llm import Budget, ModelError, complete_text, describe_stop, run_tool_loop
+from .llm import (
+    Budget,
+    ModelError,
+    complete_text,
+    describe_stop,
+    load_client,
+    run_tool_loop,
+)
 from .preflight import SetupError, check_model
 from .prompt import fill, repair_message
 
@@ -69,9 +77,12 @@ class LLMBackend:
         result = run_tool_loop(messages, job.box.tool_specs(), job.box.execute, model=self.model,
                                api_base=self.api_base, api_key=self.api_key, budget=self.budget,
                                observe=self._observer(job), deadline=deadline)
+        before = self._requests_before
         self._requests_before += result.attempts
-        if result.stopped != "done":
-            raise ModelRunError(describe_stop(result, self.budget, self.model, self.api_base))
+        if result.stopped != "done":   # say it in the batch's request numbers
+            counted = replace(result, attempts=self._requests_before,
+                              timed_out=[n + before for n in result.timed_out])
+            raise ModelRunError(describe_stop(counted, self.budget, self.model, self.api_base))
         return result
 
     def run(self, job):
@@ -81,6 +92,7 @@ class LLMBackend:
         from .batch import BackendResult
 
         self.prepare()
+        load_client()   # seconds on a slow machine: not part of the model's time limit
         deadline = time.monotonic() + self.budget.max_seconds
         self._requests_before = 0
         observe = self._observer(job)

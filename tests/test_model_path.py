@@ -385,3 +385,15 @@ def test_notes_print_whole_lines_above_the_progress_line():
     assert ('\x1b[2K  tool write_to_file {"path": "garden.md"} -> refused: refused by policy: '
             "garden.md was never read in this batch; read it first with read_file, then "
             "change it\n") in text
+
+
+def test_a_timeout_in_a_repair_round_is_told_in_the_batch_request_numbers(fake_llm, store):
+    fake_llm.script([reply(content="I have updated work.md.")])      # nothing done: repair
+    fake_llm.repeat(delay(2.0, reply(content="too late")))
+    with pytest.raises(BatchError) as caught:
+        run_batch(store, backend(fake_llm, call_timeout=0.3, retries=10, max_seconds=1.5))
+    message = str(caught.value)
+    assert "ran out of time" in message
+    made = len(fake_llm.requests)
+    cut = ", ".join(str(n) for n in range(2, made + 1))
+    assert f"{made} request(s) made, requests {cut} cut off at the 0.3 s" in message
