@@ -30,6 +30,7 @@ from .rules import RuleContext, ScenePolicy, merged_from, parse_checked, validat
 from .scene import BEFORE, EPILOGUE, PREAMBLE, Scene, parse_scene, render_scene
 from .store import State, Store, render_state
 from .text import Vectorizer
+from .transcript import Transcript, transcript_path
 
 STATE_FILE = ".scene-engine/state.json"
 RELATED_SCENES = 3        # full texts shown in the prompt, to save read round trips
@@ -65,7 +66,7 @@ class BatchJob:
     batch, oldest first; ``scene_texts``: name -> text of every scene the batch may touch, and
     ``scene_meta`` their parsed headers; ``messages``: the prompt; ``context``: the rule
     context; ``duplicates``: (dropped, kept) pairs of memories said twice; ``transcript``: the
-    model's whole exchange, filled by a model backend; ``validate()`` ->
+    model's whole exchange (``transcript.Transcript``), filled by a model backend; ``validate()`` ->
     problems of the change set; ``account(...)`` -> where each memory went.
     """
 
@@ -79,7 +80,7 @@ class BatchJob:
     messages: list[dict]
     scene_meta: dict[str, dict] = field(default_factory=dict)   # headers of scene_texts
     duplicates: list[tuple[Memory, Memory]] = field(default_factory=list)
-    transcript: list[dict] = field(default_factory=list)   # a model's messages, for a person
+    transcript: Transcript = field(default_factory=Transcript)   # the model's exchange
 
     def validate(self) -> list[str]:
         """The scene-rule problems of the staged change set (empty when it may be applied)."""
@@ -425,12 +426,25 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
     except SandboxError as exc:   # a scene file the sandbox cannot use: say which, no trace
         raise BatchError(f"batch {number}: {exc}; nothing written, memories still pending") \
             from exc
+    # A model backend writes its exchange here as it goes; kept for failed batches too.
+    job.transcript = Transcript(transcript_path(store.meta_dir, number))
+    try:
+        result = _run_job(store, repo, backend, state, taken, job, duplicates)
+    except BaseException as exc:
+        job.transcript.finish("failed", error=" ".join(str(exc).split()) or type(exc).__name__)
+        raise
+    job.transcript.finish("committed", commit=result.commit)
+    return result
+
+
+def _run_job(store: Store, repo, backend, state: State, taken: list[Memory], job: BatchJob,
+             duplicates: list[tuple[Memory, Memory]]) -> BatchResult:
+    """Steps 4-7 of a batch for a built ``job``; raises ``BatchError`` or ``ConflictError``."""
+    number = job.number
     try:
         outcome = backend.run(job)
     except Exception as exc:  # any backend failure: nothing was written
         raise BatchError(f"batch {number} failed: {exc}") from exc
-    finally:
-        save_transcript(store, job)
     deferred = set(outcome.deferred) | {d.seq for d, k in duplicates if k.seq in outcome.deferred}
     if deferred >= {m.seq for m in taken}:
         raise BatchError(f"batch {number}: the backend deferred every memory")
@@ -458,27 +472,6 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
                        summary=outcome.final_text, commit=sha, backend=backend.name,
                        tokens=tokens, cost=outcome.cost, ledger=ledger,
                        persona_requested=bool(re.search(PERSONA_RE, outcome.final_text, re.S)))
-
-
-def save_transcript(store: Store, job: BatchJob) -> None:
-    """Keep a model batch's whole exchange in ``.scene-engine/transcripts/NNNNNN.json`` (not
-    in git; the newest attempt of a batch number wins), so a person can see why a batch did
-    what it did or failed. Backends that talk to no model leave ``job.transcript`` empty."""
-    if not job.transcript:
-        return
-    import json
-
-    folder = store.meta_dir / "transcripts"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        if not (folder / ".gitignore").exists():   # stores made before transcripts were kept
-            atomic_write_text(folder / ".gitignore", "*\n")
-        atomic_write_text(folder / f"{job.number:06d}.json",
-                          json.dumps(job.transcript, ensure_ascii=False, indent=1))
-    except OSError as exc:   # a transcript is a convenience; the batch does not depend on it
-        import warnings
-
-        warnings.warn(f"transcript of batch {job.number} not saved: {exc}", stacklevel=2)
 
 
 def _commit_batch(store: Store, repo, job: BatchJob, new_state: State, ledger: Ledger,
@@ -537,6 +530,18 @@ def refresh_index(store: Store) -> None:
         warnings.warn(f"search index not updated: {exc}", stacklevel=2)
 
 
+def _prepare(store: Store, backend) -> None:
+    """Let a model backend check its set-up (``prepare()``: key, address) before the first
+    batch takes the lock, so a set-up mistake writes nothing at all; raises ``BatchError``."""
+    prepare = getattr(backend, "prepare", None)
+    if prepare is None or not store.load_state().pending:
+        return
+    try:
+        prepare()
+    except Exception as exc:   # ModelError: one line for a person, already
+        raise BatchError(f"{exc}; nothing written") from exc
+
+
 def run_pending(store: Store, backend, max_batches: int | None = None,
                 size: int | None = None, on_batch=None) -> list[BatchResult]:
     """Run batches until nothing is pending (or ``max_batches``); regenerate the persona when due.
@@ -546,6 +551,7 @@ def run_pending(store: Store, backend, max_batches: int | None = None,
     """
     from .persona import persona_reason, regenerate
 
+    _prepare(store, backend)
     results, persona_kept = [], False
     while max_batches is None or len(results) < max_batches:
         result = run_batch(store, backend, size=size)

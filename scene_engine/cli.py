@@ -87,7 +87,8 @@ def handled(func: Callable) -> Callable:
             # here (after a signal cut one short) could fail in its turn.
             known = tuple(getattr(sys.modules.get(f"{__package__}.{module}"), name, None)
                           for module, name in (("batch", "BatchError"),
-                                               ("history", "HistoryError")))
+                                               ("history", "HistoryError"),
+                                               ("llm", "ModelError")))
             if isinstance(exc, tuple(k for k in known if k is not None)):
                 if received() is not None:   # a git child died of the same signal first
                     _interrupted(received())
@@ -194,16 +195,26 @@ def _report_add(report, err: bool) -> None:
 
 BackendOpt = Annotated[str | None, typer.Option("--backend", help="offline (default) or llm.")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Any litellm model name.")]
-ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL.")]
+ApiBaseOpt = Annotated[str | None, typer.Option(
+    "--api-base", help="OpenAI-compatible server URL (no API key needed for it).")]
 SizeOpt = Annotated[int | None, typer.Option("--batch-size", min=1, help="Memories per batch.")]
 MaxOpt = Annotated[int | None, typer.Option("--max-batches", min=1, help="Stop after N batches.")]
+CallTimeoutOpt = Annotated[float | None, typer.Option(
+    "--call-timeout", min=0.1, help="Seconds one model request may take (config: call_timeout).")]
+BatchTimeoutOpt = Annotated[float | None, typer.Option(
+    "--batch-timeout", min=0.1,
+    help="Seconds one model batch may take (config: batch_timeout).")]
+VerboseOpt = Annotated[bool, typer.Option("-v", "--verbose",
+                                          help="Print the model's tool calls as they happen.")]
 
 
-def _run(store, backend_name, model, api_base, batch_size, max_batches) -> None:
-    from .batch import BatchError, run_pending
+def _backend(config, backend_name, model, api_base, call_timeout=None, batch_timeout=None):
+    """The backend chosen by the options, else config.toml; a model backend gets the timeouts
+    and output limit. Exits 2 on an unknown backend or a missing model."""
+    from dataclasses import replace
+
     from .engine import make_backend
 
-    config = store.config
     model = model if model is not None else config.model
     name = backend_name or ("llm" if model else config.backend)
     try:
@@ -211,6 +222,38 @@ def _run(store, backend_name, model, api_base, batch_size, max_batches) -> None:
                                else config.api_base)
     except ValueError as exc:
         _fail(str(exc), 2)
+    if hasattr(backend, "budget"):
+        backend.budget = replace(
+            backend.budget, max_output_tokens=config.max_output_tokens,
+            call_timeout=call_timeout or config.call_timeout,
+            max_seconds=batch_timeout or config.batch_timeout)
+    return backend
+
+
+def _prepare(backend, display, pending: int) -> None:
+    """Check a model backend's set-up and load its client before any batch starts; a set-up
+    problem is one line and exit 1, with nothing written."""
+    if not hasattr(backend, "prepare"):
+        return
+    from .llm import ModelError, load_client
+
+    try:
+        with display.step("checking the model set-up"):
+            backend.prepare()
+    except ModelError as exc:
+        display.__exit__(None, None, None)
+        _fail(f"{exc}; nothing written, {pending} memories pending", 1)
+    with display.step("loading the model client (litellm)"):
+        load_client()
+
+
+def _run(store, backend_name, model, api_base, batch_size, max_batches, call_timeout=None,
+         batch_timeout=None, verbose=False) -> None:
+    from .batch import BatchError, run_pending
+    from .run_display import RunDisplay
+
+    config = store.config
+    backend = _backend(config, backend_name, model, api_base, call_timeout, batch_timeout)
     from .engine import drain_inbox
     from .interrupts import Terminated, received
 
@@ -221,24 +264,30 @@ def _run(store, backend_name, model, api_base, batch_size, max_batches) -> None:
     total = -(-pending // size) if pending else 0
     if max_batches:
         total = min(total, max_batches)
-    results = []
+    results, failure = [], None
     try:
-        with _progress(total, pending) as advance:
+        with RunDisplay(total, pending, verbose=verbose) as display:
+            display.batch = before.batch + 1
+            if pending:
+                _prepare(backend, display, pending)
+            if hasattr(backend, "listener"):
+                backend.listener = display.listener
+
             def on_batch(result):
                 results.append(result)
-                advance(result)
-                typer.echo(f"batch {result.number}: {len(result.memory_ids)} memories, "
-                           + ", ".join(f"{v} {k}" for k, v in result.counts.items()), err=True)
+                display.advance(result)
             try:
                 run_pending(store, backend, max_batches=max_batches, size=size,
                             on_batch=on_batch)
             except BatchError as exc:
                 if received() is not None:   # git died of the same Ctrl-C: say it was that
                     raise received() from exc
-                _fail(f"{exc}\n{len(results)} batch(es) committed before the failure; "
-                      f"{store.load_state().pending} memories still pending", 1)
+                failure = exc
     except (KeyboardInterrupt, Terminated) as exc:   # the progress bar is closed by now
         _interrupted(exc, _run_interrupted(store, before.batch, len(results)))
+    if failure is not None:   # printed after the progress line is gone: a line of its own
+        _fail(f"{failure}\n{len(results)} batch(es) committed before the failure; "
+              f"{store.load_state().pending} memories still pending", 1)
     typer.echo(f"{len(results)} batch(es) committed; {store.load_state().pending} memories "
                f"pending; {len(store.scene_names())} scenes")
 
@@ -258,43 +307,24 @@ def _run_interrupted(store, batch_before: int, reported: int) -> str:
             f"{_pending_note(store)}")
 
 
-def _progress(total: int, memories: int):
-    """A Rich progress bar on a terminal, nothing otherwise; yields ``advance(result)``."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def bar():
-        if not sys.stderr.isatty() or total == 0:
-            yield lambda result: None
-            return
-        from rich.progress import Progress
-
-        with Progress(transient=True) as progress:
-            batches = progress.add_task("batches", total=total)
-            mems = progress.add_task("memories", total=memories)
-
-            def advance(result):
-                progress.advance(batches)
-                progress.advance(mems, len(result.memory_ids))
-
-            yield advance
-
-    return bar()
-
-
 @app.command()
 @handled
 def run(backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
-        batch_size: SizeOpt = None, max_batches: MaxOpt = None) -> None:
+        batch_size: SizeOpt = None, max_batches: MaxOpt = None,
+        call_timeout: CallTimeoutOpt = None, batch_timeout: BatchTimeoutOpt = None,
+        verbose: VerboseOpt = False) -> None:
     """Fold pending memories into scenes, one git commit per batch."""
-    _run(_store(), backend, model, api_base, batch_size, max_batches)
+    _run(_store(), backend, model, api_base, batch_size, max_batches, call_timeout,
+         batch_timeout, verbose)
 
 
 @app.command()
 @handled
 def ingest(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, or -.")],
            backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
-           batch_size: SizeOpt = None, max_batches: MaxOpt = None) -> None:
+           batch_size: SizeOpt = None, max_batches: MaxOpt = None,
+           call_timeout: CallTimeoutOpt = None, batch_timeout: BatchTimeoutOpt = None,
+           verbose: VerboseOpt = False) -> None:
     """Add memories, then run (add + run)."""
     store = _store()
     report, interrupt, added = _add(store, _read_input(source))
@@ -302,7 +332,8 @@ def ingest(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, 
         done = f"{added} memories were added" if added else "nothing was added"
         _interrupted(interrupt, f"{done}; no batch ran{_pending_note(store)}")
     _report_add(report, err=True)
-    _run(store, backend, model, api_base, batch_size, max_batches)
+    _run(store, backend, model, api_base, batch_size, max_batches, call_timeout, batch_timeout,
+         verbose)
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")]
@@ -467,13 +498,9 @@ def persona(force: Annotated[bool, typer.Option("--force", help="Regenerate now.
     """Show the persona, or regenerate it with --force."""
     store = _store() if force else _read_store()
     if force:
-        from .engine import make_backend
         from .persona import regenerate
 
-        config = store.config
-        model = model if model is not None else config.model
-        chosen = make_backend(backend or ("llm" if model else config.backend), model or "",
-                              api_base or config.api_base)
+        chosen = _backend(store.config, backend, model, api_base)
         if not regenerate(store, chosen, "asked for with --force", force=True) \
                 and not store.scene_names():       # "" also when the persona was current
             _fail("no scenes yet: run a batch first", 1)
@@ -488,11 +515,17 @@ def persona(force: Annotated[bool, typer.Option("--force", help="Regenerate now.
 @app.command()
 @handled
 def log(as_json: JsonOpt = False,
-        adds: Annotated[bool, typer.Option("--adds", help="Also list `add` commits.")] = False
+        adds: Annotated[bool, typer.Option("--adds", help="Also list `add` commits.")] = False,
+        transcript: Annotated[int | None, typer.Option(
+            "--transcript", min=1, metavar="BATCH",
+            help="Show the model exchange of one batch (committed or failed).")] = None
         ) -> None:
     """Batches newest first, with hand edits, undos and persona commits between them."""
     from .history import log_entries, open_repo
 
+    if transcript is not None:
+        _show_transcript(_store(), transcript, as_json)
+        return
     entries = log_entries(open_repo(_read_store().root), include_adds=adds)
     if as_json:
         _echo_json(entries)
@@ -503,6 +536,23 @@ def log(as_json: JsonOpt = False,
         if e["kind"] == "batch":
             typer.echo(f"    {e['summary']}\n    memories: {e['memories']}; "
                        f"model: {e['model']}; tokens: {e['tokens']}")
+
+
+def _show_transcript(store, batch: int, as_json: bool) -> None:
+    """Print batch ``batch``'s transcript (its events as JSON with --json); exit 1 if none."""
+    from .transcript import read_events, render, transcript_path
+
+    path = transcript_path(store.meta_dir, batch)
+    try:
+        events = read_events(path)
+    except FileNotFoundError:
+        _fail(f"no transcript for batch {batch} (only model batches have one, and old ones "
+              f"are pruned); see {path.parent}", 1)
+    if as_json:
+        _echo_json(events)
+    else:
+        typer.echo(f"# {path}")
+        typer.echo(render(events, batch), nl=False)
 
 
 @app.command()

@@ -26,7 +26,9 @@ class Config(BaseModel):
     (characters of a scene body), ``batch_size`` (memories per batch), ``persona_every``
     (memories between persona refreshes), ``language`` ("auto", "en" or "zh": prompt language),
     ``meta_style`` ("yaml" front matter or the older "block" form), ``backend``/``model``/
-    ``api_base`` (defaults for ``scenes run``), ``timezone`` (IANA name such as "UTC" or
+    ``api_base`` (defaults for ``scenes run``), ``call_timeout`` (seconds one model request may
+    take), ``batch_timeout`` (seconds a whole model batch may take, repair rounds included),
+    ``max_output_tokens`` (``max_tokens`` sent with every model request), ``timezone`` (IANA name such as "UTC" or
     "Europe/Lisbon": the one zone every date the engine writes is in, so a timeline is in
     time order whatever zone each memory came with), ``fold_every``/``fold_idle`` (folding in
     the background, ``scenes mcp`` and ``scenes watch --fold``: a batch runs once this many
@@ -44,6 +46,9 @@ class Config(BaseModel):
     backend: Literal["offline", "llm"] = "offline"
     model: str = ""
     api_base: str = ""
+    call_timeout: float = Field(60.0, gt=0, le=86_400)
+    batch_timeout: float = Field(300.0, gt=0, le=604_800)
+    max_output_tokens: int = Field(4096, ge=16, le=1_000_000)
     timezone: str = "UTC"
     fold_every: int = Field(20, ge=1, le=100_000)
     fold_idle: float = Field(300.0, ge=1.0, le=604_800.0)
@@ -101,6 +106,9 @@ def render_config(config: Config) -> str:
         "backend": "default backend for `scenes run`: offline or llm",
         "model": "litellm model name for the llm backend",
         "api_base": "OpenAI-compatible server URL, if any",
+        "call_timeout": "seconds one model request may take",
+        "batch_timeout": "seconds one model batch may take, repair rounds included",
+        "max_output_tokens": "max_tokens sent with every model request",
         "timezone": "IANA zone of every date the engine writes (timelines, summaries)",
         "fold_every": "background folding: run a batch once this many memories are pending",
         "fold_idle": "background folding: or once they waited this many seconds, none added",

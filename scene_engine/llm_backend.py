@@ -1,15 +1,28 @@
 """The model backend: a litellm model works on the scenes through the sandbox's tools.
 
-The loop itself is ``llm.run_tool_loop``; this module adds the batch-level policy: a model that
-runs out of budget fails the batch (nothing is written), and a change set that breaks the scene
-rules goes back to the model with the problems listed, at most ``repair_rounds`` times, and a
-memory the model neither wrote into a scene nor declared (``NO_CHANGE``/``SKIP``, see
-``accounting``) gets one round to be accounted for.
+The loop itself is ``llm.run_tool_loop``; this module adds the batch-level policy: the set-up
+is checked before anything else (``preflight``: a missing key or an address where nothing
+listens fails at once), a model that runs out of budget fails the batch (nothing is written),
+and a change set that breaks the scene rules goes back to the model with the problems listed,
+at most ``repair_rounds`` times, and a memory the model neither wrote into a scene nor declared
+(``NO_CHANGE``/``SKIP``, see ``accounting``) gets one round to be accounted for. The whole
+batch shares one time limit (``Budget.max_seconds``, the ``batch_timeout`` setting).
 """
 
 from __future__ import annotations
 
-from .llm import Budget, complete_text, run_tool_loop
+import time
+from dataclasses import replace
+
+from .llm import (
+    Budget,
+    ModelError,
+    complete_text,
+    describe_stop,
+    load_client,
+    run_tool_loop,
+)
+from .preflight import SetupError, check_model
 from .prompt import fill, repair_message
 
 
@@ -21,7 +34,9 @@ class LLMBackend:
     """Backend protocol (``name``, ``run(job)``, ``persona(prompt_values)``) over litellm.
 
     ``model``: any litellm model name (``openai/<name>`` for an OpenAI-compatible server at
-    ``api_base``); keys come from the environment, where litellm reads them.
+    ``api_base``); keys come from the environment, where litellm reads them (a server at
+    ``api_base`` gets a placeholder key when none is set). ``listener(kind, data)``, if set, hears
+    every event of the model exchange as it happens (see ``transcript``), e.g. for ``run -v``.
     """
 
     def __init__(self, model: str, api_base: str | None = None, api_key: str | None = None,
@@ -34,14 +49,40 @@ class LLMBackend:
         self.api_key = api_key
         self.budget = budget or Budget()
         self.repair_rounds = repair_rounds
+        self.listener = None
+        self._checked = False
+        self._requests_before = 0   # requests of the batch's earlier loops
 
-    def _loop(self, job, messages):
+    def prepare(self) -> None:
+        """Check the set-up once, before litellm is imported (``preflight.check_model``), and
+        settle the key to send. Raises ``ModelError`` with one line for a person."""
+        if self._checked:
+            return
+        try:
+            self.api_key = check_model(self.model, self.api_base, self.api_key)
+        except SetupError as exc:
+            raise ModelError(str(exc)) from None
+        self._checked = True
+
+    def _observer(self, job):
+        def observe(kind: str, data: dict) -> None:
+            if "call" in data:   # number requests across the batch, not per repair round
+                data = {**data, "call": data["call"] + self._requests_before}
+            job.transcript.add(kind, **data)
+            if self.listener is not None:
+                self.listener(kind, data)
+        return observe
+
+    def _loop(self, job, messages, deadline: float):
         result = run_tool_loop(messages, job.box.tool_specs(), job.box.execute, model=self.model,
-                               api_base=self.api_base, api_key=self.api_key, budget=self.budget)
-        job.transcript[:] = result.messages     # kept for a person, even when the batch fails
-        if result.stopped != "done":
-            raise ModelRunError(f"the model stopped at its {result.stopped} budget after "
-                                f"{result.steps} calls without finishing")
+                               api_base=self.api_base, api_key=self.api_key, budget=self.budget,
+                               observe=self._observer(job), deadline=deadline)
+        before = self._requests_before
+        self._requests_before += result.attempts
+        if result.stopped != "done":   # say it in the batch's request numbers
+            counted = replace(result, attempts=self._requests_before,
+                              timed_out=[n + before for n in result.timed_out])
+            raise ModelRunError(describe_stop(counted, self.budget, self.model, self.api_base))
         return result
 
     def run(self, job):
@@ -50,10 +91,22 @@ class LLMBackend:
         still says nothing about a memory fails the batch); a ``BackendResult``."""
         from .batch import BackendResult
 
-        result = self._loop(job, job.messages)
+        self.prepare()
+        load_client()   # seconds on a slow machine: not part of the model's time limit
+        deadline = time.monotonic() + self.budget.max_seconds
+        self._requests_before = 0
+        observe = self._observer(job)
+        observe("start", {"model": self.model, "api_base": self.api_base,
+                          "memories": [m.id for m in job.memories], "limits": {
+                              "call_timeout": self.budget.call_timeout,
+                              "batch_timeout": self.budget.max_seconds,
+                              "max_output_tokens": self.budget.max_output_tokens}})
+        observe("prompt", {"messages": job.messages,
+                           "tools": [t["function"]["name"] for t in job.box.tool_specs()]})
+        result = self._loop(job, job.messages, deadline)
         usage = [result]
         accounting_rounds = 0
-        for _ in range(self.repair_rounds):
+        for round_number in range(1, self.repair_rounds + 1):
             problems = job.validate()
             _, unaccounted = job.account(result.final_text)
             if unaccounted and not problems:
@@ -63,7 +116,10 @@ class LLMBackend:
             problems += unaccounted
             if not problems:
                 break
-            result = self._loop(job, result.messages + [repair_message(job.language, problems)])
+            repair = repair_message(job.language, problems)
+            observe("repair", {"round": round_number, "problems": problems,
+                               "content": repair["content"]})
+            result = self._loop(job, result.messages + [repair], deadline)
             usage.append(result)
         if not result.final_text.strip() and not job.box.pending():
             # Committing would mark the memories processed although nothing holds them.
@@ -77,6 +133,7 @@ class LLMBackend:
 
     def persona(self, language: str, scenes: str, max_chars: int) -> tuple[str, int]:
         """A persona text from the scene digest; returns (text, tokens used)."""
+        self.prepare()
         prompt = fill(f"persona_{language}", scenes=scenes, max_chars=max_chars)
         text, usage = complete_text([{"role": "user", "content": prompt}], model=self.model,
                                     api_base=self.api_base, api_key=self.api_key,

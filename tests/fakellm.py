@@ -5,6 +5,7 @@ Each POST to ``/v1/chat/completions`` (or ``/chat/completions``) consumes one sc
     server.script([reply(tool_calls=[call("read_file", {"path": "a.md"})]), reply(content="done")])
     server.repeat(reply(tool_calls=[...]))   # answer forever once the script is used up
     server.requests                          # every received request body (parsed JSON), in order
+    server.headers                           # their HTTP headers (lower-case names), in order
     server.api_base                          # "http://127.0.0.1:PORT/v1"
 
 Steps are ``reply(...)``, ``error(status)``, ``delay(seconds, then=step)`` or a callable that gets
@@ -25,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 _ids = itertools.count(1)
+_sleep = time.sleep   # bound now: a test that patches time.sleep must not make delays vanish
 
 
 @dataclass
@@ -93,6 +95,7 @@ class FakeLLM:
         self._forever: Any = None
         self._lock = threading.Lock()
         self.requests: list[dict] = []
+        self.headers: list[dict] = []
         handler = type("Handler", (_Handler,), {"fake": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
@@ -143,7 +146,7 @@ class FakeLLM:
                 return 500, _error_body(500, f"fakellm: script exhausted at request "
                                              f"#{len(self.requests)}")
             if isinstance(step, Delay):
-                time.sleep(step.seconds)
+                _sleep(step.seconds)
                 step = step.then
             elif isinstance(step, Error):
                 return step.status, step.body if step.body is not None else _error_body(step.status)
@@ -196,6 +199,8 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._send(400, _error_body(400, "fakellm: stream=true is not supported"))
             return
+        with self.fake._lock:
+            self.fake.headers.append({k.lower(): v for k, v in self.headers.items()})
         status, payload = self.fake.respond(body)
         self._send(status, payload)
 

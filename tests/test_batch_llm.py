@@ -23,6 +23,7 @@ from scene_engine.doctor import check_store
 from scene_engine.engine import add_memories
 from scene_engine.llm import Budget
 from scene_engine.llm_backend import LLMBackend
+from scene_engine.preflight import PLACEHOLDER_KEY
 from scene_engine.rules import is_report_like
 from scene_engine.scene import read_scene
 from scene_engine.store import Store, init_store, open_store
@@ -659,14 +660,24 @@ def test_a_priced_model_records_its_cost_in_the_commit(fake_llm, store):
     assert entry["cost"] == pytest.approx(result.cost)
 
 
-def test_a_missing_api_key_fails_at_once_with_a_clear_message(fake_llm, store, monkeypatch):
+def test_a_server_at_api_base_needs_no_api_key(fake_llm, store, monkeypatch):
+    """An OpenAI-compatible local server: no key in the environment, a placeholder is sent."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    fake_llm.script([reply(tool_calls=[work_update()]), reply(content="Night shifts added.")])
     keyless = LLMBackend(MODEL, api_base=fake_llm.api_base,
                          budget=Budget(call_timeout=2.0, backoff=0.5, retries=4))
-    before = texts(store)
+    run_batch(store, keyless)
+    assert "night shifts" in texts(store)["work.md"]
+    assert {h["authorization"] for h in fake_llm.headers} == {f"Bearer {PLACEHOLDER_KEY}"}
+    assert_committed_batch(store)
+
+
+def test_a_missing_api_key_fails_at_once_with_a_clear_message(store, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    keyless = LLMBackend("gpt-4o-mini", budget=Budget(call_timeout=2.0, backoff=0.5, retries=4))
+    before = snapshot(store)
     with pytest.raises(BatchError) as caught:
         run_batch(store, keyless)
-    assert "no API key" in str(caught.value) and "OPENAI_API_KEY" in str(caught.value)
+    assert "needs an API key" in str(caught.value) and "OPENAI_API_KEY" in str(caught.value)
     assert "retries" not in str(caught.value)              # a set-up problem is not retried
-    assert fake_llm.requests == []
-    assert texts(store) == before and store.load_state().pending == 1
+    assert_nothing_written(store, before)

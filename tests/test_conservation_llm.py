@@ -316,10 +316,15 @@ def test_a_failed_model_batch_leaves_its_transcript_for_a_person(fake_llm, store
                      reply(content="Really, I have updated work.md.")])
     with pytest.raises(BatchError):
         run_batch(store, backend(fake_llm))
-    path = store.meta_dir / "transcripts" / "000001.json"
-    messages = json.loads(path.read_text("utf-8"))
-    assert [m["role"] for m in messages][-3:] == ["assistant", "user", "assistant"]
-    assert "Really, I have updated work.md." in messages[-1]["content"]
+    path = store.meta_dir / "transcripts" / "000001.jsonl"
+    events = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    assert [e["kind"] for e in events if e["kind"] in ("reply", "repair", "end")] == [
+        "reply", "repair", "reply", "end"]
+    assert events[-2]["content"] == "Really, I have updated work.md."
+    assert events[-1]["outcome"] == "failed" and "batch 1" in events[-1]["error"]
+    assert events[-1]["totals"]["completion_tokens"] == 10     # both replies counted
+    # requests are numbered across the batch, the repair round's included
+    assert [e["call"] for e in events if e["kind"] == "request"] == [1, 2]
     assert history.open_repo(store.root).is_dirty(untracked_files=True) is False
 
 

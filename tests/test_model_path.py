@@ -1,0 +1,399 @@
+"""The model path as a person runs it (issue 14): set-up mistakes fail at once with one line,
+a server at --api-base needs no key, every request carries max_tokens, a cut-off reply is never
+an answer, timeouts are settings and their message says what happened, tool calls written as
+text run through the same sandbox, and every batch leaves a transcript.
+
+litellm talks HTTP to tests/fakellm.py; nothing reaches the internet. Times are not measured
+here: a test counts requests and the pauses the retry policy asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from fakellm import call, delay, error, reply
+from test_batch_llm import (
+    MODEL,
+    assert_committed_batch,
+    assert_nothing_written,
+    backend,
+    snapshot,
+    texts,
+    tool_result,
+    user_messages,
+    work_update,
+)
+from typer.testing import CliRunner
+
+import scene_engine.llm as llm
+from scene_engine import history
+from scene_engine.batch import BatchError, run_batch
+from scene_engine.cli import app
+from scene_engine.llm import Budget, ModelError, run_tool_loop
+from scene_engine.text_calls import parse_text_calls
+from scene_engine.transcript import read_events, render, rotate, transcript_path
+
+TOOLS = {"read_file", "write_to_file", "replace_in_file"}
+
+
+@pytest.fixture
+def store(tmp_path):
+    from test_batch_llm import FAMILY, HOBBIES, NIGHT_SHIFT, WORK, make_store
+
+    return make_store(tmp_path / "mem", {"work.md": (*WORK, 3), "family.md": (*FAMILY, 2),
+                                          "hobbies.md": (*HOBBIES, 1)}, [NIGHT_SHIFT],
+                      persona="# Persona\nAlice, a nurse.\n")
+
+
+def closed_port_url() -> str:
+    """An http URL on 127.0.0.1 where nothing listens."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def cli(store, *args, env=None):
+    return CliRunner().invoke(app, ["--dir", str(store.root), *args], env=env or {})
+
+
+@pytest.fixture
+def no_client(monkeypatch):
+    """Fail loudly if litellm would be loaded: a set-up check must come before it."""
+    def refuse():
+        raise AssertionError("litellm was loaded before the set-up was checked")
+    monkeypatch.setattr(llm, "_litellm", refuse)
+
+
+@pytest.fixture
+def sleeps(monkeypatch) -> list[float]:
+    """The pauses the retry policy asks for (not slept)."""
+    asked: list[float] = []
+    monkeypatch.setattr(llm.time, "sleep", asked.append)
+    return asked
+
+
+def one_error_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+# ------------------------------------------------------------------ 1. fail fast
+
+def test_missing_key_fails_before_loading_litellm_with_one_line(store, monkeypatch, no_client):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    before = snapshot(store)
+    done = cli(store, "run", "--model", "gpt-4o-mini")
+    assert done.exit_code == 1
+    line = one_error_line(done.stderr)
+    assert "'gpt-4o-mini' needs an API key: set OPENAI_API_KEY" in line
+    assert "nothing written, 1 memories pending" in line
+    assert_nothing_written(store, before)
+
+
+@pytest.mark.parametrize("how", ["api-base", "ollama"])
+def test_nothing_listening_fails_before_loading_litellm(store, monkeypatch, no_client, how):
+    url = closed_port_url()
+    if how == "ollama":   # a local Ollama address (its default, moved to a free port)
+        monkeypatch.setenv("OLLAMA_API_BASE", url.removesuffix("/v1"))
+        args = ["--model", "ollama/llama3.1"]
+    else:
+        args = ["--model", MODEL, "--api-base", url]
+    before = snapshot(store)
+    done = cli(store, "run", *args)
+    assert done.exit_code == 1
+    line = one_error_line(done.stderr)
+    assert "cannot reach" in line and "nothing is listening there" in line
+    assert url.split("//")[1].split("/")[0] in line
+    assert_nothing_written(store, before)
+
+
+def test_a_refused_connection_is_retried_once_and_without_long_pauses(sleeps):
+    with pytest.raises(ModelError) as caught:
+        run_tool_loop([{"role": "user", "content": "hi"}], [], lambda n, a: "",
+                      model=MODEL, api_base=closed_port_url(), api_key="sk-test",
+                      budget=Budget(retries=4, backoff=1.0))
+    assert sleeps == [1.0]                     # one retry, not 1 + 2 + 4 + 8 s
+    assert "could not connect" in str(caught.value)
+    assert "gave up after 1 retries" in str(caught.value)
+
+
+def test_rate_limits_and_5xx_keep_their_backoff(fake_llm, sleeps):
+    fake_llm.script([error(429), error(503), error(500), reply(content="ok")])
+    res = run_tool_loop([{"role": "user", "content": "hi"}], [], lambda n, a: "",
+                        model=MODEL, api_base=fake_llm.api_base, api_key="sk-test",
+                        budget=Budget(retries=4, backoff=1.0))
+    assert res.final_text == "ok" and sleeps == [1.0, 2.0, 4.0]
+
+
+# ------------------------------------------------------------------ 2. no key for a local server
+
+def test_cli_run_against_a_local_server_needs_no_key(fake_llm, store, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    fake_llm.script([reply(tool_calls=[work_update()]), reply(content="Night shifts added.")])
+    done = cli(store, "run", "--model", MODEL, "--api-base", fake_llm.api_base)
+    assert done.exit_code == 0, done.output
+    assert fake_llm.headers[0]["authorization"] == "Bearer sk-no-key-needed"
+    assert_committed_batch(store)
+
+
+# ------------------------------------------------------------------ 3. max_tokens, tool_choice, length
+
+def test_every_request_carries_max_tokens(fake_llm, store):
+    (store.root / ".scene-engine/config.toml").write_text("max_output_tokens = 777\n")
+    fake_llm.script([reply(tool_calls=[work_update()]), reply(content="Night shifts added.")])
+    done = cli(store, "run", "--model", MODEL, "--api-base", fake_llm.api_base)
+    assert done.exit_code == 0, done.output
+    assert [r["max_tokens"] for r in fake_llm.requests] == [777, 777]
+    # a server of one's own may refuse tool_choice (vLLM without tool parsing): not sent
+    assert all("tool_choice" not in r for r in fake_llm.requests)
+
+
+def test_tool_choice_goes_to_hosted_providers_that_take_it():
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": {}}}]
+    hosted = llm._request("gpt-4o-mini", [], tools, None, None, Budget(max_output_tokens=99))
+    assert (hosted["tool_choice"], hosted["max_tokens"]) == ("auto", 99)
+    assert "tool_choice" not in llm._request("gpt-4o-mini", [], [], None, None, Budget())
+
+
+def test_a_cut_off_reply_is_never_run_and_the_model_is_asked_again(fake_llm, store):
+    cut = work_update("In May 2024 she started night")
+    fake_llm.script([reply(tool_calls=[cut], finish_reason="length"),
+                     reply(tool_calls=[work_update()]), reply(content="Night shifts added.")])
+    run_batch(store, backend(fake_llm))
+    assert "cut off at the output limit of 4096 tokens" in user_messages(fake_llm)[-1]
+    with pytest.raises(AssertionError):
+        tool_result(fake_llm, cut)             # the cut-off call never ran
+    assert "night shifts." in texts(store)["work.md"]
+    assert_committed_batch(store)
+
+
+def test_a_cut_off_final_answer_is_not_an_answer(fake_llm, store):
+    fake_llm.script([reply(tool_calls=[work_update()])])
+    fake_llm.repeat(reply(content="Night shifts added to work.md and also", finish_reason="length"))
+    before = snapshot(store)
+    with pytest.raises(BatchError) as caught:
+        run_batch(store, backend(fake_llm))
+    assert "cut off at max_output_tokens (4096)" in str(caught.value)
+    assert len(fake_llm.requests) == 3         # the first cut-off answer got one more chance
+    assert_nothing_written(store, before)
+
+
+# ------------------------------------------------------------------ 4. timeouts as settings
+
+def test_timeouts_are_settings_and_the_message_says_what_timed_out(fake_llm, store, monkeypatch):
+    fake_llm.repeat(delay(2.0, reply(content="too late")))
+    monkeypatch.setattr(llm.time, "sleep", lambda s: None)   # no real backoff pauses
+    before = snapshot(store)
+    done = cli(store, "run", "--model", MODEL, "--api-base", fake_llm.api_base,
+               "--call-timeout", "0.3", "--batch-timeout", "30", env={"OPENAI_API_KEY": "k"})
+    assert done.exit_code == 1
+    message = done.stderr
+    assert "5 request(s) made, requests 1, 2, 3, 4, 5 cut off at the 0.3 s per-call limit" \
+        in message
+    assert "time limit 30 s (batch_timeout)" in message
+    assert "test-model" in message and fake_llm.api_base in message
+    assert_nothing_written(store, before)
+
+
+def test_the_batch_timeout_covers_the_whole_batch(fake_llm, store):
+    fake_llm.repeat(delay(0.4, reply(tool_calls=[call("read_file", {"path": "work.md"})])))
+    with pytest.raises(BatchError) as caught:
+        run_batch(store, backend(fake_llm, max_seconds=1.0, call_timeout=5.0, max_steps=50))
+    assert "ran out of time" in str(caught.value)
+    assert "time limit 1 s (batch_timeout)" in str(caught.value)
+    assert len(fake_llm.requests) <= 4
+
+
+def test_config_holds_the_timeouts(store):
+    (store.root / ".scene-engine/config.toml").write_text(
+        "call_timeout = 240\nbatch_timeout = 1800\n")
+    from scene_engine.cli import _backend
+    from scene_engine.store import open_store
+
+    chosen = _backend(open_store(store.root).config, None, MODEL, "http://x")
+    assert (chosen.budget.call_timeout, chosen.budget.max_seconds) == (240, 1800)
+    chosen = _backend(open_store(store.root).config, None, MODEL, "http://x", 5, 50)
+    assert (chosen.budget.call_timeout, chosen.budget.max_seconds) == (5, 50)
+
+
+# ------------------------------------------------------------------ 5. tool calls written as text
+
+WRITE = {"path": "work.md", "content": "---\nsummary: x\n---\nbody\n"}
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps({"name": "write_to_file", "arguments": WRITE}),
+    "```json\n" + json.dumps({"name": "write_to_file", "arguments": WRITE}) + "\n```",
+    "I will write it now.\n```json\n" + json.dumps({"name": "write_to_file",
+                                                    "parameters": WRITE}) + "\n```",
+    "functions.write_to_file:" + json.dumps(WRITE),
+    "<tool_call>\n" + json.dumps({"name": "write_to_file",
+                                  "arguments": json.dumps(WRITE)}) + "\n</tool_call>",
+    json.dumps([{"function": {"name": "write_to_file", "arguments": WRITE}}]),
+])
+def test_a_call_written_as_text_is_recognised(text):
+    found = parse_text_calls(text, TOOLS)
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in found] == [
+        ("write_to_file", WRITE)]
+
+
+@pytest.mark.parametrize("text", [
+    "Night shifts added to work.md.",
+    json.dumps({"name": "delete_everything", "arguments": {}}),          # not one of our tools
+    json.dumps({"name": "write_to_file", "arguments": "not json"}),       # arguments not an object
+    '{"name": "write_to_file", "arguments": {"path": "work.md"',          # cut off
+    json.dumps({"summary": "a JSON answer", "changes": 2}),
+    "functions.format_disk:{}",
+    "Done.\n```markdown\n# work\n```",
+    "```json\n" + json.dumps({"name": "read_file", "arguments": {"path": "a.md"}})
+    + "\n```\n```json\n{\"not\": \"a call\"}\n```",                         # one block is no call
+])
+def test_anything_else_stays_a_plain_reply(text):
+    assert parse_text_calls(text, TOOLS) == []
+
+
+def test_a_text_call_runs_through_the_sandbox_and_the_transcript_says_so(fake_llm, store):
+    args = json.loads(work_update()["function"]["arguments"])
+    report = {"path": "SUMMARY.md", "content": "---\nsummary: g\n---\nx\n"}
+    fake_llm.script([
+        reply(content="```json\n" + json.dumps({"name": "write_to_file", "arguments": report})
+              + "\n```"),
+        reply(content="functions.write_to_file:" + json.dumps(args)),
+        reply(content="Night shifts added."),
+    ])
+    run_batch(store, backend(fake_llm))
+    assert "night shifts" in texts(store)["work.md"]
+    assert "SUMMARY.md" not in texts(store)                # the same rules refused it
+    events = read_events(transcript_path(store.meta_dir, 1))
+    tools = [e for e in events if e["kind"] == "tool"]
+    assert [(e["name"], e["refused"], e["text_fallback"]) for e in tools] == [
+        ("write_to_file", True, True), ("write_to_file", False, True)]
+    assert events[-1]["totals"]["text_calls"] == 2
+    assert "Night shifts added." in history.open_repo(store.root).head.commit.message
+    assert_committed_batch(store)
+
+
+# ------------------------------------------------------------------ 6. transcripts
+
+def test_a_committed_batch_has_a_transcript_outside_git(fake_llm, store):
+    fake_llm.script([error(429), reply(tool_calls=[work_update()], prompt_tokens=100,
+                                       completion_tokens=20),
+                     reply(content="Night shifts added.", prompt_tokens=150,
+                           completion_tokens=5)])
+    run_batch(store, backend(fake_llm))
+    events = read_events(transcript_path(store.meta_dir, 1))
+    kinds = [e["kind"] for e in events]
+    assert kinds[:4] == ["start", "prompt", "request", "error"]
+    assert kinds[-1] == "end" and "retry" in kinds and "tool" in kinds
+    end = events[-1]
+    assert end["outcome"] == "committed"
+    assert end["commit"] == history.open_repo(store.root).head.commit.hexsha
+    assert (end["totals"]["requests"], end["totals"]["prompt_tokens"],
+            end["totals"]["completion_tokens"], end["totals"]["retries"]) == (3, 250, 25, 1)
+    assert events[1]["messages"][0]["role"] == "system"
+    assert history.open_repo(store.root).is_dirty(untracked_files=True) is False
+
+
+def test_log_transcript_prints_it_readably(fake_llm, store):
+    fake_llm.script([reply(tool_calls=[call("write_to_file", {"path": "garden.md",
+                                                              "content": "x"})]),
+                     reply(tool_calls=[work_update()]), reply(content="Night shifts added.")])
+    run_batch(store, backend(fake_llm))
+    done = cli(store, "log", "--transcript", "1")
+    assert done.exit_code == 0, done.output
+    out = done.stdout
+    assert "batch 1, attempt 1" in out and "model openai/test-model" in out
+    assert "tool write_to_file" in out and "-> refused:" in out and "-> ok" in out
+    assert "| Night shifts added." in out
+    assert "end: committed" in out and "3 requests" in out
+    missing = cli(store, "log", "--transcript", "7")
+    assert missing.exit_code == 1 and "no transcript for batch 7" in missing.stderr
+
+
+def test_run_verbose_prints_tool_calls_as_they_happen(fake_llm, store):
+    fake_llm.script([reply(tool_calls=[work_update()]), reply(content="Night shifts added.")])
+    done = cli(store, "run", "-v", "--model", MODEL, "--api-base", fake_llm.api_base)
+    assert done.exit_code == 0, done.output
+    assert "tool write_to_file" in done.stderr and '"path": "work.md"' in done.stderr
+    assert "-> ok" in done.stderr
+
+
+def test_transcripts_are_rotated_by_size(tmp_path):
+    import os
+
+    for i in range(5):
+        path = tmp_path / f"{i:06d}.jsonl"
+        path.write_text("x" * 1000)
+        os.utime(path, (1000 + i, 1000 + i))
+    newest = tmp_path / "000004.jsonl"
+    deleted = rotate(tmp_path, 2500, keep=newest)
+    assert sorted(p.name for p in deleted) == ["000000.jsonl", "000001.jsonl", "000002.jsonl"]
+    assert sorted(p.name for p in tmp_path.glob("*.jsonl")) == ["000003.jsonl", "000004.jsonl"]
+
+
+def test_render_shows_a_failed_attempt_with_its_tokens():
+    events = [
+        {"t": 0, "kind": "start", "model": "m", "api_base": None, "memories": ["m1"],
+         "limits": {"call_timeout": 60}},
+        {"t": 0.1, "kind": "request", "call": 1, "messages": 2},
+        {"t": 2.0, "kind": "reply", "call": 1, "seconds": 1.9, "content": "I did it",
+         "tool_calls": [], "finish_reason": "stop", "prompt_tokens": 900,
+         "completion_tokens": 40, "text_fallback": False},
+        {"t": 2.0, "kind": "end", "outcome": "failed", "error": "batch 1 failed: empty",
+         "totals": {"requests": 1, "prompt_tokens": 900, "completion_tokens": 40}},
+    ]
+    text = render(events, 1)
+    assert "end: failed: batch 1 failed: empty" in text
+    assert "900 prompt + 40 completion tokens" in text
+
+
+# ------------------------------------------------------------------ 7. what the display says
+
+def test_status_line_says_what_is_happening():
+    from scene_engine.run_display import status_of
+
+    assert status_of("request", {"call": 2}, 3) == "batch 3: waiting for the model (request 2)"
+    assert status_of("retry", {"retry": 1, "of": 4, "pause": 2.0, "reason": "HTTP 429"},
+                     3) == "batch 3: retry 1 of 4 in 2 s (HTTP 429)"
+    assert status_of("repair", {"round": 1}, 3) == "batch 3: repair round 1"
+
+
+def test_notes_print_whole_lines_above_the_progress_line():
+    import io
+
+    from rich.console import Console
+
+    from scene_engine.run_display import RunDisplay
+
+    out = io.StringIO()
+    refusal = ("Error: refused by policy: garden.md was never read in this batch; read it "
+               "first with read_file, then change it")
+    screen = Console(file=out, force_terminal=True, width=40, soft_wrap=True)
+    with RunDisplay(2, 5, verbose=True, console=screen) as display:
+        display.batch = 1
+        display.listener("request", {"call": 1, "messages": 2})
+        display.listener("tool", {"name": "write_to_file", "arguments": '{"path": "garden.md"}',
+                                  "result": refusal, "refused": True, "text_fallback": False})
+    text = out.getvalue()
+    assert "batch 1: model working: write_to" in text      # the status at the last refresh
+    # the refusal is one whole line (cleared progress line before it, newline after it)
+    assert ('\x1b[2K  tool write_to_file {"path": "garden.md"} -> refused: refused by policy: '
+            "garden.md was never read in this batch; read it first with read_file, then "
+            "change it\n") in text
+
+
+def test_a_timeout_in_a_repair_round_is_told_in_the_batch_request_numbers(fake_llm, store):
+    fake_llm.script([reply(content="I have updated work.md.")])      # nothing done: repair
+    fake_llm.repeat(delay(2.0, reply(content="too late")))
+    with pytest.raises(BatchError) as caught:
+        run_batch(store, backend(fake_llm, call_timeout=0.3, retries=10, max_seconds=1.5))
+    message = str(caught.value)
+    assert "ran out of time" in message
+    made = len(fake_llm.requests)
+    cut = ", ".join(str(n) for n in range(2, made + 1))
+    assert f"{made} request(s) made, requests {cut} cut off at the 0.3 s" in message
