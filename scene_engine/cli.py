@@ -209,25 +209,15 @@ VerboseOpt = Annotated[bool, typer.Option("-v", "--verbose",
 
 
 def _backend(config, backend_name, model, api_base, call_timeout=None, batch_timeout=None):
-    """The backend chosen by the options, else config.toml; a model backend gets the timeouts
-    and output limit. Exits 2 on an unknown backend or a missing model."""
-    from dataclasses import replace
+    """The backend chosen by the options, else config.toml (``engine.configured_backend``).
+    Exits 2 on an unknown backend or a missing model."""
+    from .engine import configured_backend
 
-    from .engine import make_backend
-
-    model = model if model is not None else config.model
-    name = backend_name or ("llm" if model else config.backend)
     try:
-        backend = make_backend(name, model or "", api_base if api_base is not None
-                               else config.api_base)
+        return configured_backend(config, backend_name, model, api_base, call_timeout,
+                                  batch_timeout)
     except ValueError as exc:
         _fail(str(exc), 2)
-    if hasattr(backend, "budget"):
-        backend.budget = replace(
-            backend.budget, max_output_tokens=config.max_output_tokens,
-            call_timeout=call_timeout or config.call_timeout,
-            max_seconds=batch_timeout or config.batch_timeout)
-    return backend
 
 
 def _prepare(backend, display, pending: int) -> None:

@@ -138,6 +138,26 @@ def make_backend(name: str, model: str = "", api_base: str = ""):
     raise ValueError(f"unknown backend {name!r}: use offline or llm")
 
 
+def configured_backend(config, backend_name: str | None = None, model: str | None = None,
+                       api_base: str | None = None, call_timeout: float | None = None,
+                       batch_timeout: float | None = None):
+    """The backend the options name, else the one ``config`` (``config.Config``) names, with
+    the config's limits (``max_output_tokens``, ``call_timeout``, ``batch_timeout``; an option
+    given wins) on a model backend. Raises ``ValueError`` for an unknown backend."""
+    from dataclasses import replace
+
+    model = model if model is not None else config.model
+    name = backend_name or ("llm" if model else config.backend)
+    backend = make_backend(name, model or "", api_base if api_base is not None
+                           else config.api_base)
+    if hasattr(backend, "budget"):
+        backend.budget = replace(
+            backend.budget, max_output_tokens=config.max_output_tokens,
+            call_timeout=call_timeout or config.call_timeout,
+            max_seconds=batch_timeout or config.batch_timeout)
+    return backend
+
+
 def status(store: Store) -> dict:
     """``{"pending", "scenes", "batches", "last_batch", "memories", "forgotten", "persona",
     "queued", "root"}`` for the store (counts; ``last_batch`` is a number or None; ``queued``:

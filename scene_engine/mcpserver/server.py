@@ -192,12 +192,11 @@ def _exit_with_parent(worker: FoldWorker | None, every: float = 1.0) -> None:
 
 
 def configured_backend(store: Store):
-    """A callable giving the store's configured backend (``config.toml``: model, api_base,
-    backend), made afresh at each call so an edited config is honoured."""
+    """A callable giving the store's configured backend (``engine.configured_backend``: model,
+    api_base, limits from ``config.toml``), made afresh at each call so an edited config is
+    honoured."""
     def make():
-        from ..engine import make_backend
+        from ..engine import configured_backend as from_config
 
-        config = store.config
-        return make_backend("llm" if config.model else config.backend, config.model,
-                            config.api_base)
+        return from_config(store.config)
     return make
