@@ -1,0 +1,168 @@
+"""The model path against a real local model: what each batch did, and whether every memory
+is accounted for.
+
+    python bench/local_model.py [--gguf FILE] [--build] [--memories 40] [--batch-size 10]
+    python bench/local_model.py --api-base http://127.0.0.1:8080/v1 --model openai/local
+
+Two ways to get a model server:
+
+1. ``--api-base`` (and ``--model``): an OpenAI-compatible server already running (Ollama,
+   vLLM, ``llama-server --jinja``, LM Studio ...). Nothing is installed.
+2. Otherwise this installs llama-cpp-python's server into its own environment
+   (``~/.cache/scene-engine/local-model-bench/``, never the project's) and serves ``--gguf``
+   (a small instruct model in GGUF form, e.g. Qwen2.5-0.5B-Instruct Q4_K_M) on 127.0.0.1. A
+   binary wheel is used when the registry has one; compiling it (``--build``) took 44 minutes
+   on these machines, so it is never done unasked.
+
+It skips, with a message and exit 0, when it has no server and cannot get one (no wheel and no
+``--build``, or no ``--gguf``): CI does not run it. With a server, it ingests ``--memories``
+LoCoMo facts (sample 0) into a new store with the llm backend, batch by batch, and prints a
+Markdown table per batch: committed / failed and why, requests, repair rounds, tool calls
+written as text, tokens, seconds (from the batch's transcript); then whether every memory is
+accounted for (``doctor``; the journal's memories all processed or still pending, none lost).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from locomo import DEFAULT_DATA, sample_memories  # noqa: E402
+
+CACHE = Path.home() / ".cache" / "scene-engine" / "local-model-bench"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--api-base", default="", help="use this running server")
+    parser.add_argument("--model", default="openai/local", help="litellm model name")
+    parser.add_argument("--gguf", type=Path, default=None, help="GGUF model file to serve")
+    parser.add_argument("--build", action="store_true", help="compile llama-cpp-python")
+    parser.add_argument("--memories", type=int, default=40)
+    parser.add_argument("--batch-size", type=int, default=10)
+    parser.add_argument("--call-timeout", type=float, default=300.0)
+    parser.add_argument("--batch-timeout", type=float, default=1800.0)
+    args = parser.parse_args()
+    server = None
+    api_base = args.api_base
+    if not api_base:
+        skip = why_not_local(args)
+        if skip:
+            print(f"local model benchmark skipped: {skip}")
+            return 0
+        server, api_base = serve_gguf(args.gguf)
+    try:
+        print(run(api_base, args))
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
+    return 0
+
+
+def why_not_local(args) -> str | None:
+    """Why no local server can be had here (None: it can), after trying to install one."""
+    if args.gguf is None or not args.gguf.is_file():
+        return ("no GGUF model file (--gguf FILE); none is on the package registries these "
+                "machines reach. Or pass --api-base of a running OpenAI-compatible server.")
+    python = CACHE / "venv" / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(CACHE / "venv")], check=True)
+    wanted = ["llama-cpp-python[server]>=0.3,<0.4"]
+    binary = [] if args.build else ["--only-binary=:all:"]
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", *binary, *wanted],
+                          capture_output=True, text=True, check=False)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
+        return (f"llama-cpp-python could not be installed ({last}); --build compiles it "
+                "(about 45 minutes here)")
+    return None
+
+
+def serve_gguf(gguf: Path) -> tuple[subprocess.Popen, str]:
+    """Start llama-cpp-python's OpenAI-compatible server for ``gguf`` on a free local port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [str(CACHE / "venv" / "bin" / "python"), "-m", "llama_cpp.server", "--model",
+         str(gguf), "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return server, f"http://127.0.0.1:{port}/v1"
+        time.sleep(1)
+    server.kill()
+    raise SystemExit("the local model server did not start within 10 minutes")
+
+
+def run(api_base: str, args) -> str:
+    """Ingest the memories batch by batch against ``api_base``; the Markdown report."""
+    from scene_engine.doctor import check_store
+    from scene_engine.engine import add_memories
+    from scene_engine.memories import Journal
+    from scene_engine.store import init_store
+    from scene_engine.transcript import read_events, totals, transcript_path
+
+    data = json.loads(DEFAULT_DATA.read_text("utf-8"))
+    memories = sample_memories(data[0])[:args.memories]
+    store = init_store(Path(tempfile.mkdtemp(prefix="local-model-")) / "store")
+    add_memories(store, "\n".join(json.dumps(m) for m in memories).encode())
+    rows, started = [], time.perf_counter()
+    for _ in range(-(-len(memories) // args.batch_size) + 2):   # a failed batch may retry
+        before = store.load_state()
+        if not before.pending or [r[1] for r in rows[-2:]] == ["failed", "failed"]:
+            break                      # done, or the model fails again and again
+        number = before.batch + 1
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", "from scene_engine.entry import main; main()", "--dir",
+             str(store.root), "run", "--backend", "llm", "--model", args.model, "--api-base",
+             api_base, "--batch-size", str(args.batch_size), "--max-batches", "1",
+             "--call-timeout", str(args.call_timeout), "--batch-timeout",
+             str(args.batch_timeout)], capture_output=True, text=True, check=False,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        seconds = time.perf_counter() - t0
+        path = transcript_path(store.root / ".scene-engine", number)
+        events = read_events(path) if path.exists() else []
+        attempt = events[max((i for i, e in enumerate(events) if e["kind"] == "start"),
+                             default=0):]
+        sums = totals(attempt) if attempt else {}
+        why = "" if done.returncode == 0 else (done.stderr.strip().splitlines() or ["?"])[-1]
+        rows.append((number, "committed" if done.returncode == 0 else "failed", why, sums,
+                     seconds))
+    state = store.load_state()
+    journal = len(Journal(store.memories_dir).all())
+    problems = check_store(store)
+    out = [f"`python bench/local_model.py --model {args.model}` against {api_base} — "
+           f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {len(memories)} memories, batch size "
+           f"{args.batch_size}, {time.perf_counter() - started:.0f} s in all\n",
+           "| batch | outcome | requests | repairs | text calls | refused | tokens (prompt + "
+           "completion) | seconds | why |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for number, outcome, why, sums, seconds in rows:
+        out.append(f"| {number} | {outcome} | {sums.get('requests', 0)} | "
+                   f"{sums.get('repairs', 0)} | {sums.get('text_calls', 0)} | "
+                   f"{sums.get('refused', 0)} | {sums.get('prompt_tokens', 0)} + "
+                   f"{sums.get('completion_tokens', 0)} | {seconds:.1f} | {why} |")
+    accounted = journal == len(memories) and state.next_seq == len(memories)
+    out.append(f"\nEvery memory accounted for: {'yes' if accounted and not problems else 'NO'} "
+               f"({journal} in the journal, {state.pending} still pending, doctor: "
+               f"{'ok' if not problems else '; '.join(problems)})")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
