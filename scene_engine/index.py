@@ -536,6 +536,12 @@ class SceneIndex:
             # apart (a word most memories hold would score every one of them).
             wide = memory_index.widening_terms(self.conn, terms)
             tiers = [(False, " AND ".join(t.fts for t in terms))]
+            # The words as typed first: when they alone fill k, the looser forms (a Chinese
+            # word jieba made up, matched by its characters: prefix scans over every pair
+            # that starts with one) are never run.
+            literal = literal_query(query)
+            if literal and literal != tiers[0][1]:
+                tiers.insert(0, (False, literal))
             if len(terms) > 1:
                 tiers.append((False, " OR ".join(t.fts for t in wide)))
             return memory_index.search(self.conn, tiers, k, gather=True, scope=scope)

@@ -137,6 +137,13 @@ def _day(year: str, month: str, day: str) -> date | None:
 def split_passages(scene: str, body: str) -> list[Passage]:
     """The sentences of a scene body; timeline sentences carry their line's date (and their
     relative times are resolved against it)."""
+    return [Passage(scene, text, day) for text, day in _sentences(scene, body)]
+
+
+@functools.lru_cache(maxsize=256)
+def _sentences(scene: str, body: str) -> tuple[tuple[str, date | None], ...]:
+    """``split_passages`` as (text, day) pairs; cached, since an agent asks about the same
+    scenes again and again and a body is split the same way each time."""
     passages = []
     for line in body.splitlines():
         line = line.strip()
@@ -144,7 +151,7 @@ def split_passages(scene: str, body: str) -> list[Passage]:
             continue
         digest = _DIGEST.match(line)
         if digest:      # "- 2023-05 (digest): 7 May: fact; 12 May: fact" (offline rollups)
-            passages += _digest_passages(scene, *digest.groups())
+            passages += [(p.text, p.day) for p in _digest_passages(scene, *digest.groups())]
             continue
         found = _TIMELINE.match(line)
         day = None
@@ -155,8 +162,8 @@ def split_passages(scene: str, body: str) -> list[Passage]:
         for sentence in _SENTENCE.split(line):
             if sentence.strip():
                 text = sentence.strip()
-                passages.append(Passage(scene, resolve(text, day) if day else text, day))
-    return passages
+                passages.append((resolve(text, day) if day else text, day))
+    return tuple(passages)
 
 
 def _digest_passages(scene: str, year: str, facts: str) -> list[Passage]:
@@ -438,14 +445,16 @@ def _restatement_finder(ranked: list[Passage]) -> Callable[[Passage], Passage]:
     paraphrase, and the scene where the fact lives."""
     holders: dict[str, list[int]] = {}
     memories = [p for p in ranked if p.memory is not None]
-    held = [set(text_terms(m.text)) for m in memories]
-    for i, words in enumerate(held):
-        for term in words:
-            holders.setdefault(term, []).append(i)
+    held: list[set[str]] = []
 
     def find(passage: Passage) -> Passage:
         if passage.memory is not None or not memories:
             return passage
+        if not held:           # built at the first scene sentence: often none is reached
+            held.extend(set(text_terms(m.text)) for m in memories)
+            for i, words in enumerate(held):
+                for term in words:
+                    holders.setdefault(term, []).append(i)
         words = set(text_terms(passage.text))
         need = math.ceil(SAME_FACT * len(words))
         if not need:
