@@ -25,17 +25,22 @@ def atomic_write_text(path: Path, text: str) -> None:
         mode = stat.S_IMODE(path.stat().st_mode)   # keep the mode a person gave the file
     except FileNotFoundError:
         mode = 0o666 & ~_umask()                    # what an editor would have made
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
+    fd = tmp = None
+    try:      # mkstemp inside: a Ctrl-C right after it must not leave the temp file behind
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         os.fchmod(fd, mode)                         # mkstemp makes 0600 files
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            fd = None                               # the handle closes it now
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            if fd is not None:
+                os.close(fd)
+            if tmp is not None:
+                os.unlink(tmp)
         raise
     fsync_dir(path.parent)
 
