@@ -36,10 +36,11 @@ def atomic_write_text(path: Path, text: str) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            if fd is not None:
+        if fd is not None:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            if tmp is not None:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise
     fsync_dir(path.parent)
