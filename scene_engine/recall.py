@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 
-from .analysis import fold, question_terms, text_terms
+from .analysis import CJK_RUN, fold, question_terms, text_terms
 from .fsutil import read_regular_text
 from .store import Store
 from .when import readable, resolve
@@ -221,9 +221,15 @@ def rank_passages(query: str, passages: list[Passage], corpus: Corpus | None = N
 
 @functools.lru_cache(maxsize=16384)
 def _term_counts(text: str) -> Counter:
-    """``Counter`` of ``text_terms(text)``; shared, never changed (an agent asks about the
-    same passages again and again)."""
-    return Counter(text_terms(text))
+    """``Counter`` of ``text_terms(text)``, each Chinese character pair also counted as its
+    first character: a one-character word of a question matches as a prefix, as in the index
+    (``渋谷``, cut by jieba into ``渋 / 谷``, finds ``渋谷で``). Shared, never changed (an agent
+    asks about the same passages again and again)."""
+    terms = text_terms(text)
+    counts = Counter(terms)
+    if not text.isascii():
+        counts.update(t[0] for t in terms if len(t) == 2 and CJK_RUN.fullmatch(t))
+    return counts
 
 
 def _bm25(weights: dict[str, float], docs: list[Counter], lengths: list[int],

@@ -186,3 +186,11 @@ def test_how_long_ago_asks_about_time_not_about_the_words_long_and_ago(tmp_path)
         ("e", "Got engaged to Sam on the beach in Lagos.", "2025-06-01T10:00:00Z")))
     result = recall(store.root, "How long ago did I get engaged?", budget=300)
     assert [p["memory"] for p in result["passages"]] == ["e"]
+
+
+def test_a_word_the_segmenter_cuts_into_characters_is_still_recalled(tmp_path):
+    # jieba knows no 渋 (Japanese), so 渋谷 comes out as two one-character words: each must
+    # match as the start of a character pair, as search matches it.
+    store = init_store(tmp_path / "store")
+    add_memories(store, memories(("jp", "渋谷で友達とラーメンを食べた。", "2025-01-01T10:00:00Z")))
+    assert [p["memory"] for p in recall(store.root, "渋谷")["passages"]] == ["jp"]
