@@ -8,6 +8,7 @@ history. Segments are rewritten whole by temp file + rename, so a crash never le
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -349,7 +350,7 @@ class Journal:
         if catalog is not None:
             known = catalog.known_memory_contents(sorted({m.id for m in memories}))
             where = catalog.memory_places(sorted({(m.content, m.created_at) for m in memories},
-                                                 key=lambda f: (f[0], f[1].isoformat())))
+                                                 key=lambda f: (f[0], f[1].timestamp())))
         else:
             known, where = self._catalogue()
         fresh: list[Memory] = []
@@ -462,4 +463,8 @@ def _lines(text: str) -> list[str]:
 
 
 def _with_seq(memory: Memory, seq: int) -> Memory:
-    return replace(memory, seq=seq)
+    # A shallow copy with one field set: ``dataclasses.replace`` re-runs __init__ and costs
+    # ten times as much, which shows when 10,000 memories are added at once.
+    copied = copy.copy(memory)
+    object.__setattr__(copied, "seq", seq)
+    return copied

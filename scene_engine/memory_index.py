@@ -140,10 +140,11 @@ def _apply_segment(conn, number: int, records, report) -> None:
     for seq in old.keys() - new.keys():
         _delete(conn, seq, old[seq][2])
         report.memories_removed += 1
+    known = _aliases(conn, old)
     fresh = []
     for seq, (mid, created, content, scope, aliases, line) in new.items():
         if old.get(seq) == (mid, created, content, scope, line) and \
-                _aliases(conn, seq, mid) == set(aliases):
+                known.get(seq, set()) == set(aliases):
             continue
         if seq in old:
             _delete(conn, seq, old[seq][2])
@@ -160,9 +161,17 @@ def _apply_segment(conn, number: int, records, report) -> None:
                      [(i, row[0]) for row in fresh for i in (row[1], *row[5])])
 
 
-def _aliases(conn, seq: int, mid: str) -> set[str]:
-    return {a for (a,) in conn.execute("SELECT id FROM memory_ids WHERE seq = ?", (seq,))
-            if a != mid}
+def _aliases(conn, old: dict[int, tuple]) -> dict[int, set[str]]:
+    """The indexed aliases of the memories ``old`` (seq -> row, the id first), in one query
+    per segment: a segment re-read unchanged (written moments ago) costs no query a record."""
+    if not old:
+        return {}
+    found: dict[int, set[str]] = {}
+    for seq, alias in conn.execute("SELECT seq, id FROM memory_ids WHERE seq BETWEEN ? AND ?",
+                                   (min(old), max(old))):
+        if seq in old and alias != old[seq][0]:
+            found.setdefault(seq, set()).add(alias)
+    return found
 
 
 def _fact(content: str, created_at: str) -> int:
