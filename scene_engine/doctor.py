@@ -201,7 +201,8 @@ def _check_ledgers(store: Store) -> list[str]:
         if "Ledger" not in found:
             continue
         try:
-            ledger = Ledger.parse((commit.tree / found["Ledger"]).data_stream.read().decode())
+            blob = commit.tree / history.tree_path(repo, found["Ledger"])
+            ledger = Ledger.parse(blob.data_stream.read().decode())
         except (KeyError, ValueError) as exc:
             problems.append(f"ledger: batch {number} has no readable ledger ({exc})")
             continue
