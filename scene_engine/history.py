@@ -137,10 +137,7 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
     """
     git = _git()
     root = Path(repo.git.working_dir)
-    busy = [name for name in IN_PROGRESS if (Path(repo.git_dir) / name).exists()]
-    if busy:
-        raise HistoryError(f"the git repository is in the middle of a merge, rebase or "
-                           f"cherry-pick ({busy[0]}); finish or abort it, then run this again")
+    ensure_committable(repo)
     present = [p for p in paths if (root / p).exists()]
     missing = [p for p in paths if p not in present]
     index = Path(repo.git_dir) / f"{TEMP_INDEX}{os.getpid()}"
@@ -164,6 +161,15 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
         index.unlink(missing_ok=True)
     sync_index(repo, paths)
     return repo.head.commit.hexsha
+
+
+def ensure_committable(repo) -> None:
+    """Raise ``HistoryError`` if a commit now would end a merge, rebase, cherry-pick or
+    revert the person has in progress in the repository (``IN_PROGRESS``); else nothing."""
+    busy = [name for name in IN_PROGRESS if (Path(repo.git_dir) / name).exists()]
+    if busy:
+        raise HistoryError(f"the git repository is in the middle of a merge, rebase or "
+                           f"cherry-pick ({busy[0]}); finish or abort it, then run this again")
 
 
 def is_editor_file(path: str) -> bool:

@@ -52,11 +52,14 @@ def begin(store, planned: Mapping[str, str | None], repo=None) -> None:
     text nor HEAD's; engine files are put back whatever they hold, so a caller that cannot know
     an engine file's text in advance (``add``: the journal decides what it appends) gives
     None for it. ``repo``: the store's ``git.Repo`` (opened if None). Raises ``TypeError``
-    for a list of paths (the old form) and ``OSError`` if the marker cannot be written.
+    for a list of paths (the old form), ``HistoryError`` when no commit can follow (a merge
+    or rebase of the person's in progress: nothing is written then) and ``OSError`` if the
+    marker cannot be written.
     """
     if not isinstance(planned, Mapping):
         raise TypeError("recovery.begin takes {path: text to write, or None for a deletion}")
     repo = repo or history.open_repo(store.root)
+    history.ensure_committable(repo)
     hashes = {path: None if text is None else _sha256(text.encode("utf-8"))
               for path, text in planned.items()}
     marker = _marker(store)

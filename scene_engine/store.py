@@ -123,7 +123,8 @@ def init_store(folder: Path, prefix: str = "", own_repo: bool = False) -> Store:
     Returns the opened ``Store``. Raises ``InitRefused`` (exit 2) when ``folder`` is a file,
     the prefix is absolute, leaves the folder or is too deep, a store already exists there,
     or one of the store's names is already taken by the person's files; ``HistoryError`` if
-    git fails or the repository is bare.
+    git fails, the repository is bare or a merge or rebase of the person's is in progress
+    (nothing is written then).
     """
     from . import history
     from .layout import MAX_PREFIX_DEPTH, prefixed_store
@@ -146,6 +147,8 @@ def init_store(folder: Path, prefix: str = "", own_repo: bool = False) -> Store:
         hint = "; choose another folder" + ("" if parts else " or a --prefix such as memory/")
         raise InitRefused(f"{root / taken[0]} already exists and is not a scene store's{hint}")
     repo = None if own_repo else history.find_repo(folder)
+    if repo is not None:
+        history.ensure_committable(repo)   # before anything is written
     for sub in (root / "scenes", root / "memories", root / META_DIR):
         sub.mkdir(parents=True, exist_ok=True)
     (root / "scenes" / ".gitkeep").touch()

@@ -142,6 +142,10 @@ def test_a_vault_keeps_every_foreign_change_through_init_add_run_edit_undo_redo(
     assert foreign(vault, "memory") == before
     assert sh(vault, "diff", "--cached", "--", "memory") == ""
 
+    ok("--dir", str(vault), "persona", "--force")
+    assert (store / "persona.md").is_file()
+    assert foreign(vault, "memory") == before
+
     # Every commit since the person's last one holds only the store's paths.
     changed = engine_commit_paths(vault, start)
     assert changed and all(p.startswith("memory/") for p in changed), changed
@@ -270,3 +274,31 @@ def test_a_store_made_by_the_earlier_init_keeps_working(tmp_path):
     assert sh(root, "status", "--porcelain") == ""
     doctor = scenes("--dir", str(root), "doctor", "--json")
     assert doctor.exit_code == 0, doctor.output
+
+
+def test_a_merge_in_progress_is_never_ended_by_the_engine(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "note.md").write_text("base\n")
+    sh(vault, "init", "-q", "-b", "main")
+    sh(vault, "add", "-A")
+    sh(vault, "commit", "-q", "-m", "base")
+    ok("init", str(vault), "--prefix", "memory/")
+    sh(vault, "checkout", "-q", "-b", "other")
+    (vault / "note.md").write_text("theirs\n")
+    sh(vault, "commit", "-q", "-am", "theirs")
+    sh(vault, "checkout", "-q", "main")
+    (vault / "note.md").write_text("mine\n")
+    sh(vault, "commit", "-q", "-am", "mine")
+    merging = subprocess.run(["git", *PERSON, "merge", "-q", "other"], cwd=vault,
+                             capture_output=True)
+    assert merging.returncode != 0                          # a conflict: the person is merging
+    before = foreign(vault, "memory"), sh(vault, "rev-parse", "HEAD")
+    refused = scenes("--dir", str(vault), "add", "-", stdin=topic_memories("garden", 0, 5, 1))
+    assert refused.exit_code == 1
+    assert "merge" in refused.output
+    again = scenes("init", str(vault / "sub"))
+    assert again.exit_code == 1 and not (vault / "sub").exists()
+    assert (vault / ".git" / "MERGE_HEAD").exists()
+    assert (foreign(vault, "memory"), sh(vault, "rev-parse", "HEAD")) == before
+    assert sh(vault, "status", "--porcelain", "--", "memory") == ""   # nothing written
