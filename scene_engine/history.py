@@ -14,6 +14,7 @@ the history read (log, undo, blame, trace) is that of the store's paths.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from .layout import is_utf8_name
@@ -34,6 +35,7 @@ IN_PROGRESS = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", 
 HAND_EDITABLE = ("scenes", "persona.md")
 PERSON_FILES = ("persona.md", ".scene-engine/config.toml")   # besides scenes/*.md
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
+_REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{40,64})\.", re.MULTILINE)
 
 
 class HistoryError(RuntimeError):
@@ -291,22 +293,40 @@ def live_batches(repo) -> dict[int, object]:
     """
     live: dict[int, object] = {}
     made: dict[int, object] = {}
+    # A plain `git revert` of a batch commit is an undo of it, a revert of that a redo.
+    reverts: dict[str, tuple[int, bool]] = {}   # sha -> (batch, True if it makes it live)
     for c in engine_commits(repo):
         found = trailers(c.message)
+        reverted = reverted_commit(c.message)
         if "Batch" in found and "Undo-Batch" not in found:
             made[int(found["Batch"])] = c
             live[int(found["Batch"])] = c
+            reverts[c.hexsha] = (int(found["Batch"]), True)
         elif "Undo-Batch" in found:
             live.pop(int(found["Undo-Batch"]), None)
         elif "Redo-Batch" in found and int(found["Redo-Batch"]) in made:
             live[int(found["Redo-Batch"])] = made[int(found["Redo-Batch"])]
+        elif reverted in reverts:
+            number, was_live = reverts[reverted]
+            reverts[c.hexsha] = (number, not was_live)
+            if was_live:
+                live.pop(number, None)
+            elif number in made:
+                live[number] = made[number]
     return live
 
 
+def reverted_commit(message: str) -> str:
+    """The sha a plain ``git revert`` commit names ("This reverts commit SHA."), else ""."""
+    match = _REVERTS.search(message)
+    return match.group(1) if match else ""
+
+
 def commit_kind(message: str) -> str:
-    """"batch" | "undo" | "redo" | "persona" | "hand edit" | "add" | "init" | "other"."""
+    """"batch" | "undo" | "redo" | "persona" | "hand edit" | "add" | "init" | "other". A plain
+    ``git revert`` (its message names the reverted commit) is an "undo"."""
     found = trailers(message)
-    if "Undo-Batch" in found or "Undo-Commit" in found:
+    if "Undo-Batch" in found or "Undo-Commit" in found or reverted_commit(message):
         return "undo"
     if "Redo-Batch" in found:
         return "redo"

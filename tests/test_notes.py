@@ -302,3 +302,24 @@ def test_a_merge_in_progress_is_never_ended_by_the_engine(tmp_path):
     assert (vault / ".git" / "MERGE_HEAD").exists()
     assert (foreign(vault, "memory"), sh(vault, "rev-parse", "HEAD")) == before
     assert sh(vault, "status", "--porcelain", "--", "memory") == ""   # nothing written
+
+
+def test_the_newest_batch_undone_with_plain_git_revert(tmp_path):
+    vault = make_vault(tmp_path / "vault")
+    ok("init", str(vault), "--prefix", "memory/")
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("garden", 0, 5, 1))
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("chess", 0, 5, 2))
+    newest = json.loads(ok("--dir", str(vault), "log", "--json").stdout)[0]
+    assert newest["kind"] == "batch" and newest["commit"] == sh(vault, "rev-parse", "HEAD").strip()
+    sh(vault, "stash", "-q")                  # git revert wants a clean tree: the person's way
+    sh(vault, "revert", "--no-edit", newest["commit"])
+    sh(vault, "stash", "pop", "-q")
+    assert not list((vault / "memory" / "scenes").glob("chess*.md"))
+    assert json.loads(ok("--dir", str(vault), "status", "--json").stdout)["pending"] == 5
+    assert json.loads(ok("--dir", str(vault), "log", "--json").stdout)[0]["kind"] == "undo"
+    doctor = scenes("--dir", str(vault), "doctor", "--json")
+    assert doctor.exit_code == 0, doctor.output
+    ok("--dir", str(vault), "run")
+    assert list((vault / "memory" / "scenes").glob("chess*.md"))
+    doctor = scenes("--dir", str(vault), "doctor", "--json")
+    assert doctor.exit_code == 0, doctor.output
