@@ -61,9 +61,9 @@ def open_repo(root: Path):
     if repo.bare or repo.working_tree_dir is None:
         raise HistoryError(f"{root} is in a bare git repository; a store needs a work tree")
     if Path(root).resolve() != Path(repo.working_tree_dir).resolve():
-        environment = repo.git.environment()
-        repo.git = repo.GitCommandWrapperType(Path(root).resolve())
-        repo.git.update_environment(**environment)
+        # The same ``Git`` object (the object database shares it, and ``interrupts`` clears
+        # its helper processes), told to run in the store's folder.
+        repo.git._working_dir = str(Path(root).resolve())
     return repo
 
 

@@ -142,6 +142,10 @@ def init_store(folder: Path, prefix: str = "", own_repo: bool = False) -> Store:
     for existing in (root, folder, prefixed_store(folder) if folder.is_dir() else None):
         if existing is not None and (existing / META_DIR / "state.json").exists():
             raise InitRefused(f"{existing} is already a scene store")
+    outer = next((p for p in root.absolute().parents if (p / META_DIR / "state.json").exists()),
+                 None)
+    if outer is not None:
+        raise InitRefused(f"{root} is inside the scene store {outer}; choose a folder outside it")
     taken = [name for name in OWN_NAMES if os.path.lexists(root / name)]
     if taken:
         hint = "; choose another folder" + ("" if parts else " or a --prefix such as memory/")

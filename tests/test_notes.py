@@ -255,6 +255,9 @@ def test_init_refusals_exit_2_with_one_line_and_write_nothing(tmp_path):
     ok("init", str(vault), "--prefix", "memory/")
     again = scenes("init", str(vault), "--prefix", "other/")
     assert again.exit_code == 2 and "already" in again.output
+    inside = scenes("init", str(vault / "memory" / "scenes" / "nested"))
+    assert inside.exit_code == 2 and "inside the scene store" in inside.output
+    assert not (vault / "memory" / "scenes" / "nested").exists()
 
 
 def test_a_store_made_by_the_earlier_init_keeps_working(tmp_path):
