@@ -85,6 +85,22 @@ def find_repo(folder: Path):
     return repo
 
 
+def ignored_path(repo, path: Path) -> str:
+    """``path`` (absolute, inside ``repo``'s work tree, existing or not) as the repository
+    names it if its ignore rules leave it out, else "". Raises ``HistoryError`` if git fails."""
+    git = _git()
+    top = Path(repo.working_tree_dir).resolve()
+    parent = next(p for p in (path, *path.parents) if p.exists())
+    name = (parent.resolve() / path.relative_to(parent)).relative_to(top).as_posix()
+    try:
+        repo.git.check_ignore("-q", "--", name)
+    except git.GitCommandError as exc:
+        if exc.status == 1:
+            return ""
+        raise HistoryError(f"git check-ignore failed: {exc.stderr.strip() or exc}") from exc
+    return name
+
+
 def init_repo(root: Path):
     """``git init`` at ``root`` with branch ``main``; returns the ``git.Repo``."""
     return _git().Repo.init(root, initial_branch="main")

@@ -121,8 +121,9 @@ def init_store(folder: Path, prefix: str = "", own_repo: bool = False) -> Store:
     or changed stays as it was; otherwise ``git init`` makes one at ``folder``.
 
     Returns the opened ``Store``. Raises ``InitRefused`` (exit 2) when ``folder`` is a file,
-    the prefix is absolute, leaves the folder or is too deep, a store already exists there,
-    or one of the store's names is already taken by the person's files; ``HistoryError`` if
+    the prefix is absolute, leaves the folder or is too deep, a store already exists there
+    (or the folder is inside one), one of the store's names is already taken by the person's
+    files, or the repository's ``.gitignore`` ignores the store's place; ``HistoryError`` if
     git fails, the repository is bare or a merge or rebase of the person's is in progress
     (nothing is written then).
     """
@@ -153,6 +154,10 @@ def init_store(folder: Path, prefix: str = "", own_repo: bool = False) -> Store:
     repo = None if own_repo else history.find_repo(folder)
     if repo is not None:
         history.ensure_committable(repo)   # before anything is written
+        ignored = history.ignored_path(repo, root.absolute() / META_DIR / "state.json")
+        if ignored:
+            raise InitRefused(f"the repository ignores {ignored} (a .gitignore), so the store "
+                              "could not be committed; choose another folder or --prefix")
     for sub in (root / "scenes", root / "memories", root / META_DIR):
         sub.mkdir(parents=True, exist_ok=True)
     (root / "scenes" / ".gitkeep").touch()

@@ -326,3 +326,14 @@ def test_the_newest_batch_undone_with_plain_git_revert(tmp_path):
     assert list((vault / "memory" / "scenes").glob("chess*.md"))
     doctor = scenes("--dir", str(vault), "doctor", "--json")
     assert doctor.exit_code == 0, doctor.output
+
+
+def test_init_refuses_a_place_the_repository_ignores(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / ".gitignore").write_text("private/\n")
+    sh(vault, "init", "-q", "-b", "main")
+    result = scenes("init", str(vault), "--prefix", "private/memory/")
+    assert result.exit_code == 2
+    assert "ignores private/memory/.scene-engine/state.json" in result.output
+    assert not (vault / "private").exists()
