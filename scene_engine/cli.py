@@ -130,14 +130,23 @@ def main_options(
 @app.command()
 @handled
 def init(directory: Annotated[Path | None, typer.Argument(
-        help="Folder for the new store (default: --dir).")] = None) -> None:
-    """Make a new store: scenes/, memories/, settings, a git repository and its first commit."""
+        help="Folder for the store: new, empty or not (a notes folder, an Obsidian vault, a "
+             "repository). Default: --dir, then $SCENE_ENGINE_DIR.")] = None,
+         prefix: Annotated[str, typer.Option(
+             "--prefix", help="Put the store's files in this subfolder (e.g. memory/) "
+                              "instead of the folder's root.")] = "") -> None:
+    """Make a new store in a folder: scenes/, memories/, persona and settings, and a first
+    commit of only those, in the git repository the folder is in (else a new one)."""
+    import os
+
     from .store import init_store
 
-    directory = directory or _DIR["dir"]
+    directory = directory or _DIR["dir"] or (
+        Path(os.environ["SCENE_ENGINE_DIR"]) if os.environ.get("SCENE_ENGINE_DIR") else None)
     if directory is None:
-        _fail("say where: `scenes init DIR` (or `scenes --dir DIR init`)", 2)
-    store = init_store(directory)
+        _fail("say where: `scenes init DIR` (or `scenes --dir DIR init`, or set "
+              "SCENE_ENGINE_DIR)", 2)
+    store = init_store(directory, prefix=prefix)
     typer.echo(f"new scene store at {store.root}")
 
 

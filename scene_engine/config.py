@@ -32,7 +32,9 @@ class Config(BaseModel):
     "Europe/Lisbon": the one zone every date the engine writes is in, so a timeline is in
     time order whatever zone each memory came with), ``fold_every``/``fold_idle`` (folding in
     the background, ``scenes mcp`` and ``scenes watch --fold``: a batch runs once this many
-    memories are pending, or once memories have waited this many seconds with none added).
+    memories are pending, or once memories have waited this many seconds with none added),
+    ``prefix`` (set by ``scenes init --prefix``: where the store sits in the folder it was made
+    in, such as "memory/"; "" = at that folder's root).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -52,6 +54,7 @@ class Config(BaseModel):
     timezone: str = "UTC"
     fold_every: int = Field(20, ge=1, le=100_000)
     fold_idle: float = Field(300.0, ge=1.0, le=604_800.0)
+    prefix: str = ""
 
     @field_validator("timezone")
     @classmethod
@@ -112,6 +115,7 @@ def render_config(config: Config) -> str:
         "timezone": "IANA zone of every date the engine writes (timelines, summaries)",
         "fold_every": "background folding: run a batch once this many memories are pending",
         "fold_idle": "background folding: or once they waited this many seconds, none added",
+        "prefix": "where this store sits in the folder it was made in (scenes init --prefix)",
     }
     lines = ["# scene-engine settings"]
     for key, value in config.model_dump().items():

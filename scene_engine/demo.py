@@ -24,9 +24,12 @@ def build_demo(directory: Path, on_batch=None):
     from .batch import run_pending
     from .engine import add_memories
     from .offline import OfflineBackend
-    from .store import init_store
+    from .store import StoreError, init_store
 
-    store = init_store(directory)
+    directory = Path(directory)
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise StoreError(f"{directory} exists and is not empty; choose a new or empty folder")
+    store = init_store(directory, own_repo=True)
     report = add_memories(store, demo_memories())
     results = run_pending(store, OfflineBackend(), on_batch=on_batch)
     return store, report, results

@@ -118,10 +118,8 @@ def _check_layout(store: Store) -> list[str]:
 def _check_index(store: Store) -> list[str]:
     from .index import read_index
 
-    if not store.index_path.exists():
-        # The index is derived: with no scenes there is nothing it could be missing.
-        return ["index: missing; run `scenes reindex`"] if store.scene_names() else []
-    # The index is derived: bring it up to date first (an edit the watcher has not seen, a
+    # The index is derived and never in git: a fresh clone has none, and it is built here as
+    # by any command that reads it. Bring it up to date first (an edit the watcher has not seen, a
     # batch cut short), and report only what a sync cannot fix. A busy index (another process
     # writes it) is not a broken one: say so and check the rest.
     index, stale = read_index(store)
@@ -201,7 +199,8 @@ def _check_ledgers(store: Store) -> list[str]:
         if "Ledger" not in found:
             continue
         try:
-            ledger = Ledger.parse((commit.tree / found["Ledger"]).data_stream.read().decode())
+            blob = commit.tree / history.tree_path(repo, found["Ledger"])
+            ledger = Ledger.parse(blob.data_stream.read().decode())
         except (KeyError, ValueError) as exc:
             problems.append(f"ledger: batch {number} has no readable ledger ({exc})")
             continue

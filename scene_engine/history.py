@@ -3,11 +3,18 @@
 Every batch is one commit (the aider habit: each model edit is a commit, so undo is safe).
 The engine commits as its own author; a configured git user becomes the committer, so commits
 work on a machine with no git identity at all (DESIGN.md "History").
+
+A store may share its repository with a person's notes (``scenes init`` in a vault or an
+existing repository, at its root or under a prefix). The ``git.Repo`` that ``open_repo``
+returns then runs git in the store's folder, so every path and pathspec here is relative to
+the store's root; commits are built in a temporary index and hold only the store's paths;
+the history read (log, undo, blame, trace) is that of the store's paths.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from .layout import is_utf8_name
@@ -18,9 +25,17 @@ ENGINE_EMAIL = "scene-engine@localhost"
 # What the engine tracks; everything else in the work tree is the user's business.
 TRACKED = ("scenes", "persona.md", "memories", ".scene-engine/config.toml",
            ".scene-engine/state.json", ".gitignore")
+# The store's own paths: the history read is theirs, whatever else the repository holds.
+STORE_PATHS = ("scenes", "persona.md", "memories", ".scene-engine")
+# Never committed, whatever folder is committed: editors' settings, trash and swap files.
+EDITOR_GLOBS = ("**/.obsidian/**", "**/.trash/**", "**/.git/**", "**/.*.swp", "**/*~",
+                "**/.#*")
+# A commit in the middle of these would end the person's merge, rebase or cherry-pick.
+IN_PROGRESS = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply")
 HAND_EDITABLE = ("scenes", "persona.md")
 PERSON_FILES = ("persona.md", ".scene-engine/config.toml")   # besides scenes/*.md
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
+_REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{40,64})\.", re.MULTILINE)
 
 
 class HistoryError(RuntimeError):
@@ -34,17 +49,76 @@ def _git():
 
 
 def open_repo(root: Path):
-    """The ``git.Repo`` at ``root`` (raises ``HistoryError`` if there is none)."""
+    """The ``git.Repo`` of the store at ``root``: its own repository, or the work tree it sits
+    in (a vault, an existing repository). Its git commands run in ``root``, so paths are the
+    store's (``scenes/x.md``) wherever the store sits. Raises ``HistoryError`` if ``root`` is
+    in no work tree."""
     git = _git()
     try:
-        return git.Repo(root)
+        repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-        raise HistoryError(f"{root} is not a git repository") from exc
+        raise HistoryError(f"{root} is not in a git repository") from exc
+    if repo.bare or repo.working_tree_dir is None:
+        raise HistoryError(f"{root} is in a bare git repository; a store needs a work tree")
+    if Path(root).resolve() != Path(repo.working_tree_dir).resolve():
+        # The same ``Git`` object (the object database shares it, and ``interrupts`` clears
+        # its helper processes), told to run in the store's folder.
+        repo.git._working_dir = str(Path(root).resolve())
+    return repo
+
+
+def find_repo(folder: Path):
+    """The ``git.Repo`` whose work tree holds ``folder`` (or its nearest existing parent),
+    or None outside any repository. Raises ``HistoryError`` for a bare repository or a
+    folder inside a ``.git`` folder."""
+    git = _git()
+    folder = Path(folder).absolute()
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if ".git" in folder.parts:
+        raise HistoryError(f"{folder} is inside a .git folder")
+    try:
+        repo = git.Repo(existing, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    if repo.bare or repo.working_tree_dir is None:
+        raise HistoryError(f"{folder} is in a bare git repository; a store needs a work tree")
+    return repo
+
+
+def ignored_path(repo, path: Path) -> str:
+    """``path`` (absolute, inside ``repo``'s work tree, existing or not) as the repository
+    names it if its ignore rules leave it out, else "". Raises ``HistoryError`` if git fails."""
+    git = _git()
+    top = Path(repo.working_tree_dir).resolve()
+    parent = next(p for p in (path, *path.parents) if p.exists())
+    name = (parent.resolve() / path.relative_to(parent)).relative_to(top).as_posix()
+    try:
+        repo.git.check_ignore("-q", "--", name)
+    except git.GitCommandError as exc:
+        if exc.status == 1:
+            return ""
+        raise HistoryError(f"git check-ignore failed: {exc.stderr.strip() or exc}") from exc
+    return name
 
 
 def init_repo(root: Path):
     """``git init`` at ``root`` with branch ``main``; returns the ``git.Repo``."""
     return _git().Repo.init(root, initial_branch="main")
+
+
+def store_prefix(repo) -> str:
+    """Where the store sits in its repository's work tree: "" at the top, else a path with a
+    trailing slash (``"memory/"``). Paths in a commit's tree are this plus the store's path."""
+    top = Path(repo.working_tree_dir).resolve()
+    here = Path(repo.git.working_dir).resolve()
+    inner = here.relative_to(top).as_posix()
+    return "" if inner == "." else inner + "/"
+
+
+def tree_path(repo, path: str) -> str:
+    """``path`` (relative to the store's root) as a path in the repository's trees, for
+    ``commit.tree / tree_path(repo, path)``."""
+    return store_prefix(repo) + path
 
 
 def _identity_env(repo) -> dict[str, str]:
@@ -57,10 +131,12 @@ def _identity_env(repo) -> dict[str, str]:
         "GIT_AUTHOR_EMAIL": ENGINE_EMAIL,
         "GIT_COMMITTER_NAME": str(name),
         "GIT_COMMITTER_EMAIL": str(email),
-        # No signing prompt or hook may block a batch commit.
-        "GIT_CONFIG_COUNT": "1",
+        # No signing prompt or hook (a vault's post-commit push included) runs for a batch.
+        "GIT_CONFIG_COUNT": "2",
         "GIT_CONFIG_KEY_0": "commit.gpgsign",
         "GIT_CONFIG_VALUE_0": "false",
+        "GIT_CONFIG_KEY_1": "core.hooksPath",
+        "GIT_CONFIG_VALUE_1": os.devnull,
     }
 
 
@@ -71,12 +147,15 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
     The commit is built in a temporary index started from HEAD, so whatever a person has
     staged elsewhere (an IDE, a git plugin, `git add`) is neither swept into the engine's
     commit nor lost: their index keeps it, and only ``paths`` are brought in line with the new
-    commit there. Returns "" when nothing changed and ``allow_empty`` is false. Hooks and
-    signing are skipped: a store's commits are the engine's bookkeeping. Raises
-    ``HistoryError`` if git fails.
+    commit there. Editors' files (``EDITOR_EXCLUDES``) inside a committed folder are left
+    out. Returns "" when nothing changed and ``allow_empty`` is false. Hooks and signing are
+    skipped: a store's commits are the engine's bookkeeping. Raises ``HistoryError`` if git
+    fails or the repository is in the middle of a merge, rebase or cherry-pick (a commit then
+    would end it for the person).
     """
     git = _git()
-    root = Path(repo.working_tree_dir)
+    root = Path(repo.git.working_dir)
+    ensure_committable(repo)
     present = [p for p in paths if (root / p).exists()]
     missing = [p for p in paths if p not in present]
     index = Path(repo.git_dir) / f"{TEMP_INDEX}{os.getpid()}"
@@ -84,8 +163,9 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
     try:
         if repo.head.is_valid():
             repo.git.read_tree("HEAD", env=env)
-        if present:
-            repo.git.add("-A", "--", *present, env=env)
+        specs = _without_editor_files(root, present)
+        if specs:   # never a bare `git add -A`: that would take the whole folder
+            repo.git.add("-A", "--", *specs, env=env)
         if missing:   # a deleted file or folder; a path never tracked is simply skipped
             repo.git.rm("--cached", "-r", "--quiet", "--ignore-unmatch", "--", *missing,
                         env=env)
@@ -99,6 +179,39 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
         index.unlink(missing_ok=True)
     sync_index(repo, paths)
     return repo.head.commit.hexsha
+
+
+def ensure_committable(repo) -> None:
+    """Raise ``HistoryError`` if a commit now would end a merge, rebase, cherry-pick or
+    revert the person has in progress in the repository (``IN_PROGRESS``); else nothing."""
+    busy = [name for name in IN_PROGRESS if (Path(repo.git_dir) / name).exists()]
+    if busy:
+        raise HistoryError(f"the git repository is in the middle of a merge, rebase or "
+                           f"cherry-pick ({busy[0]}); finish or abort it, then run this again")
+
+
+def is_editor_file(path: str) -> bool:
+    """True for an editor's file that is never the store's: anything in ``.obsidian/``,
+    ``.trash/`` or ``.git/``, swap files (``.x.swp``), backups (``x~``) and lock files
+    (``.#x``)."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (any(p in (".obsidian", ".trash", ".git") for p in parts)
+            or (name.startswith(".") and name.endswith(".swp"))
+            or name.endswith("~") or name.startswith(".#"))
+
+
+def _without_editor_files(root: Path, paths: list[str]) -> list[str]:
+    """Pathspecs for ``git add``: ``paths`` minus editors' files (a folder gets exclusions
+    under it; git's exclusions misbehave beside a single file, so files are filtered here)."""
+    specs = []
+    for path in paths:
+        if (root / path).is_dir():
+            specs.append(path)
+            specs += [f":(exclude,glob){path.rstrip('/')}/{g}" for g in EDITOR_GLOBS]
+        elif not is_editor_file(path):
+            specs.append(path)
+    return specs
 
 
 TEMP_INDEX = "scene-engine-index-"   # + pid, in the git folder; a leftover one is harmless
@@ -136,8 +249,9 @@ def dirty_paths(repo) -> list[str]:
     and backup files are not scenes and are never reported (so never committed)."""
     out = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
                           "scenes", *PERSON_FILES)
-    root = Path(repo.working_tree_dir)
-    names = {entry[3:] for entry in out.split("\0") if len(entry) > 3}
+    root = Path(repo.git.working_dir)
+    prefix = store_prefix(repo)   # git status names paths from the top of the work tree
+    names = {entry[3:].removeprefix(prefix) for entry in out.split("\0") if len(entry) > 3}
     names = {n for n in names if not (root / n).is_symlink()}   # links are never scenes
     names = {n for n in names if is_utf8_name(n) and "\ufffd" not in n}   # nor names git
     # cannot spell in UTF-8 (doctor names them)
@@ -179,10 +293,12 @@ def trailers(message: str) -> dict[str, str]:
 
 
 def engine_commits(repo) -> list:
-    """Every commit on the current branch, oldest first (empty for a repo with no commit)."""
+    """Every commit on the current branch that touches the store's paths (``STORE_PATHS``),
+    oldest first: a person's commits elsewhere in a shared repository are not the store's
+    history. Empty for a repository with no commit."""
     if not repo.head.is_valid():
         return []
-    return list(reversed(list(repo.iter_commits())))
+    return list(reversed(list(repo.iter_commits(paths=list(STORE_PATHS)))))
 
 
 def live_batches(repo) -> dict[int, object]:
@@ -193,22 +309,40 @@ def live_batches(repo) -> dict[int, object]:
     """
     live: dict[int, object] = {}
     made: dict[int, object] = {}
+    # A plain `git revert` of a batch commit is an undo of it, a revert of that a redo.
+    reverts: dict[str, tuple[int, bool]] = {}   # sha -> (batch, True if it makes it live)
     for c in engine_commits(repo):
         found = trailers(c.message)
+        reverted = reverted_commit(c.message)
         if "Batch" in found and "Undo-Batch" not in found:
             made[int(found["Batch"])] = c
             live[int(found["Batch"])] = c
+            reverts[c.hexsha] = (int(found["Batch"]), True)
         elif "Undo-Batch" in found:
             live.pop(int(found["Undo-Batch"]), None)
         elif "Redo-Batch" in found and int(found["Redo-Batch"]) in made:
             live[int(found["Redo-Batch"])] = made[int(found["Redo-Batch"])]
+        elif reverted in reverts:
+            number, was_live = reverts[reverted]
+            reverts[c.hexsha] = (number, not was_live)
+            if was_live:
+                live.pop(number, None)
+            elif number in made:
+                live[number] = made[number]
     return live
 
 
+def reverted_commit(message: str) -> str:
+    """The sha a plain ``git revert`` commit names ("This reverts commit SHA."), else ""."""
+    match = _REVERTS.search(message)
+    return match.group(1) if match else ""
+
+
 def commit_kind(message: str) -> str:
-    """"batch" | "undo" | "redo" | "persona" | "hand edit" | "add" | "init" | "other"."""
+    """"batch" | "undo" | "redo" | "persona" | "hand edit" | "add" | "init" | "other". A plain
+    ``git revert`` (its message names the reverted commit) is an "undo"."""
     found = trailers(message)
-    if "Undo-Batch" in found or "Undo-Commit" in found:
+    if "Undo-Batch" in found or "Undo-Commit" in found or reverted_commit(message):
         return "undo"
     if "Redo-Batch" in found:
         return "redo"

@@ -107,18 +107,76 @@ def is_utf8_name(name: str) -> bool:
 def find_root(root: Path | None = None) -> Path:
     """The folder of the store meant by ``root``: ``root`` itself, else ``$SCENE_ENGINE_DIR``,
     else the current folder or the nearest folder above it that is a store (like git).
-    Raises ``NotAStoreError`` (exit 2) when that folder is not a store."""
+
+    A store made with ``scenes init --prefix P`` lives in ``FOLDER/P``; naming ``FOLDER`` (or,
+    from the current folder, any folder inside ``FOLDER``) finds it too (``prefixed_store``).
+    Raises ``NotAStoreError`` (exit 2) when no store is meant.
+    """
     if root is None and os.environ.get("SCENE_ENGINE_DIR"):
         root = Path(os.environ["SCENE_ENGINE_DIR"])
     if root is None:
         here = Path.cwd()
-        root = next((p for p in (here, *here.parents)
-                     if (p / META_DIR / "state.json").is_file()), here)
+        found = next((p for p in (here, *here.parents) if _is_store(p)), None)
+        if found is None:   # a prefixed store: its folder is in the same git work tree
+            top = next((p for p in (here, *here.parents) if (p / ".git").exists()), None)
+            for p in (here, *here.parents) if top is not None else ():
+                found = prefixed_store(p)
+                if found is not None or p == top:
+                    break
+        root = found or here
     root = Path(root)
-    if not (root / META_DIR / "state.json").is_file():
+    if not _is_store(root):
+        root = prefixed_store(root) or root
+    if not _is_store(root):
         raise NotAStoreError(f"{root} is not a scene store (no {META_DIR}/state.json); "
                              "make one with `scenes init DIR` or pass --dir")
     return root
+
+
+MAX_PREFIX_DEPTH = 3   # folders in a ``--prefix`` (``memory/``, ``notes/agent/memory/``)
+
+
+def _is_store(folder: Path) -> bool:
+    return (folder / META_DIR / "state.json").is_file()
+
+
+def prefixed_store(folder: Path) -> Path | None:
+    """The store that ``scenes init FOLDER --prefix P`` made inside ``folder``, or None.
+
+    A store below ``folder`` (at most ``MAX_PREFIX_DEPTH`` folders down, hidden folders
+    skipped) counts only if its ``config.toml`` records exactly that path as its ``prefix``,
+    so a store that merely sits in a subfolder is not adopted. The nearest one wins.
+    """
+    level = [Path(folder)]
+    for _ in range(MAX_PREFIX_DEPTH):
+        below = []
+        for parent in level:
+            try:
+                entries = sorted(os.scandir(parent), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                    continue
+                candidate = Path(entry.path)
+                if _is_store(candidate) and _recorded_prefix(candidate) == \
+                        candidate.relative_to(folder).as_posix() + "/":
+                    return candidate
+                below.append(candidate)
+        level = below
+    return None
+
+
+def _recorded_prefix(store_root: Path) -> str:
+    """The ``prefix`` in the store's ``config.toml`` ("" if none or unreadable)."""
+    import tomllib
+
+    try:
+        raw = tomllib.loads((store_root / META_DIR / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    value = raw.get("prefix", "")
+    return value if isinstance(value, str) else ""
 
 
 def check_format(path: Path) -> dict:

@@ -52,11 +52,14 @@ def begin(store, planned: Mapping[str, str | None], repo=None) -> None:
     text nor HEAD's; engine files are put back whatever they hold, so a caller that cannot know
     an engine file's text in advance (``add``: the journal decides what it appends) gives
     None for it. ``repo``: the store's ``git.Repo`` (opened if None). Raises ``TypeError``
-    for a list of paths (the old form) and ``OSError`` if the marker cannot be written.
+    for a list of paths (the old form), ``HistoryError`` when no commit can follow (a merge
+    or rebase of the person's in progress: nothing is written then) and ``OSError`` if the
+    marker cannot be written.
     """
     if not isinstance(planned, Mapping):
         raise TypeError("recovery.begin takes {path: text to write, or None for a deletion}")
     repo = repo or history.open_repo(store.root)
+    history.ensure_committable(repo)
     hashes = {path: None if text is None else _sha256(text.encode("utf-8"))
               for path, text in planned.items()}
     marker = _marker(store)
@@ -112,7 +115,7 @@ def recover(store, repo) -> list[str]:
     stays and the next command tries again.
     """
     with interrupts.critical(repo):
-        _remove_git_locks(Path(repo.git_dir))
+        _remove_git_locks(Path(repo.git_dir), shared=_shared(repo))
         intent = pending_intent(store)
         if intent is None:
             _remove_temp_files(store, only_marker=True)   # a kill while writing the marker
@@ -266,15 +269,44 @@ def _keep_hand_edits(repo, root: Path, kept: list[str]) -> None:
                       "whose memories are pending again)", RecoveryWarning, stacklevel=3)
 
 
-def _remove_git_locks(git_dir: Path) -> None:
+def _remove_git_locks(git_dir: Path, shared: bool = False) -> None:
     """Unlink the lock files git takes during a commit (index, HEAD, refs, packed-refs) and
-    the temporary indexes the engine commits through (``history.commit``)."""
+    the temporary indexes the engine commits through (``history.commit``).
+
+    ``shared``: the repository also holds a person's files, whose own git (or an editor's git
+    plugin) may be working right now; then only locks older than ``STALE_LOCK_SECONDS`` go.
+    """
     stale = [git_dir / "index.lock", git_dir / "HEAD.lock", git_dir / "packed-refs.lock"]
     stale += (git_dir / "refs").rglob("*.lock")
+    if shared:
+        now = time.time()
+        stale = [p for p in stale if _age(p, now) > STALE_LOCK_SECONDS]
     stale += git_dir.glob(f"{history.TEMP_INDEX}*")
     for path in stale:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+
+
+STALE_LOCK_SECONDS = 120
+
+
+def _age(path: Path, now: float) -> float:
+    try:
+        return now - path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _shared(repo) -> bool:
+    """True when the store shares its repository with other files: it sits below the top of
+    the work tree, or the top holds committed names that are not the store's."""
+    if history.store_prefix(repo):
+        return True
+    try:
+        names = repo.git.ls_tree("--name-only", "HEAD").splitlines()
+    except history._git().GitCommandError:
+        return False    # no commit yet
+    return not set(names) <= {*history.STORE_PATHS, ".gitignore"}
 
 
 def _remove_temp_files(store, only_marker: bool = False) -> None:

@@ -8,6 +8,7 @@ journal), ``.scene-engine/`` with ``config.toml`` and ``state.json`` (in git) an
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,12 +27,15 @@ from .layout import (  # noqa: F401  (the store's errors are imported from here 
     find_root,
 )
 
-GITIGNORE = f"""# derived or machine-local: rebuilt from the files
-/{META_DIR}/index.sqlite*
-/{META_DIR}/lock*
-/{META_DIR}/*.tmp
-/{META_DIR}/run/
-/{META_DIR}/inbox/
+# ``.scene-engine/.gitignore``: kept in the store's own folder, so a store in a person's
+# repository changes none of their files, and a `git add -A` of theirs leaves these out too.
+GITIGNORE = """# derived or machine-local: rebuilt from the files
+/index.sqlite*
+/lock*
+/*.tmp
+/run/
+/inbox/
+/transcripts/
 """
 
 
@@ -91,31 +95,102 @@ def read_state(path: Path) -> State:
                          f"at {exc.errors()[0]['loc']}") from exc
 
 
-def init_store(root: Path) -> Store:
-    """Make a new store at ``root`` (created if missing) with an initial git commit.
+class InitRefused(StoreError):
+    """``scenes init`` was asked for something it will not do; nothing was written (exit 2)."""
 
-    Raises ``StoreError`` if ``root`` already holds a store or is a non-empty folder that
-    is not one (so nobody's files are adopted by surprise).
+    exit_code = 2
+
+
+# The store's own names in its folder; anything else there belongs to the person.
+OWN_NAMES = ("scenes", "persona.md", "memories", META_DIR)
+
+
+def init_store(folder: Path, prefix: str = "", own_repo: bool = False) -> Store:
+    """Make a new store in ``folder`` (created if missing; empty or not) with a first commit.
+
+    Arguments: ``folder``, the folder to use (a notes folder, an Obsidian vault, a repository's
+    work tree or a new folder); ``prefix``, a relative path inside it for the store's own
+    paths (``"memory/"``; "" = at the folder's root), recorded in the config so commands find
+    the store from ``folder`` and any folder inside it; ``own_repo``, always ``git init`` at
+    ``folder`` even inside another repository (the demo, which must not commit into the
+    repository it happens to be run from).
+
+    Only the store's own paths (``OWN_NAMES`` under the prefix) are written. If ``folder`` (or
+    a folder above it) is a git work tree, that repository is used and the first commit holds
+    only the store's paths, made through a temporary index so whatever the person has staged
+    or changed stays as it was; otherwise ``git init`` makes one at ``folder``.
+
+    Returns the opened ``Store``. Raises ``InitRefused`` (exit 2) when ``folder`` is a file,
+    the prefix is absolute, leaves the folder or is too deep, a store already exists there
+    (or the folder is inside one), one of the store's names is already taken by the person's
+    files, or the repository's ``.gitignore`` ignores the store's place; ``HistoryError`` if
+    git fails, the repository is bare or a merge or rebase of the person's is in progress
+    (nothing is written then).
     """
     from . import history
+    from .layout import MAX_PREFIX_DEPTH, prefixed_store
 
-    root = Path(root)
-    if (root / META_DIR / "state.json").exists():
-        raise StoreError(f"{root} is already a scene store")
-    if root.exists() and any(p.name != ".git" for p in root.iterdir()):
-        raise StoreError(f"{root} exists and is not empty; choose a new or empty folder")
-    for folder in (root / "scenes", root / "memories", root / META_DIR):
-        folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise InitRefused(f"{folder} is a file, not a folder")
+    parts = clean_prefix(prefix)
+    if len(parts) > MAX_PREFIX_DEPTH:
+        raise InitRefused(f"--prefix {prefix!r} is more than {MAX_PREFIX_DEPTH} folders deep")
+    root = folder.joinpath(*parts)
+    for step in (folder.joinpath(*parts[:i + 1]) for i in range(len(parts))):
+        if step.is_symlink() or (step.exists() and not step.is_dir()):
+            raise InitRefused(f"{step} is not a folder; choose another --prefix")
+    for existing in (root, folder, prefixed_store(folder) if folder.is_dir() else None):
+        if existing is not None and (existing / META_DIR / "state.json").exists():
+            raise InitRefused(f"{existing} is already a scene store")
+    outer = next((p for p in root.absolute().parents if (p / META_DIR / "state.json").exists()),
+                 None)
+    if outer is not None:
+        raise InitRefused(f"{root} is inside the scene store {outer}; choose a folder outside it")
+    taken = [name for name in OWN_NAMES if os.path.lexists(root / name)]
+    if taken:
+        hint = "; choose another folder" + ("" if parts else " or a --prefix such as memory/")
+        raise InitRefused(f"{root / taken[0]} already exists and is not a scene store's{hint}")
+    repo = None if own_repo else history.find_repo(folder)
+    if repo is not None:
+        history.ensure_committable(repo)   # before anything is written
+        ignored = history.ignored_path(repo, root.absolute() / META_DIR / "state.json")
+        if ignored:
+            raise InitRefused(f"the repository ignores {ignored} (a .gitignore), so the store "
+                              "could not be committed; choose another folder or --prefix")
+    for sub in (root / "scenes", root / "memories", root / META_DIR):
+        sub.mkdir(parents=True, exist_ok=True)
     (root / "scenes" / ".gitkeep").touch()
     (root / "memories" / ".gitkeep").touch()
-    atomic_write_text(root / ".gitignore", GITIGNORE)
-    store = Store(root=root.resolve(), config=Config())
+    atomic_write_text(root / META_DIR / ".gitignore", GITIGNORE)
+    store = Store(root=root.resolve(),
+                  config=Config(prefix="/".join(parts) + "/" if parts else ""))
     atomic_write_text(store.config_path, render_config(store.config))
     store.save_state(State())
-    repo = history.init_repo(root)
-    history.commit(repo, "init: new scene store",
-                   paths=history.TRACKED + ("scenes/.gitkeep", "memories/.gitkeep"))
+    if repo is None:
+        history.init_repo(folder).close()
+    repo = history.open_repo(root)
+    try:
+        history.commit(repo, "init: new scene store",
+                       paths=("scenes/.gitkeep", "memories/.gitkeep", f"{META_DIR}/.gitignore",
+                              f"{META_DIR}/config.toml", f"{META_DIR}/state.json"))
+    finally:
+        repo.close()
     return store
+
+
+def clean_prefix(prefix: str) -> list[str]:
+    """The folders of ``--prefix`` (``"memory/"`` -> ``["memory"]``; "" -> []). Raises
+    ``InitRefused`` for an absolute path, ``..``, a hidden folder or a control character."""
+    text = (prefix or "").replace("\\", "/")
+    if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
+        raise InitRefused(f"--prefix {prefix!r} must be a relative path inside the folder")
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    for part in parts:
+        if part == ".." or part.startswith(".") or any(ord(c) < 32 for c in part):
+            raise InitRefused(f"--prefix {prefix!r} must stay inside the folder "
+                              "(no '..', no hidden folders)")
+    return parts
 
 
 def open_store(root: Path | None = None) -> Store:

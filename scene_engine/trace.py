@@ -72,7 +72,7 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
         kind = history.commit_kind(commit.message)
         base = {"time": commit.committed_datetime.isoformat(), "commit": commit.hexsha}
         if kind == "batch":
-            ledger = _ledger(commit, found)
+            ledger = _ledger(repo, commit, found)
             number = int(found["Batch"])
             merges[number] = ledger.merges if ledger else {}
             if memory.seq in expand_seqs(found.get("Memory-Seqs", "")):
@@ -102,12 +102,13 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
     return trace
 
 
-def _ledger(commit, found: dict) -> Ledger | None:
+def _ledger(repo, commit, found: dict) -> Ledger | None:
     path = found.get("Ledger")
     if not path:
         return None
     try:
-        return Ledger.parse((commit.tree / path).data_stream.read().decode("utf-8"))
+        blob = commit.tree / history.tree_path(repo, path)
+        return Ledger.parse(blob.data_stream.read().decode("utf-8"))
     except (KeyError, ValueError):
         return None
 
@@ -143,8 +144,8 @@ def _follow_hand_edit(trace: Trace, base: dict, repo, commit, tracked: set[str])
     """Renames and deletions of tracked scenes a person made."""
     if not commit.parents:
         return tracked
-    out = repo.git.diff("--name-status", "-M", commit.parents[0].hexsha, commit.hexsha,
-                        "--", "scenes")
+    out = repo.git.diff("--name-status", "--relative", "-M", commit.parents[0].hexsha,
+                        commit.hexsha, "--", "scenes")
     for row in out.splitlines():
         parts = row.split("\t")
         old = parts[1].removeprefix("scenes/") if len(parts) > 1 else ""

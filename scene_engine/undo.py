@@ -164,14 +164,14 @@ def _plan_reverse(store: Store, repo, commit, action: str = "undo") -> dict[str,
     """
     parent = commit.parents[0] if commit.parents else None
     # --no-renames: a renamed scene is a deletion plus an addition, both to be reversed.
-    names = repo.git.diff("--name-only", "-z", "--no-renames",
+    names = repo.git.diff("--name-only", "-z", "--no-renames", "--relative",
                           parent.hexsha if parent else history.EMPTY_TREE,
                           commit.hexsha, "--", *PATHS).split("\0")
     results: dict[str, str | None] = {}
     conflicts = []
     for path in filter(None, names):
-        before = _blob(parent, path)
-        after = _blob(commit, path)
+        before = _blob(parent, history.tree_path(repo, path))
+        after = _blob(commit, history.tree_path(repo, path))
         now_path = store.root / path
         now = now_path.read_text(encoding="utf-8") if now_path.exists() else None
         merged = _merge(repo, now, after, before)

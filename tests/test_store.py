@@ -66,18 +66,21 @@ def test_init_writes_the_default_settings_and_a_format_version(tmp_path):
     assert state["format"] == FORMAT_VERSION
 
 
-def test_init_refuses_an_existing_store_and_a_non_empty_folder(tmp_path):
+def test_init_refuses_an_existing_store_and_a_file_but_takes_a_folder_with_notes(tmp_path):
     init_store(tmp_path / "s")
     again = scenes("init", str(tmp_path / "s"))
-    assert again.exit_code != 0
+    assert again.exit_code == 2
     assert "already" in again.output
+    (tmp_path / "note.md").write_text("a file")
+    assert scenes("init", str(tmp_path / "note.md")).exit_code == 2
     other = tmp_path / "notes"
     other.mkdir()
     (other / "mine.txt").write_text("keep me")
-    refused = scenes("init", str(other))
-    assert refused.exit_code != 0
+    made = scenes("init", str(other))
+    assert made.exit_code == 0, made.output
     assert (other / "mine.txt").read_text() == "keep me"
-    assert not (other / ".scene-engine").exists()
+    assert (other / ".scene-engine" / "state.json").is_file()
+    assert "mine.txt" not in git.Repo(other).git.ls_files()   # never committed for them
 
 
 # ---------------------------------------------------------------- opening

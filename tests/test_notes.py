@@ -1,0 +1,339 @@
+"""A store in a person's notes (issue 11): an existing folder, an Obsidian-style vault, a git
+repository that already exists, at its root or under ``--prefix``.
+
+Real git repositories, no mocks. The person's files, staged and unstaged changes must come
+through every command byte for byte, and the engine's commits must hold only the store's
+paths. Every test runs with no global git identity (conftest); the person commits with
+``git -c user.name=...``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import git
+from test_history import topic_memories
+from typer.testing import CliRunner
+
+from scene_engine.cli import app
+
+runner = CliRunner()
+PERSON = ["-c", "user.name=Ada", "-c", "user.email=ada@example.org"]
+
+
+def sh(folder: Path, *args: str) -> str:
+    """Run git in ``folder`` as the person; return its stdout."""
+    done = subprocess.run(["git", *PERSON, *args], cwd=folder, capture_output=True,
+                          text=True, check=True)
+    return done.stdout
+
+
+def scenes(*args: str, stdin: str | None = None):
+    return runner.invoke(app, list(args), input=stdin)
+
+
+def ok(*args: str, stdin: str | None = None):
+    result = scenes(*args, stdin=stdin)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def make_vault(folder: Path) -> Path:
+    """An Obsidian-style vault in git: notes in subfolders, ``.obsidian/``, the person's own
+    commits, then a staged change, a staged new file, unstaged changes (one on top of a
+    staged one) and an untracked note."""
+    (folder / ".obsidian").mkdir(parents=True)
+    (folder / ".obsidian" / "app.json").write_text('{"theme": "dark"}\n')
+    (folder / "daily").mkdir()
+    (folder / "daily" / "2024-01-01.md").write_text("# Monday\nWalked to the river.\n")
+    (folder / "README.md").write_text("My vault.\n")
+    sh(folder, "init", "-q", "-b", "main")
+    sh(folder, "add", "-A")
+    sh(folder, "commit", "-q", "-m", "my notes")
+    (folder / "README.md").write_text("My vault, staged.\n")
+    (folder / "ideas.md").write_text("- a staged idea\n")
+    sh(folder, "add", "README.md", "ideas.md")
+    (folder / "README.md").write_text("My vault, staged, then edited again.\n")
+    (folder / "daily" / "2024-01-01.md").write_text("# Monday\nWalked to the river. Unsaved.\n")
+    (folder / "todo.md").write_text("untracked\n")
+    return folder
+
+
+def foreign(vault: Path, store: str) -> dict:
+    """Everything of the person's, outside the store's paths ``store`` (a pathspec): the
+    staged and unstaged diffs, the status and each file's bytes."""
+    outside = ["--", ".", f":(exclude){store}"] if store else ["--", "."]
+    files = {p.relative_to(vault).as_posix(): p.read_bytes() for p in sorted(vault.rglob("*"))
+             if p.is_file() and ".git" not in p.relative_to(vault).parts}
+    if store:
+        files = {k: v for k, v in files.items() if not _in_store(k, store)}
+    return {"diff": sh(vault, "diff", *outside), "cached": sh(vault, "diff", "--cached", *outside),
+            "status": sh(vault, "status", "--porcelain", "--untracked-files=all", *outside),
+            "files": files}
+
+
+def _in_store(path: str, store: str) -> bool:
+    names = [store] if store != ROOT_STORE else ROOT_NAMES
+    return any(path == n or path.startswith(n.rstrip("/") + "/") for n in names)
+
+
+ROOT_NAMES = ["scenes", "persona.md", "memories", ".scene-engine"]
+ROOT_STORE = ":(glob){scenes/**,persona.md,memories/**,.scene-engine/**}"
+
+
+def engine_commit_paths(vault: Path, since: str) -> set[str]:
+    """Every path changed by the commits after ``since``."""
+    out = sh(vault, "log", "--format=", "--name-only", f"{since}..HEAD")
+    return {line for line in out.splitlines() if line}
+
+
+# ---------------------------------------------------------------- the vault, under a prefix
+
+def test_a_vault_keeps_every_foreign_change_through_init_add_run_edit_undo_redo(tmp_path,
+                                                                                 monkeypatch):
+    vault = make_vault(tmp_path / "vault")
+    start = sh(vault, "rev-parse", "HEAD").strip()
+    before = foreign(vault, "memory")
+
+    made = ok("init", str(vault), "--prefix", "memory/")
+    store = vault / "memory"
+    assert str(store.resolve()) in made.output
+    assert not (store / ".git").exists()                     # no nested repository
+    assert foreign(vault, "memory") == before
+    init_stat = sh(vault, "show", "--stat", "--format=", "HEAD")
+    assert "memory/.scene-engine/state.json" in init_stat
+    assert all(p.startswith("memory/") for p in engine_commit_paths(vault, start))
+
+    # Found from the vault, from any folder in it, and by --dir pointing at the vault.
+    monkeypatch.chdir(vault / "daily")
+    assert json.loads(ok("status", "--json").stdout)["root"] == str(store.resolve())
+    monkeypatch.chdir(tmp_path)
+    ok("--dir", str(vault), "add", "-", stdin=topic_memories("garden", 0, 5, 1))
+    ok("--dir", str(vault), "add", "-", stdin=topic_memories("chess", 0, 5, 2))
+    ok("--dir", str(vault), "run", "--batch-size", "5")
+    assert foreign(vault, "memory") == before
+    assert sh(vault, "diff", "--cached", "--", "memory") == ""
+
+    # A hand edit of a scene (and editors' leftovers beside it), then more memories.
+    scene = sorted((store / "scenes").glob("garden*.md"))[0]
+    scene.write_text(scene.read_text() + "\nMy own line about the garden.\n")
+    (store / "scenes" / f".{scene.name}.swp").write_bytes(b"swap")
+    (store / "scenes" / f"{scene.name}~").write_text("backup")
+    ok("--dir", str(vault), "add", "-", stdin=topic_memories("cooking", 0, 5, 3))
+    ok("--dir", str(vault), "run", "--batch-size", "5")
+    assert foreign(vault, "memory") == before
+    kinds = [e["kind"] for e in json.loads(ok("--dir", str(vault), "log", "--json").stdout)]
+    assert kinds[:2] == ["batch", "hand edit"]
+    tracked = sh(vault, "ls-files", "memory/scenes").splitlines()
+    assert not [t for t in tracked if t.endswith("~") or t.endswith(".swp")]
+
+    # Undo the newest batch, then redo it: the scenes come and go, the vault stays.
+    cooking = sorted((store / "scenes").glob("cooking*.md"))
+    assert cooking
+    ok("--dir", str(vault), "undo")
+    assert not any(p.exists() for p in cooking)
+    assert foreign(vault, "memory") == before
+    batch = json.loads(ok("--dir", str(vault), "log", "--json").stdout)[1]["batch"]
+    ok("--dir", str(vault), "undo", str(batch))                 # redo
+    assert all(p.exists() for p in cooking)
+    assert "My own line about the garden." in scene.read_text()
+    assert foreign(vault, "memory") == before
+    assert sh(vault, "diff", "--cached", "--", "memory") == ""
+
+    ok("--dir", str(vault), "persona", "--force")
+    assert (store / "persona.md").is_file()
+    assert foreign(vault, "memory") == before
+
+    # Every commit since the person's last one holds only the store's paths.
+    changed = engine_commit_paths(vault, start)
+    assert changed and all(p.startswith("memory/") for p in changed), changed
+    assert ".obsidian/app.json" not in changed
+    blame = ok("--dir", str(vault), "blame", scene.stem)
+    assert "My own line about the garden." in blame.output
+    ok("--dir", str(vault), "trace", "garden-0")
+    doctor = scenes("--dir", str(vault), "doctor", "--json")
+    assert doctor.exit_code == 0, doctor.output
+
+
+def test_the_root_layout_in_a_repository_and_a_person_committing_the_whole_tree(tmp_path):
+    vault = make_vault(tmp_path / "vault")
+    before = foreign(vault, ROOT_STORE)
+    ok("init", str(vault))
+    assert (vault / ".scene-engine" / "state.json").is_file()
+    assert foreign(vault, ROOT_STORE) == before
+    assert not (vault / ".gitignore").exists()                # the vault's files untouched
+
+    ok("--dir", str(vault), "add", "-", stdin=topic_memories("garden", 0, 5, 1))
+    ok("--dir", str(vault), "run", "--batch-size", "5")
+    ok("--dir", str(vault), "add", "-", stdin=topic_memories("chess", 0, 5, 2))
+    ok("--dir", str(vault), "run", "--batch-size", "5")
+    assert foreign(vault, ROOT_STORE) == before
+    assert "README" not in scenes("--dir", str(vault), "search", "vault").output   # not indexed
+
+    # An auto-commit plugin commits the whole vault, scene edits and index included.
+    chess = sorted((vault / "scenes").glob("chess*.md"))[0]
+    garden = sorted((vault / "scenes").glob("garden*.md"))[0]
+    garden.write_text(garden.read_text() + "\nThe roses need shade.\n")
+    sh(vault, "add", "-A")
+    sh(vault, "commit", "-q", "-m", "vault backup")
+    committed = sh(vault, "ls-files").splitlines()
+    assert ".scene-engine/index.sqlite" not in committed        # ignored by the store itself
+    assert not [c for c in committed if c.startswith(".scene-engine/transcripts")]
+
+    log = json.loads(ok("--dir", str(vault), "log", "--json").stdout)
+    batches = [e for e in log if e["kind"] == "batch"]
+    assert [e["batch"] for e in batches] == [2, 1]               # the backup is not a batch
+    ok("--dir", str(vault), "undo")                             # across the person's commit
+    assert not chess.exists()
+    assert sh(vault, "log", "-1", "--format=%s", "HEAD~1").strip() == "vault backup"
+    assert "The roses need shade." in garden.read_text()
+    ok("--dir", str(vault), "undo", "2")                        # redo
+    assert chess.exists()
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("garden", 5, 5, 3))
+    assert "The roses need shade." in garden.read_text()        # the person's line stays
+    doctor = scenes("--dir", str(vault), "doctor", "--json")
+    assert doctor.exit_code == 0, doctor.output
+
+
+def test_a_fresh_clone_of_the_vault_holds_the_store_and_doctor_is_clean(tmp_path):
+    vault = make_vault(tmp_path / "vault")
+    ok("init", str(vault), "--prefix", "notes/memory")
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("garden", 0, 5, 1))
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(vault), str(clone)], check=True)
+    assert sorted((clone / "notes" / "memory" / "scenes").glob("*.md"))
+    doctor = scenes("--dir", str(clone), "doctor", "--json")
+    assert doctor.exit_code == 0, doctor.output
+    assert json.loads(scenes("--dir", str(clone), "status", "--json").stdout)["batches"] == 1
+
+
+# ---------------------------------------------------------------- init's choices and refusals
+
+def test_init_in_a_new_folder_inside_a_repository_uses_that_repository(tmp_path):
+    repo = tmp_path / "project"
+    repo.mkdir()
+    (repo / "code.py").write_text("print('hi')\n")
+    sh(repo, "init", "-q", "-b", "main")
+    sh(repo, "add", "code.py")          # staged, never committed: no HEAD yet
+    ok("init", str(repo / "agent" / "memory"))
+    assert not (repo / "agent" / "memory" / ".git").exists()
+    shown = sh(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert shown and all(p.startswith("agent/memory/") for p in shown)
+    assert "A  code.py" in sh(repo, "status", "--porcelain")   # still staged, still theirs
+
+
+def test_init_outside_a_repository_makes_one_and_commits_only_the_store(tmp_path, monkeypatch):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "diary.md").write_text("dear diary\n")
+    monkeypatch.setenv("SCENE_ENGINE_DIR", str(notes))
+    ok("init", "--prefix", "memory/")
+    assert (notes / ".git").is_dir()
+    assert "diary.md" not in git.Repo(notes).git.ls_files()
+    assert (notes / "diary.md").read_text() == "dear diary\n"
+    assert json.loads(ok("status", "--json").stdout)["root"] == str((notes / "memory").resolve())
+
+
+def test_init_refusals_exit_2_with_one_line_and_write_nothing(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "scenes").mkdir()                       # the person's own folder of that name
+    (vault / "file.md").write_text("x")
+    cases = [[str(vault)],                           # scenes/ is taken
+             [str(vault / "file.md")],               # a file, not a folder
+             [str(vault), "--prefix", "../outside"],
+             [str(vault), "--prefix", "/abs"],
+             [str(vault), "--prefix", "file.md"]]    # a file on the way
+    for args in cases:
+        result = scenes("init", *args)
+        assert result.exit_code == 2, (args, result.output)
+        assert len(result.output.strip().splitlines()) == 1, result.output
+    assert sorted(p.name for p in vault.iterdir()) == ["file.md", "scenes"]
+    assert not (tmp_path / "outside").exists()
+    ok("init", str(vault), "--prefix", "memory/")
+    again = scenes("init", str(vault), "--prefix", "other/")
+    assert again.exit_code == 2 and "already" in again.output
+    inside = scenes("init", str(vault / "memory" / "scenes" / "nested"))
+    assert inside.exit_code == 2 and "inside the scene store" in inside.output
+    assert not (vault / "memory" / "scenes" / "nested").exists()
+
+
+def test_a_store_made_by_the_earlier_init_keeps_working(tmp_path):
+    """The earlier layout: its own repository with a ``.gitignore`` at the top."""
+    root = tmp_path / "old"
+    ok("init", str(root))
+    (root / ".scene-engine" / ".gitignore").unlink()
+    (root / ".gitignore").write_text("/.scene-engine/index.sqlite*\n/.scene-engine/lock*\n"
+                                     "/.scene-engine/*.tmp\n/.scene-engine/run/\n"
+                                     "/.scene-engine/inbox/\n")
+    sh(root, "add", "-A")
+    sh(root, "commit", "-q", "-m", "init: new scene store")
+    ok("--dir", str(root), "ingest", "-", stdin=topic_memories("garden", 0, 5, 1))
+    ok("--dir", str(root), "ingest", "-", stdin=topic_memories("chess", 0, 5, 2))
+    ok("--dir", str(root), "undo")
+    assert not list((root / "scenes").glob("chess*.md"))
+    assert sh(root, "status", "--porcelain") == ""
+    doctor = scenes("--dir", str(root), "doctor", "--json")
+    assert doctor.exit_code == 0, doctor.output
+
+
+def test_a_merge_in_progress_is_never_ended_by_the_engine(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "note.md").write_text("base\n")
+    sh(vault, "init", "-q", "-b", "main")
+    sh(vault, "add", "-A")
+    sh(vault, "commit", "-q", "-m", "base")
+    ok("init", str(vault), "--prefix", "memory/")
+    sh(vault, "checkout", "-q", "-b", "other")
+    (vault / "note.md").write_text("theirs\n")
+    sh(vault, "commit", "-q", "-am", "theirs")
+    sh(vault, "checkout", "-q", "main")
+    (vault / "note.md").write_text("mine\n")
+    sh(vault, "commit", "-q", "-am", "mine")
+    merging = subprocess.run(["git", *PERSON, "merge", "-q", "other"], cwd=vault,
+                             capture_output=True)
+    assert merging.returncode != 0                          # a conflict: the person is merging
+    before = foreign(vault, "memory"), sh(vault, "rev-parse", "HEAD")
+    refused = scenes("--dir", str(vault), "add", "-", stdin=topic_memories("garden", 0, 5, 1))
+    assert refused.exit_code == 1
+    assert "merge" in refused.output
+    again = scenes("init", str(vault / "sub"))
+    assert again.exit_code == 1 and not (vault / "sub").exists()
+    assert (vault / ".git" / "MERGE_HEAD").exists()
+    assert (foreign(vault, "memory"), sh(vault, "rev-parse", "HEAD")) == before
+    assert sh(vault, "status", "--porcelain", "--", "memory") == ""   # nothing written
+
+
+def test_the_newest_batch_undone_with_plain_git_revert(tmp_path):
+    vault = make_vault(tmp_path / "vault")
+    ok("init", str(vault), "--prefix", "memory/")
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("garden", 0, 5, 1))
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("chess", 0, 5, 2))
+    newest = json.loads(ok("--dir", str(vault), "log", "--json").stdout)[0]
+    assert newest["kind"] == "batch" and newest["commit"] == sh(vault, "rev-parse", "HEAD").strip()
+    sh(vault, "stash", "-q")                  # git revert wants a clean tree: the person's way
+    sh(vault, "revert", "--no-edit", newest["commit"])
+    sh(vault, "stash", "pop", "-q")
+    assert not list((vault / "memory" / "scenes").glob("chess*.md"))
+    assert json.loads(ok("--dir", str(vault), "status", "--json").stdout)["pending"] == 5
+    assert json.loads(ok("--dir", str(vault), "log", "--json").stdout)[0]["kind"] == "undo"
+    doctor = scenes("--dir", str(vault), "doctor", "--json")
+    assert doctor.exit_code == 0, doctor.output
+    ok("--dir", str(vault), "run")
+    assert list((vault / "memory" / "scenes").glob("chess*.md"))
+    doctor = scenes("--dir", str(vault), "doctor", "--json")
+    assert doctor.exit_code == 0, doctor.output
+
+
+def test_init_refuses_a_place_the_repository_ignores(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / ".gitignore").write_text("private/\n")
+    sh(vault, "init", "-q", "-b", "main")
+    result = scenes("init", str(vault), "--prefix", "private/memory/")
+    assert result.exit_code == 2
+    assert "ignores private/memory/.scene-engine/state.json" in result.output
+    assert not (vault / "private").exists()
