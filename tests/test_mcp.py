@@ -316,3 +316,13 @@ def test_remember_while_a_batch_holds_the_store_is_kept_not_lost(root):
     assert open_store(root).load_state().pending == 0
     assert json.loads(cli(root, "status", "--json").stdout)["queued"] == 0
     assert "dentist" in cli(root, "recall", "dentist").stdout
+
+
+def test_undo_takes_a_batch_number_when_allowed(root):
+    async def body(client):
+        undone = data(await client.call_tool("undo", {"batch": 1}))
+        return undone, data(await client.call_tool("status", {}))
+
+    undone, status = session(root, body, "--no-fold", "--allow-undo")
+    assert undone["action"] == "undo" and undone["batch"] == 1
+    assert status["pending"] == 2 and status["scenes"] == 0

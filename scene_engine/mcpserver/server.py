@@ -132,14 +132,14 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
 
     if allow_undo:
         @server.tool()
-        def undo(batch: Annotated[str | None, Field(description=(
-                    "Batch number or commit; default the newest batch not yet undone."))
-                 ] = None,
+        def undo(batch: Annotated[int | str | None, Field(description=(
+                    "Batch number (3) or commit sha; default the newest batch not yet "
+                    "undone."))] = None,
                  forget: Annotated[bool, Field(description=(
                      "Never fold the batch's memories again."))] = False) -> dict:
             """Revert one batch with a new commit; its memories become pending again."""
             with writing:
-                return call(tools.undo, batch, forget)
+                return call(tools.undo, None if batch is None else str(batch), forget)
 
     @server.resource("scene://{name}", mime_type="text/markdown",
                      description="A scene file: YAML header and Markdown narrative.")
