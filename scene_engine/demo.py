@@ -18,17 +18,17 @@ def demo_memories() -> bytes:
 def build_demo(directory: Path, on_batch=None):
     """Make a store at ``directory``, add the demo memories and fold them offline.
 
-    Returns ``(store, add_report, batch_results)``. Raises ``StoreError`` if ``directory``
+    Returns ``(store, add_report, batch_results)``. Raises ``store.InitRefused`` (exit 2) if ``directory``
     is not new or empty.
     """
     from .batch import run_pending
     from .engine import add_memories
     from .offline import OfflineBackend
-    from .store import StoreError, init_store
+    from .store import InitRefused, init_store
 
     directory = Path(directory)
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
-        raise StoreError(f"{directory} exists and is not empty; choose a new or empty folder")
+        raise InitRefused(f"{directory} exists and is not empty; choose a new or empty folder")
     store = init_store(directory, own_repo=True)
     report = add_memories(store, demo_memories())
     results = run_pending(store, OfflineBackend(), on_batch=on_batch)

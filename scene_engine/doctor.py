@@ -183,7 +183,21 @@ def _check_history(store: Store) -> list[str]:
     last = max(history.live_batches(repo), default=0)
     if last > state.batch:
         problems.append(f"history: batch {last} is committed but state counts {state.batch}")
-    return problems
+    return problems + _ignored_files(store, repo)
+
+
+def _ignored_files(store: Store, repo) -> list[str]:
+    """Store files the repository's ignore rules keep out of git (a vault's "*.jsonl" rule
+    added after init): they are never committed, so a clone lacks them."""
+    from .store import STORE_FILES
+
+    found = []
+    for part in STORE_FILES:
+        name = history.ignored_path(repo, store.root.absolute() / part)
+        if name:
+            found.append(f"git: the repository ignores {name} (a .gitignore rule): files like "
+                         "it are never committed and a clone lacks them; remove the rule")
+    return found
 
 
 def _check_ledgers(store: Store) -> list[str]:

@@ -39,6 +39,11 @@ GITIGNORE = """# derived or machine-local: rebuilt from the files
 """
 
 
+# One file of each kind the store commits, as paths under its root (for ignore-rule checks).
+STORE_FILES = (f"{META_DIR}/state.json", f"{META_DIR}/config.toml", "memories/00000.jsonl",
+               "scenes/a-scene.md", "persona.md", f"{META_DIR}/ledger/000001.json")
+
+
 class State(BaseModel):
     """The checkpoint in ``state.json``, committed with the scenes it describes.
 
@@ -154,7 +159,10 @@ def init_store(folder: Path, prefix: str = "", own_repo: bool = False) -> Store:
     repo = None if own_repo else history.find_repo(folder)
     if repo is not None:
         history.ensure_committable(repo)   # before anything is written
-        ignored = history.ignored_path(repo, root.absolute() / META_DIR / "state.json")
+        # Every kind of file the store commits (a rule such as "*.jsonl" or "*.md" may
+        # leave out one kind only, and the journal would silently never reach git).
+        ignored = next(filter(None, (history.ignored_path(repo, root.absolute() / part)
+                                     for part in STORE_FILES)), "")
         if ignored:
             raise InitRefused(f"the repository ignores {ignored} (a .gitignore), so the store "
                               "could not be committed; choose another folder or --prefix")

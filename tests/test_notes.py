@@ -337,3 +337,19 @@ def test_init_refuses_a_place_the_repository_ignores(tmp_path):
     assert result.exit_code == 2
     assert "ignores private/memory/.scene-engine/state.json" in result.output
     assert not (vault / "private").exists()
+
+
+def test_a_rule_that_ignores_one_kind_of_store_file_is_refused_or_flagged(tmp_path):
+    # A vault ignoring "*.jsonl" would keep the journal out of git without a word.
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    sh(vault, "init", "-q", "-b", "main")
+    (vault / ".gitignore").write_text("*.jsonl\n")
+    refused = scenes("init", str(vault), "--prefix", "memory/")
+    assert refused.exit_code == 2 and "ignores memory/memories/00000.jsonl" in refused.output
+    assert not (vault / "memory").exists()
+    (vault / ".gitignore").write_text("")
+    ok("init", str(vault), "--prefix", "memory/")
+    (vault / ".gitignore").write_text("*.jsonl\n")          # the rule comes later
+    doctor = scenes("--dir", str(vault), "doctor")
+    assert doctor.exit_code == 1 and "ignores memory/memories/00000.jsonl" in doctor.output

@@ -143,7 +143,7 @@ def test_demo_command_prints_list_scene_and_recall(tmp_path):
     assert result.exit_code == 0, result.output
     assert "scenes show" in result.output and "## Passages" in result.output
     again = runner.invoke(app, ["demo", str(tmp_path / "d")])   # not over an existing store
-    assert again.exit_code != 0
+    assert again.exit_code == 2 and "not empty" in again.output
 
 
 def test_locomo_memories_carry_sample_dia_id_and_session_date():

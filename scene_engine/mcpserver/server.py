@@ -41,7 +41,7 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-    server = MCPServer("scene-engine", instructions=INSTRUCTIONS)
+    server = MCPServer("scene-engine", instructions=INSTRUCTIONS, version=_version())
     writing = threading.Lock()
 
     def call(function, *args, **kwargs):
@@ -150,6 +150,15 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
             raise ResourceError(str(exc)) from None
 
     return server
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("scene-engine")
+    except PackageNotFoundError:      # run from a source tree that was never installed
+        return "0+unknown"
 
 
 def serve(store: Store, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
