@@ -4,9 +4,7 @@ The text has three parts, in this order: the persona, a compact map of the scene
 summary; the scenes that match the query first), and the passages that best answer the query.
 Passages come from both layers: sentences of the matching scenes (a timeline line's date kept
 with each of its sentences) and the matching memories of the journal (each with its date),
-ranked together by one BM25 whose word weights come from the whole journal, with a light
-pseudo-relevance feedback (the words the best passages share with each other widen the query a
-little; Rocchio's rule as RM3 uses it). A memory stands in for a scene sentence that only
+ranked together by one BM25 whose word weights come from the whole journal. A memory stands in for a scene sentence that only
 restates it (the memory keeps the words as said, and its id); a passage whose words an already
 chosen one states is skipped, so one fact does not spend the budget twice. A question about time
 ("when", "how long ago", 什么时候, 哪年) prefers passages that name a time. Relative times are
@@ -38,10 +36,6 @@ CHARS_PER_CANDIDATE = 50  # ... one candidate memory per this many characters of
 LONG_MEMORY = 400         # a memory longer than this is recalled sentence by sentence
 SAME_FACT = 0.8           # a passage this much covered by a chosen one says nothing new
 TIME_BOOST = 1.3          # a passage that names a time, for a question about time
-FEEDBACK_PASSAGES = 3     # pseudo-relevance feedback: the best passages read for more words
-FEEDBACK_TERMS = 10       # ... the words taken from them
-FEEDBACK_WEIGHT = 0.2     # ... each weighing this much of a word of the question
-FEEDBACK = False          # ... off: on LoCoMo it moved recall by noise only (-0.3 to +0.2 points)
 _TIME_QUESTION = re.compile(
     r"\b(when|what (year|month|day|date|time)|how long|which (year|month|day)|ago|since|"
     r"until|before|after|date)\b|什么时候|哪年|哪一年|几月|哪天|多久|何时|几号", re.I)
@@ -179,16 +173,14 @@ def _digest_passages(scene: str, year: str, facts: str) -> list[Passage]:
     return out
 
 
-def rank_passages(query: str, passages: list[Passage], corpus: Corpus | None = None,
-                  feedback: bool = False) -> list[Passage]:
+def rank_passages(query: str, passages: list[Passage],
+                  corpus: Corpus | None = None) -> list[Passage]:
     """BM25 (k1 1.2, b 0.75, length in characters) of each passage (its date and text) against
     the query terms (the search analyser: stems, Chinese words by character pairs, stop words
     out); best first, ties by original order. Passages with no query term are dropped.
 
     ``corpus`` gives the document frequencies the word weights come from (the journal's, from
-    the index); without it, the passages themselves are the corpus. ``feedback``: widen the
-    query with the rarest words of the best ``FEEDBACK_PASSAGES`` (``FEEDBACK_WEIGHT`` each)
-    and score again; only these passages are re-scored (no new candidates).
+    the index); without it, the passages themselves are the corpus.
     """
     wanted = question_terms(query)
     if not wanted or not passages:
@@ -202,21 +194,11 @@ def rank_passages(query: str, passages: list[Passage], corpus: Corpus | None = N
         return []
     docs = [_term_counts(p.dated()) for p in passages]
     lengths = [len(p.dated()) for p in passages]
-    stats = corpus or _own_corpus(docs)
-    weights = {t: 1.0 for t in wanted}
-    scores = _bm25(weights, docs, lengths, stats)
-    if feedback:
-        best = sorted(range(len(docs)), key=lambda i: (-scores[i], i))[:FEEDBACK_PASSAGES]
-        extra = set().union(*(docs[i].keys() for i in best if scores[i] > 0)) - wanted
-        n, df = stats(extra)
-        rare = sorted(extra, key=lambda t: (-sum(docs[i][t] for i in best)
-                                            * _idf(n, df.get(t, 0)), t))
-        weights.update({t: FEEDBACK_WEIGHT for t in rare[:FEEDBACK_TERMS]})
-        scores = _bm25(weights, docs, lengths, stats)
+    scores = _bm25(wanted, docs, lengths, corpus or _own_corpus(docs))
     for passage, score in zip(passages, scores, strict=True):
         passage.score = score
     order = sorted(range(len(passages)), key=lambda i: (-scores[i], i))
-    return [passages[i] for i in order if scores[i] > 0 and docs[i].keys() & wanted]
+    return [passages[i] for i in order if scores[i] > 0]
 
 
 @functools.lru_cache(maxsize=16384)
@@ -232,10 +214,10 @@ def _term_counts(text: str) -> Counter:
     return counts
 
 
-def _bm25(weights: dict[str, float], docs: list[Counter], lengths: list[int],
+def _bm25(terms: set[str], docs: list[Counter], lengths: list[int],
           corpus: Corpus) -> list[float]:
-    n, df = corpus(set(weights))
-    idf = {t: w * _idf(n, df.get(t, 0)) for t, w in weights.items()}
+    n, df = corpus(terms)
+    idf = {t: _idf(n, df.get(t, 0)) for t in terms}
     avg = sum(lengths) / len(lengths) or 1.0
     return [sum(idf[t] * doc[t] * 2.2 / (doc[t] + 1.2 * (0.25 + 0.75 * length / avg))
                 for t in idf.keys() & doc.keys())
@@ -489,9 +471,9 @@ def _layout(chosen: list[Passage], line: Callable[[Passage], str]) -> str:
 
 
 def _ranked(query: str, passages: list[Passage], corpus: Corpus | None) -> list[Passage]:
-    """``rank_passages`` with feedback; for a question about time, passages that name a time
+    """``rank_passages``; for a question about time, passages that name a time
     in their own words (``(2022)``, ``in May``, ``3月``) first among near equals."""
-    ranked = rank_passages(query, passages, corpus, feedback=FEEDBACK)
+    ranked = rank_passages(query, passages, corpus)
     if not _TIME_QUESTION.search(query):
         return ranked
     for passage in ranked:
