@@ -35,7 +35,8 @@ def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool 
     """Print the best ``k`` scenes for ``query`` (see ``SceneIndex.search``): a line each
     with heat and summary and a snippet under it, or ``--json`` (a list of hits, each with
     ``fallback``); with ``memories`` (or a ``scope``: only its memories and unscoped ones)
-    the best memories of the journal instead (id, date, text). Says when nothing held every word and when only common words were asked.
+    the best memories of the journal instead (id, date, text). Says when nothing held every
+    word and when only common words were asked.
     Raises ``StoreError`` (not a store, no readable index) and ``OSError``."""
     from .index import read_index
 
@@ -53,20 +54,28 @@ def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool 
         _print_memories(query, hits, as_json)
         return
     if as_json:
-        echo_json([{"name": h.name, "summary": h.summary, "heat": h.heat,
-                    "snippet": h.snippet, "score": h.score, "fallback": h.fallback}
-                   for h in hits])
+        echo_json([scene_hit_json(h) for h in hits])
         return
     _say_how_found(query, hits, "scene")
     for hit in hits:
         print(f"{hit.name} (heat {hit.heat}): {hit.summary}\n    {hit.snippet}")
 
 
+def scene_hit_json(hit) -> dict:
+    """A scene hit (``index.Hit``) as ``search --json`` (and the MCP ``search`` tool) gives it."""
+    return {"name": hit.name, "summary": hit.summary, "heat": hit.heat,
+            "snippet": hit.snippet, "score": hit.score, "fallback": hit.fallback}
+
+
+def memory_hit_json(hit) -> dict:
+    """A memory hit (``memory_index.MemoryHit``) as ``search --memories --json`` gives it."""
+    return {"id": hit.id, "seq": hit.seq, "created_at": hit.created_at,
+            "content": hit.content, "score": hit.score, "fallback": hit.fallback}
+
+
 def _print_memories(query: str, hits, as_json: bool) -> None:
     if as_json:
-        echo_json([{"id": h.id, "seq": h.seq, "created_at": h.created_at,
-                    "content": h.content, "score": h.score, "fallback": h.fallback}
-                   for h in hits])
+        echo_json([memory_hit_json(h) for h in hits])
         return
     _say_how_found(query, hits, "memory")
     for hit in hits:

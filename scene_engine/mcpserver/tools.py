@@ -84,10 +84,11 @@ def recall(store: Store, query: str, budget: int = 4000, scope: str | None = Non
 
 def search(store: Store, query: str, k: int = 10, memories: bool = False,
            scope: str | None = None) -> list[dict]:
-    """The best ``k`` scenes for ``query`` (``[{"name", "summary", "heat", "snippet",
-    "score"}]``), or with ``memories`` (or a ``scope``) the best memories of the journal
-    (``[{"id", "created_at", "content", "score"}]``). Raises ``ToolInputError``."""
+    """The best ``k`` scenes for ``query``, or with ``memories`` (or a ``scope``) the best
+    memories of the journal, each as ``scenes search --json`` gives it
+    (``quick.scene_hit_json``, ``quick.memory_hit_json``). Raises ``ToolInputError``."""
     from ..index import read_index
+    from ..quick import memory_hit_json, scene_hit_json
 
     _need_text(query, "query")
     if not isinstance(k, int) or not 1 <= k <= MAX_HITS:
@@ -95,11 +96,8 @@ def search(store: Store, query: str, k: int = 10, memories: bool = False,
     index, _ = read_index(store)
     try:
         if memories or scope is not None:
-            return [{"id": h.id, "created_at": h.created_at, "content": h.content,
-                     "score": round(h.score, 4)}
-                    for h in index.search_memories(query, k=k, scope=scope)]
-        return [{"name": h.name, "summary": h.summary, "heat": h.heat, "snippet": h.snippet,
-                 "score": round(h.score, 4)} for h in index.search(query, k=k)]
+            return [memory_hit_json(h) for h in index.search_memories(query, k=k, scope=scope)]
+        return [scene_hit_json(h) for h in index.search(query, k=k)]
     finally:
         index.close()
 
