@@ -33,6 +33,7 @@ from .memories import Memory
 from .rules import is_report_like, merged_from
 from .scene import Scene, parse_scene, render_scene
 from .text import STOP_WORDS, Vectorizer, is_cjk_text, keywords, terms
+from .when import MONTH_ABBREVIATIONS
 
 TIMELINE = "Timeline"
 SIMILAR_ENOUGH = 0.12   # cosine below this opens a new scene (when the rules allow one)
@@ -40,7 +41,6 @@ DIGEST_WORDS = (10_000, 12, 6, 3)  # content words kept a fact in a month digest
 #                                    words dropped), then fewer as room runs out
 _HEADING = re.compile(rf"^## {TIMELINE}(?: \([^)]*\))?\s*$", re.M)
 _LINE = re.compile(r"^- (\d{4}(?:-\d{2}(?:-\d{2})?|-Q[1-4])?)( \(digest\))?: (.*)$")
-MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 DIGEST_DAY = re.compile(r"^(\d{1,2} [A-Z][a-z]{2}: )(.*)$")   # "7 May: " before a digest fact
 _COUNTED = re.compile(r"^(\d+) entries: (.*)$")
 DIGEST_KEYWORDS = 10      # words a quarter or year digest keeps
@@ -262,7 +262,7 @@ def _month_digest(month: str, entries: list[Entry]) -> Entry:
     still says when; facts already in a digest keep their day."""
     facts = []
     for entry in _ordered(entries):
-        day = "" if entry.digest else f"{int(entry.day[8:10])} {MONTHS[int(entry.day[5:7]) - 1]}: "
+        day = "" if entry.digest else f"{int(entry.day[8:10])} {MONTH_ABBREVIATIONS[int(entry.day[5:7]) - 1]}: "
         facts += [day + _shorten_dated(f, DIGEST_WORDS[0]) for f in _facts(entry)]
     return Entry(month, "; ".join(dict.fromkeys(facts)), digest=True)
 

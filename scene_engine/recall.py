@@ -27,7 +27,7 @@ from datetime import date, datetime
 from .analysis import CJK_RUN, fold, question_terms, text_terms
 from .fsutil import read_regular_text
 from .store import Store
-from .when import readable, resolve
+from .when import MONTH_ABBREVIATIONS, readable, resolve
 
 DEFAULT_BUDGET = 4000
 CANDIDATES = 16           # scenes whose sentences compete for the passage budget
@@ -51,8 +51,6 @@ MAP_MAX = 600             # (about five scenes with their summaries)
 SUMMARY_CHARS = 100       # a summary in the map is cut (at a word) to this
 _DIGEST = re.compile(r"^- (\d{4})-\d{2} \(digest\): (.*)$")
 _DIGEST_DAY = re.compile(r"^(\d{1,2}) ([A-Z][a-z]{2}): (.*)$")
-_MONTH_ABBR = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
-               "Dec")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
 _SHORTEST_LINE = 8        # no passage line is shorter ("- " and a few words): stop looking
@@ -165,8 +163,8 @@ def _digest_passages(scene: str, year: str, facts: str) -> list[Passage]:
     out = []
     for fact in filter(None, (f.strip() for f in facts.split("; "))):
         dated = _DIGEST_DAY.match(fact)
-        if dated and dated.group(2) in _MONTH_ABBR:
-            day = _day(year, str(_MONTH_ABBR.index(dated.group(2)) + 1), dated.group(1))
+        if dated and dated.group(2) in MONTH_ABBREVIATIONS:
+            day = _day(year, str(MONTH_ABBREVIATIONS.index(dated.group(2)) + 1), dated.group(1))
             out.append(Passage(scene, resolve(dated.group(3), day) if day else fact, day))
         else:
             out.append(Passage(scene, fact))

@@ -17,9 +17,9 @@ from .batch import expand_seqs
 from .conservation import content_terms, coverage
 from .fsutil import read_regular_text
 from .memories import Journal, Memory
-from .offline import MONTHS
 from .scene import parse_scene
 from .store import Store
+from .when import MONTH_ABBREVIATIONS
 
 LINE_EVIDENCE = 0.8   # a sentence states the memory if it holds this share of its words
 
@@ -190,7 +190,7 @@ def _states(memory: Memory, line: str, tz) -> str:
         when = memory.created_at.astimezone(tz)
         if digest.group(1) != f"{when:%Y-%m}":
             return ""
-        day = f"{when.day} {MONTHS[when.month - 1]}: "
+        day = f"{when.day} {MONTH_ABBREVIATIONS[when.month - 1]}: "
         for fact in digest.group(2).split("; "):
             if fact.startswith(day):
                 fact = fact.removeprefix(day).rstrip("…").strip()

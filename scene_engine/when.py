@@ -23,8 +23,9 @@ import functools
 import re
 from datetime import date, timedelta
 
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December")
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")
+MONTH_ABBREVIATIONS = tuple(m[:3] for m in MONTHS)   # "7 May" in the offline month digests
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
             "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
@@ -37,7 +38,7 @@ _EXPRESSION = re.compile(
 
 def readable(day: date) -> str:
     """``date(2023, 5, 8)`` -> ``"8 May 2023"``."""
-    return f"{day.day} {_MONTHS[day.month - 1]} {day.year}"
+    return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
 
 
 @functools.lru_cache(maxsize=32768)
@@ -72,7 +73,7 @@ def _absolute(m: re.Match, day: date) -> str | None:
     step = {"last": -1, "next": 1, "this": 0}[way]
     if unit == "month":
         month = day.year * 12 + day.month - 1 + step
-        return f"{_MONTHS[month % 12]} {month // 12}"
+        return f"{MONTHS[month % 12]} {month // 12}"
     return str(day.year + step)
 
 
@@ -111,5 +112,5 @@ def _ago(count: int, unit: str, day: date) -> str:
         return f"{count} week{'s' * (count > 1)} before {readable(day)}"
     if unit == "month":
         month = day.year * 12 + day.month - 1 - count
-        return f"{_MONTHS[month % 12]} {month // 12}"
+        return f"{MONTHS[month % 12]} {month // 12}"
     return str(day.year - count)
