@@ -276,7 +276,7 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
             counts["merged"] += 1
         counts["created" if name in created else "updated"] += 1
         text = render_scene(Scene(name=name, meta=meta, body=scene.body, header="yaml", raw=raw),
-                            style=job.config.meta_style)
+                            style=job.config.meta_style, times=job.config.header_times)
         if before is not None and "\r\n" in job.scene_texts[before.name]:
             text = text.replace("\r\n", "\n").replace("\n", "\r\n")   # as the person saves it
         job.box.stage(name, text)
@@ -332,7 +332,8 @@ def commit_message(number: int, counts: dict[str, int], summary: str, memories: 
     shown = ", ".join(ids) if len(ids) <= 20 else f"{ids[0]} .. {ids[-1]} ({len(ids)})"
     trailers = [f"Batch: {number}", f"Memories: {shown}",
                 f"Memory-Seqs: {compress_seqs([m.seq for m in memories])}",
-                f"Backend: {backend}", f"Tokens: {tokens}"]
+                f"Backend: {backend}", f"Tokens: {tokens}",
+                f"Written-By: scene-engine ({backend} backend)"]
     if cost is not None:
         trailers.append(f"Cost-USD: {cost:.6f}")
     body = " ".join(summary.split())[:2000] or "(no summary)"

@@ -93,6 +93,14 @@ def handled(func: Callable) -> Callable:
                 if received() is not None:   # a git child died of the same signal first
                     _interrupted(received())
                 _fail(str(exc), 1)
+            git_error = getattr(sys.modules.get("git"), "GitCommandError", None)
+            if git_error is not None and isinstance(exc, git_error):
+                if received() is not None:
+                    _interrupted(received())
+                # Such as another git's index.lock in a shared repository: say git's words.
+                said = exc.stderr.strip() if isinstance(exc.stderr, str) else ""
+                _fail(f"git failed ({' '.join(map(str, exc.command[:2]))}): "
+                      f"{said.removeprefix('stderr:').strip(chr(39) + ' ') or exc}", 1)
             raise
 
     return wrapper

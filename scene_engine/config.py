@@ -34,7 +34,11 @@ class Config(BaseModel):
     the background, ``scenes mcp`` and ``scenes watch --fold``: a batch runs once this many
     memories are pending, or once memories have waited this many seconds with none added),
     ``prefix`` (set by ``scenes init --prefix``: where the store sits in the folder it was made
-    in, such as "memory/"; "" = at that folder's root).
+    in, such as "memory/"; "" = at that folder's root), ``wiki_links`` (the persona links
+    scenes as ``[[name]]`` so a vault user can click through) and ``header_times`` ("iso":
+    ISO-8601 with the zone offset; "obsidian": ``YYYY-MM-DDTHH:MM:SS`` in UTC without an
+    offset, the form Obsidian's "Date & time" property takes). ``scenes init`` turns both on
+    inside an Obsidian vault (a ``.obsidian/`` folder at or above the store).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -55,6 +59,8 @@ class Config(BaseModel):
     fold_every: int = Field(20, ge=1, le=100_000)
     fold_idle: float = Field(300.0, ge=1.0, le=604_800.0)
     prefix: str = ""
+    wiki_links: bool = False
+    header_times: Literal["iso", "obsidian"] = "iso"
 
     @field_validator("timezone")
     @classmethod
@@ -116,10 +122,15 @@ def render_config(config: Config) -> str:
         "fold_every": "background folding: run a batch once this many memories are pending",
         "fold_idle": "background folding: or once they waited this many seconds, none added",
         "prefix": "where this store sits in the folder it was made in (scenes init --prefix)",
+        "wiki_links": "persona links scenes as [[name]] (on inside an Obsidian vault)",
+        "header_times": "scene header dates: iso (with offset) or obsidian (UTC, no offset)",
     }
     lines = ["# scene-engine settings"]
     for key, value in config.model_dump().items():
         # JSON string escapes are valid TOML basic-string escapes.
-        shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
+        if isinstance(value, bool):
+            shown = "true" if value else "false"
+        else:
+            shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
         lines.append(f"{key} = {shown}  # {notes[key]}")
     return "\n".join(lines) + "\n"

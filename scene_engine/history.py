@@ -2,7 +2,8 @@
 
 Every batch is one commit (the aider habit: each model edit is a commit, so undo is safe).
 The engine commits as its own author; a configured git user becomes the committer, so commits
-work on a machine with no git identity at all (DESIGN.md "History").
+work on a machine with no git identity at all (DESIGN.md "History"). A person's hand edits,
+committed by the engine before its next change, are authored by that person's identity.
 
 A store may share its repository with a person's notes (``scenes init`` in a vault or an
 existing repository, at its root or under a prefix). The ``git.Repo`` that ``open_repo``
@@ -121,16 +122,24 @@ def tree_path(repo, path: str) -> str:
     return store_prefix(repo) + path
 
 
-def _identity_env(repo) -> dict[str, str]:
-    """Author = the engine; committer = the configured user, else the engine too."""
+def person_identity(repo) -> tuple[str, str]:
+    """(name, email) of the person's configured git identity (``user.name``/``user.email``,
+    any config level), or the engine's where none is set."""
     reader = repo.config_reader()
     name = reader.get_value("user", "name", "") or ENGINE_NAME
     email = reader.get_value("user", "email", "") or ENGINE_EMAIL
+    return str(name), str(email)
+
+
+def _identity_env(repo, by_person: bool = False) -> dict[str, str]:
+    """Committer = the configured user, else the engine. Author = the engine, except for a
+    commit of the person's own work (``by_person``: their hand edits), which is theirs."""
+    name, email = person_identity(repo)
     return {
-        "GIT_AUTHOR_NAME": ENGINE_NAME,
-        "GIT_AUTHOR_EMAIL": ENGINE_EMAIL,
-        "GIT_COMMITTER_NAME": str(name),
-        "GIT_COMMITTER_EMAIL": str(email),
+        "GIT_AUTHOR_NAME": name if by_person else ENGINE_NAME,
+        "GIT_AUTHOR_EMAIL": email if by_person else ENGINE_EMAIL,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
         # No signing prompt or hook (a vault's post-commit push included) runs for a batch.
         "GIT_CONFIG_COUNT": "2",
         "GIT_CONFIG_KEY_0": "commit.gpgsign",
@@ -140,7 +149,8 @@ def _identity_env(repo) -> dict[str, str]:
     }
 
 
-def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bool = False) -> str:
+def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bool = False,
+           by_person: bool = False) -> str:
     """Commit exactly ``paths`` (files or folders relative to the store root; additions,
     changes and deletions) as they are in the work tree; return the new sha.
 
@@ -148,10 +158,11 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
     staged elsewhere (an IDE, a git plugin, `git add`) is neither swept into the engine's
     commit nor lost: their index keeps it, and only ``paths`` are brought in line with the new
     commit there. Editors' files (``EDITOR_EXCLUDES``) inside a committed folder are left
-    out. Returns "" when nothing changed and ``allow_empty`` is false. Hooks and signing are
-    skipped: a store's commits are the engine's bookkeeping. Raises ``HistoryError`` if git
-    fails or the repository is in the middle of a merge, rebase or cherry-pick (a commit then
-    would end it for the person).
+    out. Returns "" when nothing changed and ``allow_empty`` is false. ``by_person``: the
+    change is the person's (a hand edit), so they are its author (``_identity_env``). Hooks
+    and signing are skipped: a store's commits are the engine's bookkeeping. Raises
+    ``HistoryError`` if git fails or the repository is in the middle of a merge, rebase or
+    cherry-pick (a commit then would end it for the person).
     """
     git = _git()
     root = Path(repo.git.working_dir)
@@ -172,7 +183,7 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
         if not allow_empty and not _staged(repo, env):
             return ""
         repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", message,
-                        env={**_identity_env(repo), **env})
+                        env={**_identity_env(repo, by_person), **env})
     except git.GitCommandError as exc:
         raise HistoryError(f"git commit failed: {exc.stderr.strip() or exc}") from exc
     finally:
@@ -183,11 +194,19 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
 
 def ensure_committable(repo) -> None:
     """Raise ``HistoryError`` if a commit now would end a merge, rebase, cherry-pick or
-    revert the person has in progress in the repository (``IN_PROGRESS``); else nothing."""
+    revert the person has in progress in the repository (``IN_PROGRESS``), or another git
+    holds the index (``index.lock``); else nothing."""
     busy = [name for name in IN_PROGRESS if (Path(repo.git_dir) / name).exists()]
     if busy:
         raise HistoryError(f"the git repository is in the middle of a merge, rebase or "
                            f"cherry-pick ({busy[0]}); finish or abort it, then run this again")
+    # Another git holds the person's index (an editor's git plugin, a commit in a terminal):
+    # a commit now could not bring their index in line, and theirs would undo ours.
+    lock = Path(repo.git_dir) / "index.lock"
+    if lock.exists():
+        raise HistoryError(f"another git is at work in this repository ({lock} exists); "
+                           "run this again when it is done, or delete that file if no git "
+                           "is running")
 
 
 def is_editor_file(path: str) -> bool:
@@ -237,10 +256,10 @@ def _staged(repo, env: dict) -> bool:
     return bool(repo.git.diff("--cached", "--name-only", env=env))
 
 
-def commit_files(repo, message: str, files: list[str]) -> str:
+def commit_files(repo, message: str, files: list[str], by_person: bool = False) -> str:
     """Commit exactly ``files`` (a missing file is a deletion), even if nothing changed (a
     batch is a commit whatever it wrote); return the new sha. See ``commit``."""
-    return commit(repo, message, tuple(files), allow_empty=True)
+    return commit(repo, message, tuple(files), allow_empty=True, by_person=by_person)
 
 
 def dirty_paths(repo) -> list[str]:
@@ -263,7 +282,8 @@ def dirty_paths(repo) -> list[str]:
 def commit_hand_edits(repo) -> str:
     """Commit changes a person made under ``scenes/``, ``persona.md`` or the settings as their
     own commit (``hand edit: NAMES``), so a batch or undo commit holds only its own change;
-    return its sha ("" when nothing was edited)."""
+    return its sha ("" when nothing was edited). Authored by the person's git identity when
+    one is configured: the words are theirs, only the commit is the engine's doing."""
     from .interrupts import critical
 
     names = dirty_paths(repo)
@@ -271,8 +291,9 @@ def commit_hand_edits(repo) -> str:
         return ""
     shown = ", ".join(Path(n).name for n in names[:10]) + (" ..." if len(names) > 10 else "")
     with critical(repo):   # git add + commit: not to be cut half-way by Ctrl-C
-        return commit_files(repo, f"hand edit: {shown}\n\nEdited outside scene-engine.\n",
-                            names)
+        return commit_files(repo, f"hand edit: {shown}\n\nEdited outside scene-engine; "
+                                  "committed by scene-engine before its next change.\n",
+                            names, by_person=True)
 
 
 def _is_scene_file(name: str) -> bool:
@@ -370,6 +391,8 @@ def log_entries(repo, include_adds: bool = False) -> list[dict]:
     entries = []
     for c in reversed(engine_commits(repo)):
         kind = commit_kind(c.message)
+        if kind == "other" and touches(repo, c.hexsha, HAND_EDITABLE):
+            kind = "hand edit"   # a person's own commit of scene edits (a vault's auto-commit)
         if kind in ("init", "other") or (kind == "add" and not include_adds):
             continue
         found = trailers(c.message)
@@ -385,6 +408,18 @@ def log_entries(repo, include_adds: bool = False) -> list[dict]:
                          undone=live.get(number) is None)
         entries.append(entry)
     return entries
+
+
+def touches(repo, sha: str, paths: tuple[str, ...]) -> bool:
+    """True when commit ``sha`` changes a file under ``paths`` (relative to the store root)."""
+    return bool(repo.git.diff_tree("--root", "--no-commit-id", "--name-only", "-r", sha,
+                                   "--", *paths))
+
+
+def is_person_commit(message: str) -> bool:
+    """True for a commit of a person's own work: a hand edit the engine committed for them, or
+    any commit the engine did not make (their own, a vault plugin's auto-commit)."""
+    return commit_kind(message) not in ENGINE_KINDS
 
 
 def blame_lines(repo, path: str) -> list[dict]:
@@ -435,7 +470,7 @@ def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]
     shas = []
     for record in filter(None, (r.strip() for r in log.split("\x02"))):
         sha, _, message = record.partition("\x01")
-        if commit_kind(message) not in ENGINE_KINDS:
+        if is_person_commit(message):
             shas.append(sha)
     lines: set[str] = set()
     for start in range(0, len(shas), 200):   # a bounded command line

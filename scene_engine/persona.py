@@ -47,13 +47,34 @@ def scene_digest(store: Store, excerpt: int = 300) -> tuple[str, list[tuple[str,
     return digest, [(n, h, s) for n, h, s, _ in rows]
 
 
-def offline_persona(rows: list[tuple[str, int, str]]) -> str:
-    """An extractive persona: the hottest scenes' summaries, one line each."""
+def scene_link(name: str, wiki: bool = False) -> str:
+    """How the persona names a scene file: ``[[name]]`` (a wiki-link a vault user clicks
+    through; config ``wiki_links``) or ``**name**``."""
+    stem = name.removesuffix(".md")
+    return f"[[{stem}]]" if wiki else f"**{stem}**"
+
+
+def linked_scene_list(rows: list[tuple[str, int, str]], wiki: bool) -> str:
+    """One line naming every scene (hottest first) as links, appended to a model's persona
+    in a vault so its scene list can be clicked through ("" when not ``wiki``)."""
+    if not wiki or not rows:
+        return ""
+    links: list[str] = []
+    for name, _, _ in rows:   # at most a quarter of the persona: the portrait comes first
+        if sum(len(link) + 3 for link in links) + len(name) > MAX_PERSONA_CHARS // 4:
+            break
+        links.append(scene_link(name, True))
+    return "\n\nScenes: " + " · ".join(links) + "\n"
+
+
+def offline_persona(rows: list[tuple[str, int, str]], wiki: bool = False) -> str:
+    """An extractive persona: the hottest scenes' summaries, one line each (``wiki``: the
+    scene names as ``[[wiki-links]]``)."""
     zh = is_cjk_text(" ".join(s for _, _, s in rows))
     lines = ["# 人物画像" if zh else "# Persona", "",
              "主要生活领域（按热度）：" if zh else "Main areas of life, hottest first:", ""]
     for name, heat, summary in rows:
-        lines.append(f"- **{name.removesuffix('.md')}** (heat {heat}): {summary}")
+        lines.append(f"- {scene_link(name, wiki)} (heat {heat}): {summary}")
     return "\n".join(lines) + "\n"
 
 
@@ -68,9 +89,10 @@ def clip(text: str, limit: int = MAX_PERSONA_CHARS) -> str:
 
 
 def _edited_by_hand(repo) -> bool:
-    """True when the newest commit that touched persona.md is a hand edit."""
-    subject = repo.git.log("-1", "--format=%s", "--", "persona.md")
-    return subject.startswith("hand edit")
+    """True when the newest commit that touched persona.md is a person's: a hand edit, their
+    own commit or a vault plugin's auto-commit of their edit."""
+    message = repo.git.log("-1", "--format=%B", "--", "persona.md")
+    return bool(message) and history.is_person_commit(message)
 
 
 def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
@@ -102,8 +124,10 @@ def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
             if language == "auto":
                 language = "zh" if is_cjk_text(digest) else "en"
             text, tokens = backend.persona(language, digest, MAX_PERSONA_CHARS)
+            links = linked_scene_list(rows, store.config.wiki_links)
+            text = clip(text, MAX_PERSONA_CHARS - len(links)).rstrip("\n") + links
         else:
-            text = offline_persona(rows)
+            text = offline_persona(rows, store.config.wiki_links)
         state = store.load_state().model_copy(update={"since_persona": 0})
         persona = clip(text)
         planned = {"persona.md": persona, ".scene-engine/state.json": render_state(state)}

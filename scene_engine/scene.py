@@ -244,16 +244,32 @@ _SceneDumper.add_representer(datetime, _represent_datetime)
 _SceneDumper.add_representer(str, _represent_str)
 
 
+class _ObsidianDumper(_SceneDumper):
+    """Dates as Obsidian's "Date & time" property takes them: ``YYYY-MM-DDTHH:MM:SS``, no
+    offset (Obsidian shows a value with one as plain text). Written in UTC, the zone this
+    reader gives a time without one, so a scene reads back to the same instant."""
+
+
+def _represent_obsidian_datetime(dumper: yaml.SafeDumper, value: datetime) -> yaml.ScalarNode:
+    plain = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", plain.isoformat())
+
+
+_ObsidianDumper.add_representer(datetime, _represent_obsidian_datetime)
+_DUMPERS = {"iso": _SceneDumper, "obsidian": _ObsidianDumper}
+
+
 def ordered_meta(meta: dict[str, Any]) -> dict[str, Any]:
     """``meta`` in canonical order: created, updated, summary, heat, then the rest as given."""
     head = {k: meta[k] for k in KNOWN_KEYS if k in meta}
     return head | {k: v for k, v in meta.items() if k not in KNOWN_KEYS}
 
 
-def render_scene(scene: Scene, style: HeaderStyle = "yaml") -> str:
+def render_scene(scene: Scene, style: HeaderStyle = "yaml", times: str = "iso") -> str:
     """Render a scene as file text: header in ``style`` (``"yaml"`` or ``"block"``), then body.
 
-    Keys in canonical order (``ordered_meta``), dates as ISO-8601 with offset, Unicode kept
+    Keys in canonical order (``ordered_meta``), dates as ISO-8601 with offset (``times`` =
+    "iso") or in UTC without one ("obsidian", config ``header_times``), Unicode kept
     readable. The body follows the closing delimiter line unchanged. Raises ``ValueError`` for a
     scene whose header could not be parsed (its body still holds the broken header; writing it
     back would add a second header) and for an unknown style.
@@ -263,20 +279,22 @@ def render_scene(scene: Scene, style: HeaderStyle = "yaml") -> str:
                          "refusing to rewrite the file")
     if style not in ("yaml", "block"):
         raise ValueError(f"unknown header style {style!r}; use 'yaml' or 'block'")
+    dumper = _DUMPERS[times]
     meta = ordered_meta(scene.meta)
     opener, closer = (YAML_DELIM, YAML_DELIM) if style == "yaml" else (BLOCK_START, BLOCK_END)
-    header = _header_text(meta, scene.raw)
-    if scene.raw and header != _dump(meta) and not _same_meta(header, meta):
-        header = _dump(meta)   # kept text no longer reads back the same (e.g. a lost anchor)
+    header = _header_text(meta, scene.raw, dumper)
+    if scene.raw and header != _dump(meta, dumper) and not _same_meta(header, meta):
+        header = _dump(meta, dumper)   # kept text no longer reads back the same (a lost anchor)
     return f"{opener}\n{header}{closer}\n{scene.body}"
 
 
-def _dump(meta: dict[str, Any]) -> str:
-    return yaml.dump(meta, Dumper=_SceneDumper, allow_unicode=True, sort_keys=False,
+def _dump(meta: dict[str, Any], dumper: type = _SceneDumper) -> str:
+    return yaml.dump(meta, Dumper=dumper, allow_unicode=True, sort_keys=False,
                      default_flow_style=False, width=1_000_000) if meta else ""
 
 
-def _header_text(meta: dict[str, Any], raw: dict[str, tuple[Any, str]]) -> str:
+def _header_text(meta: dict[str, Any], raw: dict[str, tuple[Any, str]],
+                 dumper: type = _SceneDumper) -> str:
     """Header lines: a key whose value is unchanged since it was read keeps its source text."""
     parts = [raw[PREAMBLE][1] + "\n"] if PREAMBLE in raw else []
     for key, value in meta.items():
@@ -286,7 +304,7 @@ def _header_text(meta: dict[str, Any], raw: dict[str, tuple[Any, str]]) -> str:
         if kept is not None and type(kept[0]) is type(value) and kept[0] == value:
             parts.append(kept[1] + "\n")
         else:
-            parts.append(_dump({key: value}))
+            parts.append(_dump({key: value}, dumper))
     if EPILOGUE in raw:
         parts.append(raw[EPILOGUE][1] + "\n")
     return "".join(parts)

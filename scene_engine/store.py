@@ -171,8 +171,10 @@ def init_store(folder: Path, prefix: str = "", own_repo: bool = False) -> Store:
     (root / "scenes" / ".gitkeep").touch()
     (root / "memories" / ".gitkeep").touch()
     atomic_write_text(root / META_DIR / ".gitignore", GITIGNORE)
+    vault = in_vault(root)
     store = Store(root=root.resolve(),
-                  config=Config(prefix="/".join(parts) + "/" if parts else ""))
+                  config=Config(prefix="/".join(parts) + "/" if parts else "",
+                                wiki_links=vault, header_times="obsidian" if vault else "iso"))
     atomic_write_text(store.config_path, render_config(store.config))
     store.save_state(State())
     if repo is None:
@@ -185,6 +187,13 @@ def init_store(folder: Path, prefix: str = "", own_repo: bool = False) -> Store:
     finally:
         repo.close()
     return store
+
+
+def in_vault(folder: Path) -> bool:
+    """True when ``folder`` or a folder above it holds ``.obsidian/``: an Obsidian vault, whose
+    person expects wiki-links and Obsidian's date-time properties (``Config``)."""
+    here = Path(folder).absolute()
+    return any((p / ".obsidian").is_dir() for p in (here, *here.parents))
 
 
 def clean_prefix(prefix: str) -> list[str]:

@@ -10,7 +10,9 @@ paths. Every test runs with no global git identity (conftest); the person commit
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import git
@@ -353,3 +355,152 @@ def test_a_rule_that_ignores_one_kind_of_store_file_is_refused_or_flagged(tmp_pa
     (vault / ".gitignore").write_text("*.jsonl\n")          # the rule comes later
     doctor = scenes("--dir", str(vault), "doctor")
     assert doctor.exit_code == 1 and "ignores memory/memories/00000.jsonl" in doctor.output
+
+
+# ---------------------------------------------------------------- who wrote what; Obsidian
+
+OBSIDIAN_DATETIME = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?"   # what its Date & time takes
+
+
+def test_hand_edits_are_authored_by_the_person_and_batches_by_the_engine(tmp_path):
+    vault = make_vault(tmp_path / "vault")
+    sh(vault, "config", "user.name", "Ada Lovelace")       # the vault's own identity
+    sh(vault, "config", "user.email", "ada@example.org")
+    ok("init", str(vault), "--prefix", "memory")
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("garden", 0, 5, 1))
+    scene = sorted((vault / "memory" / "scenes").glob("*.md"))[0]
+    scene.write_text(scene.read_text() + "\nPlanted tulips by the wall.\n")
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("garden", 5, 5, 2))
+
+    out = sh(vault, "log", "--format=%an|%ae|%cn|%s", "--", "memory").splitlines()
+    by_subject = {line.split("|")[3]: line.split("|")[:3] for line in out}
+    hand = [s for s in by_subject if s.startswith("hand edit:")]
+    assert hand, out
+    assert by_subject[hand[0]] == ["Ada Lovelace", "ada@example.org", "Ada Lovelace"]
+    batches = [s for s in by_subject if s.startswith("batch ")]
+    assert len(batches) == 2
+    for subject in batches:   # the engine wrote these; the person ran them
+        assert by_subject[subject] == ["scene-engine", "scene-engine@localhost", "Ada Lovelace"]
+    message = sh(vault, "log", "-1", "--format=%B", "--grep=^batch 2")
+    assert "Written-By: scene-engine" in message
+
+
+def test_a_vault_auto_commit_of_scene_edits_is_a_hand_edit_in_the_log_and_keeps_the_persona(
+        tmp_path):
+    vault = make_vault(tmp_path / "vault")
+    ok("init", str(vault), "--prefix", "memory")
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("garden", 0, 5, 1))
+    persona = vault / "memory" / "persona.md"
+    assert persona.is_file()
+    persona.write_text("# Me\nI garden on Sundays, in my own words.\n")
+    scene = sorted((vault / "memory" / "scenes").glob("*.md"))[0]
+    scene.write_text(scene.read_text() + "\nThe roses need shade.\n")
+    sh(vault, "add", "-A")
+    sh(vault, "commit", "-q", "-m", "vault backup: 2024-06-01 10:00")   # an auto-commit plugin
+
+    log = json.loads(ok("--dir", str(vault), "log", "--json").stdout)
+    assert log[0]["kind"] == "hand edit"
+    assert log[0]["subject"] == "vault backup: 2024-06-01 10:00"
+    # An automatic persona refresh never overwrites words a person committed.
+    (vault / "memory" / ".scene-engine" / "config.toml").write_text(
+        (vault / "memory" / ".scene-engine" / "config.toml").read_text()
+        .replace("persona_every = 50", "persona_every = 1"))
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("garden", 5, 5, 2))
+    assert persona.read_text() == "# Me\nI garden on Sundays, in my own words.\n"
+    assert "The roses need shade." in scene.read_text()
+
+
+def test_in_an_obsidian_vault_scenes_have_obsidian_properties_and_the_persona_links_them(
+        tmp_path):
+    import re
+
+    import yaml
+
+    vault = make_vault(tmp_path / "vault")
+    ok("init", str(vault), "--prefix", "memory")
+    config = (vault / "memory" / ".scene-engine" / "config.toml").read_text()
+    assert "wiki_links = true" in config and 'header_times = "obsidian"' in config
+    for topic, start, day in (("garden", 0, 1), ("chess", 0, 2), ("garden", 5, 3)):
+        ok("--dir", str(vault), "ingest", "-", stdin=topic_memories(topic, start, 5, day))
+    files = sorted((vault / "memory" / "scenes").glob("*.md"))
+    assert len(files) >= 2
+    for path in files:
+        text = path.read_text()
+        header = text.split("---\n")[1]
+        for key in ("created", "updated"):
+            value = re.search(rf"^{key}: (.*)$", header, re.MULTILINE).group(1)
+            assert re.fullmatch(OBSIDIAN_DATETIME, value), (path.name, value)
+        meta = yaml.safe_load(header)
+        assert isinstance(meta["summary"], str) and meta["summary"]
+        assert isinstance(meta["heat"], int) and not isinstance(meta["heat"], bool)
+    # Read back: the engine sees the same instants (no drift from batch to batch).
+    before = {p.name: p.read_text().split("---\n")[1] for p in files}
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("chess", 5, 5, 4))
+    for path in files:
+        created = re.search(r"^created: (.*)$", path.read_text(), re.MULTILINE).group(1)
+        assert f"created: {created}" in before[path.name]
+    doctor = scenes("--dir", str(vault), "doctor", "--json")
+    assert doctor.exit_code == 0, doctor.output
+
+    ok("--dir", str(vault), "persona", "--force")
+    persona = (vault / "memory" / "persona.md").read_text()
+    links = re.findall(r"\[\[([^\]|]+)\]\]", persona)
+    assert sorted(links) == sorted(p.stem for p in files)   # every scene, each one resolves
+
+
+def test_outside_a_vault_times_keep_their_offset_and_the_persona_has_no_wiki_links(tmp_path):
+    import re
+
+    ok("init", str(tmp_path / "plain"))
+    ok("--dir", str(tmp_path / "plain"), "ingest", "-", stdin=topic_memories("garden", 0, 5, 1))
+    scene = sorted((tmp_path / "plain" / "scenes").glob("*.md"))[0]
+    assert re.search(r"^updated: \S+\+00:00$", scene.read_text(), re.MULTILINE)
+    persona = (tmp_path / "plain" / "persona.md").read_text()
+    assert "[[" not in persona and f"**{scene.stem}**" in persona
+
+
+def test_a_batch_killed_in_a_vault_is_rolled_back_and_the_persons_work_survives(
+        tmp_path, monkeypatch):
+    from scene_engine import recovery
+    from scene_engine.batch import run_batch
+    from scene_engine.doctor import check_store
+    from scene_engine.engine import add_memories, make_backend
+    from scene_engine.store import Store, open_store
+
+    class Died(Exception):
+        pass
+
+    vault = make_vault(tmp_path / "vault")
+    ok("init", str(vault), "--prefix", "memory")
+    before = foreign(vault, "memory")
+    store = open_store(vault / "memory")
+    add_memories(store, topic_memories("garden", 0, 8, 1).encode())
+    run_batch(store, make_backend("offline"), size=4)
+    head = git.Repo(vault).head.commit.hexsha
+
+    def die(*args, **kwargs):
+        raise Died
+
+    monkeypatch.setattr(Store, "save_state", die)     # scenes applied; state and commit not
+    try:
+        run_batch(store, make_backend("offline"), size=4)
+    except Died:
+        pass
+    monkeypatch.undo()
+    assert recovery.pending_intent(store)["head"] == head
+    # A killed git leaves its lock in the vault's own .git folder. A fresh one may be the
+    # person's git at work, so it is left alone with a clear word; a stale one is cleared.
+    lock = vault / ".git" / "index.lock"
+    lock.write_text("")
+    busy = scenes("--dir", str(vault), "run", "--batch-size", "4")
+    assert busy.exit_code == 1 and "index.lock" in busy.output, busy.output
+    assert "Traceback" not in busy.output
+    busy = scenes("--dir", str(vault), "add", "-", stdin=topic_memories("chess", 0, 2, 3))
+    assert busy.exit_code == 1 and "index.lock" in busy.output, busy.output
+    os.utime(lock, (time.time() - 3600, time.time() - 3600))
+    ok("--dir", str(vault), "run", "--batch-size", "4")
+    assert foreign(vault, "memory") == before                  # staged, unstaged, untracked
+    assert check_store(open_store(vault / "memory")) == []
+    status = json.loads(ok("--dir", str(vault), "status", "--json").stdout)
+    assert status["pending"] == 0 and status["batches"] == 2   # the refused add wrote nothing
+    assert status["memories"] == 8
