@@ -49,7 +49,7 @@ def wait_for(predicate, timeout: float = 10.0) -> bool:
 
 def found(root: Path, query: str) -> list[str]:
     """What a fresh reader of the index file finds (no sync: the index as it is; [] while
-    there is no index file)."""
+    there is no index file, or a new one has no tables yet)."""
     try:
         conn = sqlite3.connect(f"file:{root / '.scene-engine' / 'index.sqlite'}?mode=ro",
                                uri=True)
@@ -58,6 +58,10 @@ def found(root: Path, query: str) -> list[str]:
     try:
         return names(SceneIndex(root / ".scene-engine" / "index.sqlite", root / "scenes",
                                 _conn=conn).search(query))
+    except sqlite3.OperationalError as exc:   # caught between the file and its tables
+        if "no such table" in str(exc):
+            return []
+        raise
     finally:
         conn.close()
 
