@@ -25,6 +25,7 @@ from .conservation import ENGINE_KEYS, Authorship, authorship, is_pinned
 from .fsutil import atomic_write_text, read_regular_text
 from .lock import store_lock
 from .memories import Journal, Memory
+from .numbering import check_numbering
 from .prompt import SceneInfo, batch_messages, choose_language
 from .rules import RuleContext, ScenePolicy, merged_from, parse_checked, validate_batch
 from .scene import BEFORE, EPILOGUE, PREAMBLE, Scene, parse_scene, render_scene
@@ -377,6 +378,7 @@ def run_batch(store: Store, backend, size: int | None = None, attempts: int = 2)
     with store_lock(store.lock_path), contextlib.closing(history.open_repo(store.root)) as repo:
         # closing: the repo's long-lived `git cat-file` helpers end with the batch
         recovery.recover(store, repo)
+        check_numbering(store)
         _check_scenes_folder(store)
         for attempt in range(attempts):
             history.commit_hand_edits(repo)
@@ -461,6 +463,9 @@ def _run_job(store: Store, repo, backend, state: State, taken: list[Memory], job
     # deferred: they are pending again and belong to a later batch.
     taken = [m for m in taken if m.seq not in deferred]
     new_state = advance_state(state, taken, sorted(deferred))
+    if new_state.pending >= state.pending:   # a batch that settles nothing would run for ever
+        raise BatchError(f"batch {number} would leave as many memories pending as before "
+                         f"({state.pending}); nothing written. `scenes doctor` says why")
     tokens = outcome.prompt_tokens + outcome.completion_tokens
     message = commit_message(number, counts, outcome.final_text, taken, backend.name, tokens,
                              outcome.cost, ledger)

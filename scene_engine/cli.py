@@ -97,10 +97,10 @@ def handled(func: Callable) -> Callable:
             if git_error is not None and isinstance(exc, git_error):
                 if received() is not None:
                     _interrupted(received())
+                from .history import git_said
+
                 # Such as another git's index.lock in a shared repository: say git's words.
-                said = exc.stderr.strip() if isinstance(exc.stderr, str) else ""
-                _fail(f"git failed ({' '.join(map(str, exc.command[:2]))}): "
-                      f"{said.removeprefix('stderr:').strip(chr(39) + ' ') or exc}", 1)
+                _fail(f"git failed ({' '.join(map(str, exc.command[:2]))}): {git_said(exc)}", 1)
             raise
 
     return wrapper
@@ -440,6 +440,33 @@ def reindex() -> None:
                f"{report.memories_added} memories in {report.seconds:.2f} s")
     for warning in report.warnings or []:
         typer.echo(f"warning: {warning}", err=True)
+
+
+@app.command()
+@handled
+def repair(as_json: Annotated[bool, typer.Option("--json", help="One JSON document.")] = False
+           ) -> None:
+    """Number the memory journal anew after a git merge of two copies of the store.
+
+    Every record is kept (one whose id an earlier record has is kept once); the memories past
+    the first mismatch are pending again. One commit; `scenes undo` does not undo it, `git
+    revert` does. Does nothing when the numbering is whole.
+    """
+    from .batch import refresh_index
+    from .numbering import repair_numbering
+
+    store = _store()
+    report = repair_numbering(store)
+    if report["repaired"]:
+        refresh_index(store)
+    if as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False))
+    elif report["repaired"]:
+        typer.echo(f"journal numbered anew: {report['memories']} memories, "
+                   f"{report['pending_again']} pending again ({report['problem']}); "
+                   "`scenes run` folds them")
+    else:
+        typer.echo("the journal's numbering is whole; nothing to repair")
 
 
 @app.command()

@@ -18,7 +18,7 @@ from .batch import expand_seqs
 from .fsutil import read_regular, read_regular_text
 from .layout import is_utf8_name
 from .memories import Journal
-from .persona import MAX_PERSONA_CHARS
+from .persona import MAX_PERSONA_CHARS, dangling_links
 from .scene import SceneHeaderWarning, read_scene
 from .store import Store
 
@@ -27,7 +27,8 @@ def check_store(store: Store) -> list[str]:
     """Return a list of problems (empty when the store is healthy). Never raises for a
     broken store: what it cannot read is itself a problem."""
     problems: list[str] = []
-    for check in (_check_scenes, _check_index, _check_state, _check_history, _check_ledgers):
+    for check in (_check_scenes, _check_index, _check_state, _check_history, _check_ledgers,
+                  _check_persona):
         try:
             problems += check(store)
         except Exception as exc:  # a check that cannot run is a finding, not a crash
@@ -91,6 +92,12 @@ def _ambiguous_names(names: list[str]) -> list[str]:
             if len(group) > 1]
 
 
+def _check_persona(store: Store) -> list[str]:
+    return [f"persona: [[{link}]] names no scene (renamed or merged away); the next "
+            "refresh rewrites the list, or `scenes persona --force` now"
+            for link in dangling_links(store)]
+
+
 def _check_layout(store: Store) -> list[str]:
     """Things in ``scenes/`` that are not scenes: links, folders, other suffixes, hidden
     names (editor swap files aside, which come and go)."""
@@ -149,9 +156,10 @@ def _check_state(store: Store) -> list[str]:
     problems = []
     if len(journal) != state.next_seq:
         problems.append(f"state: journal holds {len(journal)} memories but state says "
-                        f"{state.next_seq}")
+                        f"{state.next_seq}; `scenes repair` numbers the journal anew")
     if [m.seq for m in journal] != list(range(len(journal))):
-        problems.append("state: journal numbers are not 0, 1, 2, ... in order")
+        problems.append("state: journal numbers are not 0, 1, 2, ... in order (a git merge "
+                        "of two copies of the store?); `scenes repair` numbers them anew")
     if state.cursor > state.next_seq:
         problems.append(f"state: cursor {state.cursor} is past the journal end {state.next_seq}")
     ids = Counter(m.id for m in journal)

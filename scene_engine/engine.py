@@ -8,6 +8,7 @@ from __future__ import annotations
 from . import history, inbox, interrupts, recovery
 from .lock import store_lock
 from .memories import AddReport, Journal, MemoryInputError, parse_input
+from .numbering import check_numbering
 from .store import Store
 
 
@@ -30,6 +31,7 @@ def add_memories(store: Store, data: bytes | None,
     with store_lock(store.lock_path, timeout=lock_timeout):
         repo = history.open_repo(store.root)
         recovery.recover(store, repo)
+        check_numbering(store)
         journal = Journal(store.memories_dir)
         index = _synced_index(store)
         try:

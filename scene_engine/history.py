@@ -122,24 +122,32 @@ def tree_path(repo, path: str) -> str:
     return store_prefix(repo) + path
 
 
-def person_identity(repo) -> tuple[str, str]:
-    """(name, email) of the person's configured git identity (``user.name``/``user.email``,
-    any config level), or the engine's where none is set."""
+def _identity(repo, role: str) -> tuple[str, str]:
+    """(name, email) as git reads it for ``role`` ("AUTHOR" or "COMMITTER"): the
+    ``GIT_<ROLE>_NAME``/``_EMAIL`` variables first (containers, CI), then ``user.name`` and
+    ``user.email`` at any config level, else the engine's."""
     reader = repo.config_reader()
-    name = reader.get_value("user", "name", "") or ENGINE_NAME
-    email = reader.get_value("user", "email", "") or ENGINE_EMAIL
-    return str(name), str(email)
+    name = os.environ.get(f"GIT_{role}_NAME") or reader.get_value("user", "name", "")
+    email = os.environ.get(f"GIT_{role}_EMAIL") or reader.get_value("user", "email", "")
+    return str(name or ENGINE_NAME), str(email or ENGINE_EMAIL)
+
+
+def person_identity(repo) -> tuple[str, str]:
+    """(name, email) of the person as the author of their own work (``_identity``)."""
+    return _identity(repo, "AUTHOR")
 
 
 def _identity_env(repo, by_person: bool = False) -> dict[str, str]:
-    """Committer = the configured user, else the engine. Author = the engine, except for a
-    commit of the person's own work (``by_person``: their hand edits), which is theirs."""
-    name, email = person_identity(repo)
+    """Committer = the person who runs the engine (``_identity``), else the engine. Author =
+    the engine, except for a commit of the person's own work (``by_person``: their hand
+    edits), which is theirs."""
+    author = person_identity(repo) if by_person else (ENGINE_NAME, ENGINE_EMAIL)
+    committer = _identity(repo, "COMMITTER")
     return {
-        "GIT_AUTHOR_NAME": name if by_person else ENGINE_NAME,
-        "GIT_AUTHOR_EMAIL": email if by_person else ENGINE_EMAIL,
-        "GIT_COMMITTER_NAME": name,
-        "GIT_COMMITTER_EMAIL": email,
+        "GIT_AUTHOR_NAME": author[0],
+        "GIT_AUTHOR_EMAIL": author[1],
+        "GIT_COMMITTER_NAME": committer[0],
+        "GIT_COMMITTER_EMAIL": committer[1],
         # No signing prompt or hook (a vault's post-commit push included) runs for a batch.
         "GIT_CONFIG_COUNT": "2",
         "GIT_CONFIG_KEY_0": "commit.gpgsign",
@@ -147,6 +155,16 @@ def _identity_env(repo, by_person: bool = False) -> dict[str, str]:
         "GIT_CONFIG_KEY_1": "core.hooksPath",
         "GIT_CONFIG_VALUE_1": os.devnull,
     }
+
+
+def git_said(exc) -> str:
+    """What git said in a failed command (``git.GitCommandError``), on one line: its stderr
+    without GitPython's wrapping and without git's ``hint:`` lines."""
+    text = exc.stderr if isinstance(getattr(exc, "stderr", None), str) else str(exc)
+    text = text.strip().removeprefix("stderr:").strip().strip("'").strip()
+    lines = [line.strip() for line in text.splitlines()
+             if line.strip() and not line.strip().startswith("hint:")]
+    return " ".join(lines) or str(exc)
 
 
 def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bool = False,
@@ -185,7 +203,10 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
         repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", message,
                         env={**_identity_env(repo, by_person), **env})
     except git.GitCommandError as exc:
-        raise HistoryError(f"git commit failed: {exc.stderr.strip() or exc}") from exc
+        said = git_said(exc)
+        if "ignored by one of your .gitignore" in said:
+            said += " (`scenes doctor` names the rule that ignores a store file)"
+        raise HistoryError(f"git commit failed: {said}") from exc
     finally:
         index.unlink(missing_ok=True)
     sync_index(repo, paths)
@@ -194,14 +215,18 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
 
 def ensure_committable(repo) -> None:
     """Raise ``HistoryError`` if a commit now would end a merge, rebase, cherry-pick or
-    revert the person has in progress in the repository (``IN_PROGRESS``), or another git
-    holds the index (``index.lock``); else nothing."""
+    revert the person has in progress in the repository (``IN_PROGRESS``), HEAD is detached
+    (a commit there is lost at the next checkout) or another git holds the index
+    (``index.lock``); else nothing."""
     busy = [name for name in IN_PROGRESS if (Path(repo.git_dir) / name).exists()]
     if busy:
         raise HistoryError(f"the git repository is in the middle of a merge, rebase or "
                            f"cherry-pick ({busy[0]}); finish or abort it, then run this again")
     # Another git holds the person's index (an editor's git plugin, a commit in a terminal):
     # a commit now could not bring their index in line, and theirs would undo ours.
+    if repo.head.is_valid() and repo.head.is_detached:   # a commit would be lost on checkout
+        raise HistoryError("HEAD is detached (an old commit is checked out); check out a "
+                           "branch (`git switch main`), then run this again")
     lock = Path(repo.git_dir) / "index.lock"
     if lock.exists():
         raise HistoryError(f"another git is at work in this repository ({lock} exists); "
@@ -359,9 +384,12 @@ def reverted_commit(message: str) -> str:
     return match.group(1) if match else ""
 
 
-def commit_kind(message: str) -> str:
-    """"batch" | "undo" | "redo" | "persona" | "hand edit" | "add" | "init" | "other". A plain
-    ``git revert`` (its message names the reverted commit) is an "undo"."""
+def commit_kind(message: str, author_email: str | None = None) -> str:
+    """"batch" | "undo" | "redo" | "forget" | "persona" | "hand edit" | "add" | "init" |
+    "repair" | "other". A plain ``git revert`` (its message names the reverted commit) is an
+    "undo". The kinds named by a subject alone ("add:", "init:", "repair:") are the engine's
+    only when ``author_email`` (if given) is the engine's: a person may well write "add: my
+    notes" (a "hand edit:" subject is the person's kind whoever wrote it)."""
     found = trailers(message)
     if "Undo-Batch" in found or "Undo-Commit" in found or reverted_commit(message):
         return "undo"
@@ -374,8 +402,10 @@ def commit_kind(message: str) -> str:
     if "Persona" in found:
         return "persona"
     subject = message.split("\n", 1)[0]
-    for kind in ("hand edit", "add", "init"):
-        if subject.startswith(kind + ":"):
+    if subject.startswith("hand edit:"):
+        return "hand edit"
+    for kind in ("add", "init", "repair"):
+        if subject.startswith(kind + ":") and author_email in (None, ENGINE_EMAIL):
             return kind
     return "other"
 
@@ -390,7 +420,7 @@ def log_entries(repo, include_adds: bool = False) -> list[dict]:
     live = live_batches(repo)
     entries = []
     for c in reversed(engine_commits(repo)):
-        kind = commit_kind(c.message)
+        kind = commit_kind(c.message, c.author.email)
         if kind == "other" and touches(repo, c.hexsha, HAND_EDITABLE):
             kind = "hand edit"   # a person's own commit of scene edits (a vault's auto-commit)
         if kind in ("init", "other") or (kind == "add" and not include_adds):
@@ -416,10 +446,11 @@ def touches(repo, sha: str, paths: tuple[str, ...]) -> bool:
                                    "--", *paths))
 
 
-def is_person_commit(message: str) -> bool:
+def is_person_commit(message: str, author_email: str | None = None) -> bool:
     """True for a commit of a person's own work: a hand edit the engine committed for them, or
-    any commit the engine did not make (their own, a vault plugin's auto-commit)."""
-    return commit_kind(message) not in ENGINE_KINDS
+    any commit the engine did not make (their own, a vault plugin's auto-commit). See
+    ``commit_kind`` for ``author_email``."""
+    return commit_kind(message, author_email) not in ENGINE_KINDS
 
 
 def blame_lines(repo, path: str) -> list[dict]:
@@ -431,7 +462,7 @@ def blame_lines(repo, path: str) -> list[dict]:
     """
     git = _git()
     try:
-        out = repo.git.blame("--line-porcelain", "--", path)
+        out = repo.git.blame("--line-porcelain", "-w", "--", path)
     except git.GitCommandError as exc:
         raise HistoryError(f"cannot blame {path}: {exc.stderr.strip()}") from exc
     rows, sha, cache = [], "", {}
@@ -447,7 +478,8 @@ def blame_lines(repo, path: str) -> list[dict]:
 
 
 # Commit kinds the engine makes; "hand edit" and "other" (a person's own commit) are a person's.
-ENGINE_KINDS = frozenset({"batch", "undo", "redo", "persona", "init", "add", "forget"})
+ENGINE_KINDS = frozenset({"batch", "undo", "redo", "persona", "init", "add", "forget",
+                          "repair"})
 
 
 def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]:
@@ -464,19 +496,21 @@ def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]
     if not repo.head.is_valid():
         return frozenset()
     try:
-        log = repo.git.log("--format=%H%x01%B%x02", "--", *paths)
+        log = repo.git.log("--format=%H%x01%ae%x01%B%x02", "--", *paths)
     except git.GitCommandError as exc:
         raise HistoryError(f"cannot read the history: {exc.stderr.strip()}") from exc
     shas = []
     for record in filter(None, (r.strip() for r in log.split("\x02"))):
-        sha, _, message = record.partition("\x01")
-        if is_person_commit(message):
+        sha, _, rest = record.partition("\x01")
+        email, _, message = rest.partition("\x01")
+        if is_person_commit(message, email):
             shas.append(sha)
     lines: set[str] = set()
     for start in range(0, len(shas), 200):   # a bounded command line
         try:
-            out = repo.git.show("--no-renames", "-U0", "--format=", *shas[start:start + 200],
-                                "--", *paths)
+            # A line whose only change is its end (an editor saving CRLF) stays whose it was.
+            out = repo.git.show("--no-renames", "-U0", "--ignore-cr-at-eol", "--format=",
+                                *shas[start:start + 200], "--", *paths)
         except git.GitCommandError as exc:
             raise HistoryError(f"cannot read the history: {exc.stderr.strip()}") from exc
         lines.update(line[1:].strip() for line in out.split("\n")
@@ -490,5 +524,7 @@ def _blame_info(repo, sha: str) -> dict:
     commit = repo.commit(sha)
     found = trailers(commit.message)
     number = found.get("Batch") or found.get("Undo-Batch") or found.get("Redo-Batch")
-    return {"commit": sha, "kind": commit_kind(commit.message),
+    kind = commit_kind(commit.message, commit.author.email)
+    # A person's own commit (a vault's auto-commit) that changed this line is a hand edit.
+    return {"commit": sha, "kind": "hand edit" if kind == "other" else kind,
             "batch": int(number) if number else None, "memories": found.get("Memories", "")}

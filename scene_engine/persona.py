@@ -7,6 +7,8 @@ scenes exist and no persona does, and every ``persona_every`` memories; ``scenes
 
 from __future__ import annotations
 
+import re
+
 from . import history, interrupts, recovery
 from .fsutil import atomic_write_text, read_regular_text
 from .lock import store_lock
@@ -17,6 +19,20 @@ from .text import is_cjk_text
 MAX_PERSONA_CHARS = 2000
 
 
+def dangling_links(store: Store) -> list[str]:
+    """The ``[[wiki-links]]`` in ``persona.md`` that name no scene file (a scene renamed by
+    hand or merged away since the persona was written); [] when ``wiki_links`` is off."""
+    if not store.config.wiki_links or not store.persona_path.is_file():
+        return []
+    try:
+        text = read_regular_text(store.persona_path, errors="replace")
+    except OSError:
+        return []
+    stems = {name.removesuffix(".md") for name in store.scene_names()}
+    linked = [m.split("|", 1)[0].strip() for m in re.findall(r"\[\[([^\]]+)\]\]", text)]
+    return sorted({link for link in linked if link not in stems})
+
+
 def persona_reason(store: Store, requested: bool) -> str | None:
     """Why the persona should be regenerated now, or None."""
     if requested:
@@ -24,6 +40,8 @@ def persona_reason(store: Store, requested: bool) -> str | None:
     names = store.scene_names()
     if names and not store.persona_path.exists():
         return "scenes exist and there is no persona yet"
+    if names and dangling_links(store):
+        return "it links scenes that are gone"
     if names and store.load_state().since_persona >= store.config.persona_every:
         return f"{store.config.persona_every} memories since the last persona"
     return None
@@ -91,8 +109,9 @@ def clip(text: str, limit: int = MAX_PERSONA_CHARS) -> str:
 def _edited_by_hand(repo) -> bool:
     """True when the newest commit that touched persona.md is a person's: a hand edit, their
     own commit or a vault plugin's auto-commit of their edit."""
-    message = repo.git.log("-1", "--format=%B", "--", "persona.md")
-    return bool(message) and history.is_person_commit(message)
+    email, _, message = repo.git.log("-1", "--format=%ae%x01%B", "--", "persona.md"
+                                     ).partition("\x01")
+    return bool(message) and history.is_person_commit(message, email)
 
 
 def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:

@@ -207,6 +207,9 @@ def clean_prefix(prefix: str) -> list[str]:
         if part == ".." or part.startswith(".") or any(ord(c) < 32 for c in part):
             raise InitRefused(f"--prefix {prefix!r} must stay inside the folder "
                               "(no '..', no hidden folders)")
+        if part != part.strip() or part.endswith("."):   # breaks Windows and cloud sync
+            raise InitRefused(f"--prefix {prefix!r}: a folder name may not start or end with "
+                              "a space or end with a dot")
     return parts
 
 

@@ -69,7 +69,7 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
     merges: dict[int, dict[str, list[str]]] = {}   # batch -> its merges (survivor -> sources)
     for commit in history.engine_commits(repo):
         found = history.trailers(commit.message)
-        kind = history.commit_kind(commit.message)
+        kind = history.commit_kind(commit.message, commit.author.email)
         base = {"time": commit.committed_datetime.isoformat(), "commit": commit.hexsha}
         if kind == "batch":
             ledger = _ledger(repo, commit, found)

@@ -96,7 +96,7 @@ def _resolve(repo, target: str | None):
     except Exception as exc:
         raise UndoError(f"{target!r} is neither a batch number nor a commit", 2) from exc
     found = history.trailers(commit.message)
-    kind = history.commit_kind(commit.message)
+    kind = history.commit_kind(commit.message, commit.author.email)
     if kind in ("add", "init"):
         raise UndoError(f"{commit.hexsha[:8]} is an `{kind}` commit: it changes no scene. "
                         "Undo a batch instead (`scenes log` lists them).", 2)
@@ -234,7 +234,7 @@ def _conflict_message(repo, commit, files: list[str], action: str = "undo") -> s
     live = {c.hexsha for c in history.live_batches(repo).values()}
     later = []
     for c in repo.iter_commits(f"{commit.hexsha}..HEAD", paths=files):
-        kind = history.commit_kind(c.message)
+        kind = history.commit_kind(c.message, c.author.email)
         if kind == "batch" and c.hexsha not in live:
             continue                          # undone since: not in the way
         later.append(f"{c.hexsha[:8]} {c.message.splitlines()[0]}")

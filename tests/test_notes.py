@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import git
+import pytest
 from test_history import topic_memories
 from typer.testing import CliRunner
 
@@ -482,10 +483,8 @@ def test_a_batch_killed_in_a_vault_is_rolled_back_and_the_persons_work_survives(
         raise Died
 
     monkeypatch.setattr(Store, "save_state", die)     # scenes applied; state and commit not
-    try:
+    with pytest.raises(Died):
         run_batch(store, make_backend("offline"), size=4)
-    except Died:
-        pass
     monkeypatch.undo()
     assert recovery.pending_intent(store)["head"] == head
     # A killed git leaves its lock in the vault's own .git folder. A fresh one may be the
@@ -504,3 +503,147 @@ def test_a_batch_killed_in_a_vault_is_rolled_back_and_the_persons_work_survives(
     status = json.loads(ok("--dir", str(vault), "status", "--json").stdout)
     assert status["pending"] == 0 and status["batches"] == 2   # the refused add wrote nothing
     assert status["memories"] == 8
+
+
+def _memory(mid: str, content: str, day: int) -> str:
+    return json.dumps({"id": mid, "content": content,
+                       "created_at": f"2026-02-{day:02d}T09:00:00Z"}) + "\n"
+
+
+def test_two_copies_of_a_vault_merged_by_git_refuse_writes_until_repaired(tmp_path):
+    one = tmp_path / "one"
+    one.mkdir()
+    sh(one, "init", "-q", "-b", "main")
+    ok("init", str(one))
+    ok("--dir", str(one), "ingest", "-", stdin=_memory("a", "Has a cat named Miso.", 1))
+    two = tmp_path / "two"
+    subprocess.run(["git", "clone", "-q", str(one), str(two)], check=True)
+    ok("--dir", str(two), "ingest", "-", stdin=_memory("b", "Bought a kayak.", 2))
+    ok("--dir", str(one), "ingest", "-", stdin=_memory("c", "Ordered a standing desk.", 3))
+    # Synced as a person (or a vault's git plugin) would: keep both sides of the journal.
+    subprocess.run(["git", *PERSON, "pull", "-q", "--no-rebase", "--no-edit", str(two), "main"],
+                   cwd=one, capture_output=True)
+    journal = one / "memories" / "00000.jsonl"
+    journal.write_text("".join(line + "\n" for line in journal.read_text().splitlines()
+                               if not line.startswith(("<<<<<<<", "=======", ">>>>>>>"))))
+    for path in sh(one, "diff", "--name-only", "--diff-filter=U").split():
+        if path != "memories/00000.jsonl":
+            sh(one, "checkout", "--ours", "--", path)
+    sh(one, "add", "-A")
+    sh(one, "commit", "-q", "-m", "vault backup: merge")
+    commits = sh(one, "rev-list", "--count", "HEAD")
+
+    refused = scenes("--dir", str(one), "ingest", "-", stdin=_memory("d", "Kayak trip.", 4))
+    assert refused.exit_code == 1 and "scenes repair" in refused.output, refused.output
+    assert sh(one, "rev-list", "--count", "HEAD") == commits      # no batch, no loop
+    assert scenes("--dir", str(one), "run").exit_code == 1
+    assert "scenes repair" in scenes("--dir", str(one), "doctor").output
+
+    repaired = json.loads(ok("--dir", str(one), "repair", "--json").stdout)
+    assert repaired["repaired"] and repaired["memories"] == 3
+    assert json.loads(ok("--dir", str(one), "repair", "--json").stdout)["repaired"] is False
+    ok("--dir", str(one), "ingest", "-", stdin=_memory("d", "Kayak trip.", 4))
+    assert scenes("--dir", str(one), "doctor").exit_code == 0
+    status = json.loads(ok("--dir", str(one), "status", "--json").stdout)
+    assert status["memories"] == 4 and status["pending"] == 0
+    found = ok("--dir", str(one), "search", "--memories", "kayak").output
+    assert "Bought a kayak." in found and "Kayak trip." in found
+    scenes_text = "".join(p.read_text() for p in (one / "scenes").glob("*.md"))
+    for words in ("Miso", "kayak", "standing desk", "Kayak trip"):
+        assert words in scenes_text                                # every memory folded
+
+
+def test_a_persons_commit_named_like_the_engines_is_still_theirs(tmp_path):
+    vault = make_vault(tmp_path / "vault")
+    ok("init", str(vault), "--prefix", "memory")
+    config = vault / "memory" / ".scene-engine" / "config.toml"
+    config.write_text(config.read_text().replace("persona_every = 50", "persona_every = 1"))
+    sh(vault, "add", str(config))
+    sh(vault, "commit", "-q", "-m", "settings")
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("garden", 0, 5, 1))
+    persona = vault / "memory" / "persona.md"
+    scene = sorted((vault / "memory" / "scenes").glob("*.md"))[0]
+    persona.write_text("# Me\nMy own portrait.\n")
+    scene.write_text(scene.read_text() + "\nMy line about the compost heap.\n")
+    sh(vault, "commit", "-q", "-am", "add: my own persona")       # "add:" like the engine's
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("garden", 5, 5, 2))
+    assert persona.read_text() == "# Me\nMy own portrait.\n"
+    assert "My line about the compost heap." in scene.read_text()
+    blame = json.loads(ok("--dir", str(vault), "blame", scene.stem, "--json").stdout)
+    mine = [row for row in blame if "compost heap" in row["text"]]
+    assert mine and mine[0]["kind"] == "hand edit"                 # not "other", not "add"
+
+
+def test_writes_on_a_detached_head_are_refused(tmp_path):
+    root = tmp_path / "store"
+    ok("init", str(root))
+    ok("--dir", str(root), "ingest", "-", stdin=topic_memories("garden", 0, 3, 1))
+    ok("--dir", str(root), "ingest", "-", stdin=topic_memories("garden", 3, 3, 2))
+    sh(root, "checkout", "-q", "--detach", "HEAD~1")
+    head = sh(root, "rev-parse", "HEAD")
+    refused = scenes("--dir", str(root), "ingest", "-", stdin=topic_memories("chess", 0, 2, 3))
+    assert refused.exit_code == 1 and "detached" in refused.output, refused.output
+    assert sh(root, "rev-parse", "HEAD") == head
+    assert scenes("--dir", str(root), "search", "garden").exit_code == 0   # reads still work
+
+
+def test_a_git_identity_from_the_environment_authors_hand_edits(tmp_path, monkeypatch):
+    root = tmp_path / "store"
+    ok("init", str(root))
+    ok("--dir", str(root), "ingest", "-", stdin=topic_memories("garden", 0, 3, 1))
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "Grace Hopper")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "grace@example.org")
+    scene = sorted((root / "scenes").glob("*.md"))[0]
+    scene.write_text(scene.read_text() + "\nBasil by the window.\n")
+    ok("--dir", str(root), "ingest", "-", stdin=topic_memories("garden", 3, 3, 2))
+    lines = sh(root, "log", "-2", "--format=%an|%cn|%s").splitlines()
+    assert lines[0].startswith("scene-engine|Grace Hopper|batch"), lines
+    assert lines[1].startswith("Grace Hopper|Grace Hopper|hand edit:"), lines
+
+
+def test_an_editor_saving_crlf_does_not_make_the_scene_the_persons(tmp_path):
+    root = tmp_path / "store"
+    ok("init", str(root))
+    ok("--dir", str(root), "ingest", "-", stdin=topic_memories("garden", 0, 3, 1))
+    scene = sorted((root / "scenes").glob("*.md"))[0]
+    scene.write_bytes(scene.read_bytes().replace(b"\n", b"\r\n"))
+    ok("--dir", str(root), "ingest", "-", stdin=topic_memories("garden", 3, 3, 2))
+    blame = json.loads(ok("--dir", str(root), "blame", scene.stem, "--json").stdout)
+    assert not [row for row in blame if row["kind"] == "hand edit"], blame
+    assert b"\r\n" in scene.read_bytes()                           # saved as the person saves
+
+
+def test_a_gitignore_added_later_fails_a_run_in_one_line_and_loses_nothing(tmp_path):
+    root = tmp_path / "store"
+    ok("init", str(root))
+    ok("--dir", str(root), "ingest", "-", stdin=topic_memories("garden", 0, 3, 1))
+    (root / ".gitignore").write_text("scenes/*.md\n")
+    result = scenes("--dir", str(root), "ingest", "-", stdin=topic_memories("chess", 0, 3, 2))
+    assert result.exit_code == 1
+    said = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(said) == 1 and "scenes doctor" in said[0], result.output
+    assert "hint:" not in result.output and "stderr" not in result.output, result.output
+    assert json.loads(ok("--dir", str(root), "status", "--json").stdout)["pending"] == 3
+
+
+def test_a_prefix_with_a_space_or_a_dot_at_the_end_is_refused(tmp_path):
+    for prefix in ("memory /", " memory", "memory."):
+        result = scenes("init", str(tmp_path / "v"), "--prefix", prefix)
+        assert result.exit_code == 2, (prefix, result.output)
+    assert not (tmp_path / "v").exists() or not any((tmp_path / "v").iterdir())
+
+
+def test_persona_links_follow_a_renamed_scene_and_doctor_names_a_dangling_one(tmp_path):
+    vault = make_vault(tmp_path / "vault")
+    ok("init", str(vault), "--prefix", "memory")
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("garden", 0, 5, 1))
+    scene = sorted((vault / "memory" / "scenes").glob("*.md"))[0]
+    renamed = scene.with_name("my-garden.md")
+    scene.rename(renamed)
+    doctor = scenes("--dir", str(vault), "doctor")
+    assert doctor.exit_code == 1 and f"[[{scene.stem}]]" in doctor.output, doctor.output
+    ok("--dir", str(vault), "ingest", "-", stdin=topic_memories("garden", 5, 5, 2))
+    persona = (vault / "memory" / "persona.md").read_text()
+    assert "[[my-garden]]" in persona and f"[[{scene.stem}]]" not in persona
+    assert scenes("--dir", str(vault), "doctor").exit_code == 0
