@@ -1,5 +1,11 @@
-"""The deterministic extractor (no model; the default): one memory per sentence that says
-something, attributed to its speaker (issue 12, "Offline").
+"""The deterministic extractor (no model; the default): each utterance split into sentences,
+greetings and filler dropped, the rest kept as what its speaker said (issue 12, "Offline").
+
+The sentences one utterance keeps stay together in one memory up to ``MAX_CHARS`` (longer
+ones are cut at sentence ends): a memory per sentence made a LoCoMo conversation six times as
+many memories as its curated observations, more than the offline scene backend can fold
+(``bench/RESULTS.md``, "Conversations in"), and a sentence alone loses what its pronouns
+point at.
 
 Limits (also in the README): it does not understand; it keeps every sentence with a content
 word and drops only greetings and filler, so it over-keeps; it never relates memories
@@ -18,6 +24,7 @@ from .schema import ExtractedMemory
 
 VERSION = "offline/1"
 TITLE_WORDS = 10
+MAX_CHARS = 400       # one memory's sentences (speaker prefix aside)
 
 # Sentence ends: . ! ? (and CJK 。！？) followed by space, or a line break.
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
@@ -60,21 +67,35 @@ def scope_of(sentence: str) -> str:
 
 
 def extract(block: list[Message]) -> list[ExtractedMemory]:
-    """One ``ExtractedMemory`` per sentence of the block that says something, in order:
-    summary ``"Speaker: sentence"``, title its first words, the message as source. Tool and
-    system messages are routine steps and left out."""
+    """The memories of a block, in order: per utterance, its sentences that say something,
+    grouped up to ``MAX_CHARS`` and by scope (a "from now on" sentence is a ``user`` memory of
+    its own); summary ``"Speaker: sentences"``, title its first words, the message as source.
+    Tool and system messages are routine steps and left out."""
     names = frozenset(w.lower() for m in block for w in m.speaker.split())
     out = []
     for message in block:
         if (message.role or "") in SKIPPED_ROLES:
             continue
-        for sentence in sentences(message.text):
-            if not says_something(sentence, names):
-                continue
-            summary = f"{message.speaker}: {sentence}"
-            out.append(ExtractedMemory(title=_title(summary), summary=summary,
-                                       scope=scope_of(sentence), sources=[message.id]))
+        kept = [s for s in sentences(message.text) if says_something(s, names)]
+        for scope, group in _groups(kept):
+            summary = f"{message.speaker}: {' '.join(group)}"
+            out.append(ExtractedMemory(title=_title(summary), summary=summary, scope=scope,
+                                       sources=[message.id]))
     return out
+
+
+def _groups(kept: list[str]) -> list[tuple[str, list[str]]]:
+    """Consecutive sentences of one scope, at most ``MAX_CHARS`` a group (a longer sentence
+    is a group of its own)."""
+    groups: list[tuple[str, list[str]]] = []
+    for sentence in kept:
+        scope = scope_of(sentence)
+        if groups and groups[-1][0] == scope and \
+                len(" ".join(groups[-1][1])) + 1 + len(sentence) <= MAX_CHARS:
+            groups[-1][1].append(sentence)
+        else:
+            groups.append((scope, [sentence]))
+    return groups
 
 
 def _title(summary: str) -> str:
