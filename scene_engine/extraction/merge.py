@@ -50,6 +50,12 @@ def plan_merge(left: Memory, right: Memory, keep: str, title: str | None = None,
     title, summary = (title or "").strip(), (summary or "").strip()
     if not title or not summary:
         raise MergeRefused("a merge needs both a title and a summary")
+    same = [m for m in (kept, other) if m.content == content_of(title, summary)]
+    if same:
+        # The draft is one of the two word for word: keep that one as it is (a new record of
+        # the same text at the same time would be folded into it by the journal).
+        keep = "left" if same[0] is left else "right"
+        return plan_merge(left, right, keep, by=by, confidence=confidence, pair=pair)
     pair_ids = {left.id, right.id}
     relations = {(r["type"], r["target"]): r for m in (left, right) for r in m.relations
                  if r["target"] not in pair_ids}
