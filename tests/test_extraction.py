@@ -7,6 +7,8 @@ import json
 
 import git
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from scene_engine import history, layout
@@ -131,6 +133,27 @@ def test_bad_files_are_refused_whole_with_line_numbers(store, tmp_path, data, li
     assert result.exit_code == 2
     assert f"line {lines[0]}" in result.output
     assert snapshot(store) == before
+
+
+_NAME = st.text(alphabet=st.characters(categories=("L",)), min_size=1, max_size=12)
+_TEXT = st.text(alphabet=st.characters(categories=("L", "N", "Zs", "P"),
+                                       exclude_characters="\u2028\u2029\x85"),
+                min_size=1, max_size=60).filter(lambda t: t.strip() and t.strip()[0] != ":")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.tuples(_NAME, _TEXT), min_size=1, max_size=4), min_size=1,
+                max_size=4))
+def test_a_transcript_reads_back_speakers_texts_sessions_and_stable_ids(sessions):
+    text = "\n\n".join("\n".join(f"{name}: {said}" for name, said in session)
+                       for session in sessions)
+    messages = read_conversation(text.encode(), "log.txt")
+    expected = [(name, said.strip(), number) for number, session in enumerate(sessions, 1)
+                for name, said in session]
+    assert [(m.speaker, m.text, m.session) for m in messages] == expected
+    assert [m.id for m in messages] == [f"log#{i}" for i in range(1, len(expected) + 1)]
+    assert [m.id for m in read_conversation(text.encode(), "log.txt")] == \
+        [m.id for m in messages]
 
 
 # ---------------------------------------------------------------- the offline extractor

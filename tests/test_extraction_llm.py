@@ -8,7 +8,7 @@ import json
 
 import git
 import pytest
-from fakellm import call, reply
+from fakellm import call, error, reply
 from typer.testing import CliRunner
 
 from scene_engine.cli import app
@@ -187,6 +187,7 @@ def test_a_confident_merge_with_a_draft_is_applied_and_can_be_undone(store, fake
     ([verdict(verdict="REVIEW", confidence=0.5)], "asked for review"),
     ([reply(content="not json"), verdict(verdict="MAYBE", confidence=2)],
      "adjudication failed"),
+    ([error(500), error(503)], "adjudication failed"),
 ])
 def test_doubtful_verdicts_keep_both_and_queue_the_pair(store, fake_llm, answers, reason):
     fake_llm.script([*_two_blocks(fake_llm), *answers])
@@ -206,8 +207,6 @@ def test_a_confident_keep_both_is_recorded_not_queued(store, fake_llm):
 
 
 def test_model_failure_stops_the_run_before_anything_is_written(store, fake_llm):
-    from fakellm import error
-
     fake_llm.script([error(400)] * 3)
     before = state_of(store)
     with pytest.raises(ExtractionError):

@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..memories import Memory
 from ..text import terms
@@ -101,8 +101,10 @@ def adjudicate(candidate: Candidate, settings: ModelSettings, quotes: dict[str, 
                                                     ("right", candidate.right))}
     messages = [{"role": "system", "content": _instructions()},
                 {"role": "user", "content": json.dumps(shown, ensure_ascii=False, indent=1)}]
+    # The two attempts are the whole allowance: no provider-level retries inside them.
+    once = replace(settings, budget=replace(settings.budget, retries=0))
     try:
-        return ask(messages, ADJUDICATE_TOOL, parse_verdict, settings,
+        return ask(messages, ADJUDICATE_TOOL, parse_verdict, once,
                    settings.adjudication_attempts, pause=settings.backoff), ""
     except ExtractionError as exc:
         return None, str(exc)

@@ -45,11 +45,10 @@ class ExtractedMemory(BaseModel):
     @field_validator("sources")
     @classmethod
     def _distinct(cls, value: list[str]) -> list[str]:
-        return list(dict.fromkeys(v.strip() for v in value if v.strip())) or _empty()
-
-
-def _empty() -> list[str]:
-    raise ValueError("at least one source message id is required")
+        distinct = list(dict.fromkeys(v.strip() for v in value if v.strip()))
+        if not distinct:
+            raise ValueError("at least one source message id is required")
+        return distinct
 
 
 class ExtractionOutput(BaseModel):
