@@ -346,3 +346,24 @@ def test_an_older_engine_refuses_the_upgraded_store(store, monkeypatch):
     result = cli(store, "status")
     assert result.exit_code == 2
     assert "format 2" in result.output and "upgrade scene-engine" in result.output
+
+
+def test_context_is_at_most_8_related_and_4_recent_cut_to_400_characters():
+    from datetime import UTC, datetime
+
+    from scene_engine.extraction.context import choose
+    from scene_engine.memories import Memory
+
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    pool = [Memory(id=f"k{i}", content=f"Kayak trip number {i} on the river " + "x" * 500,
+                   created_at=when, scope="user") for i in range(10)]
+    pool += [Memory(id=f"o{i}", content=f"Other thing {i}", created_at=when, scope="session")
+             for i in range(10)]
+    shown = choose([_msg("1", "Ana", "The kayak trip on the river was cold.")], pool,
+                   {"k9": "merged", "k8": "superseded"})
+    ids = [c.id for c in shown]
+    assert len(ids) == 12 and "k9" not in ids                 # merged: not shown
+    assert set(ids[:8]) <= {f"k{i}" for i in range(9)}        # related first
+    assert ids[8:] == ["o9", "o8", "o7", "o6"]                # then the most recent others
+    assert all(len(c.text) <= 400 for c in shown)
+    assert next(c for c in shown if c.id == "k8").status == "superseded"

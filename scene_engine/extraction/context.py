@@ -30,18 +30,20 @@ class ContextMemory:
 def choose(block: list[Message], pool: list[Memory], status: dict[str, str]
            ) -> list[ContextMemory]:
     """The related memories of ``pool`` (most shared words with the block first, at most
-    ``RELATED``) then the most recent others (at most ``RECENT``). ``status``: id -> status
-    now (``events.statuses``); merged and retracted memories are not shown."""
-    live = [m for m in pool if status.get(m.id, "active") not in HIDDEN]
+    ``RELATED``) then the most recent others (at most ``RECENT``). ``pool``: oldest first
+    (the journal, then what this run extracted so far: those have no number yet, so the
+    order is the recency). ``status``: id -> status now (``events.statuses``); merged and
+    retracted memories are not shown."""
+    live = [(age, m) for age, m in enumerate(pool) if status.get(m.id, "active") not in HIDDEN]
     said = Counter(t for m in block for t in terms(m.text))
     scored = []
-    for memory in live:
+    for age, memory in live:
         shared = sum(said[t] > 0 for t in set(terms(_text(memory))))
         if shared:
-            scored.append((-shared, -memory.seq, memory))
+            scored.append((-shared, -age, memory))
     related = [m for _, _, m in sorted(scored, key=lambda s: s[:2])[:RELATED]]
     taken = {m.id for m in related}
-    recent = [m for m in sorted(live, key=lambda m: -m.seq) if m.id not in taken][:RECENT]
+    recent = [m for _, m in reversed(live) if m.id not in taken][:RECENT]
     return [_shown(m, status) for m in related + recent]
 
 
