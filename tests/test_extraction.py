@@ -367,3 +367,22 @@ def test_context_is_at_most_8_related_and_4_recent_cut_to_400_characters():
     assert ids[8:] == ["o9", "o8", "o7", "o6"]                # then the most recent others
     assert all(len(c.text) <= 400 for c in shown)
     assert next(c for c in shown if c.id == "k8").status == "superseded"
+
+
+def test_a_failed_commit_leaves_no_half_written_extraction(store, tmp_path, monkeypatch):
+    path = tmp_path / "standup.txt"
+    path.write_text(TRANSCRIPT, encoding="utf-8")
+    before = snapshot(store)
+
+    def broken(*args, **kwargs):
+        raise history.HistoryError("disk full (simulated)")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(history, "commit", broken)
+        assert cli(store, "extract", str(path)).exit_code == 1
+    # the next command puts the journal and the ledger back before it reads them
+    assert cli(store, "review").output.strip() == "the review queue is empty"
+    assert snapshot(store) == before
+    extract_file(store, b"Ana: The kayak is red.\n", "k.txt")
+    assert [m.content for m in Journal(store.memories_dir).all()] == ["Ana: The kayak is red."]
+    assert ledger.read_events(store) == []

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ..memories import Journal, Memory
+from ..recovery import ensure_recovered
 from ..store import Store
 from . import dedupe, events, offline
 from .context import choose
@@ -60,6 +61,7 @@ def extract_file(store: Store, data: bytes, name: str, settings: ModelSettings |
     (a block failed; exit 1) and what ``events.write`` raises; nothing is written on any.
     """
     messages = read_conversation(data, name)
+    ensure_recovered(store)      # an interrupted write is rolled back before reading
     existing = Journal(store.memories_dir).all()
     history = events.read_events(store)
     status = events.statuses(existing, history)

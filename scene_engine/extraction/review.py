@@ -9,6 +9,7 @@ undoing that merge opens it again.
 from __future__ import annotations
 
 from ..memories import Journal, Memory
+from ..recovery import ensure_recovered
 from ..store import Store
 from . import events as ledger
 from .merge import MergeRefused, plan_merge, plan_undo
@@ -39,6 +40,7 @@ def queue(store: Store) -> list[dict]:
     """The open pairs with both memories in full: ``[{pair, reason, similarity, queued_at,
     left: {...}, right: {...}}]`` where each side has id, title, summary, scope, status,
     created_at and sources (ids, with the quoted text when it was kept)."""
+    ensure_recovered(store)      # an interrupted write is rolled back before reading
     event_list = ledger.read_events(store)
     memories = {m.id: m for m in Journal(store.memories_dir).all()}
     status = ledger.statuses(list(memories.values()), event_list)
@@ -51,6 +53,7 @@ def queue(store: Store) -> list[dict]:
 def merges(store: Store) -> list[dict]:
     """Every merge with whether it was undone: ``[{merge, by, keep, created, retired,
     confidence, at, undone}]``."""
+    ensure_recovered(store)      # an interrupted write is rolled back before reading
     event_list = ledger.read_events(store)
     undone = ledger.undone_merges(event_list)
     return [{k: e.get(k) for k in ("merge", "pair", "by", "keep", "created", "retired",
@@ -72,6 +75,7 @@ def decide(store: Store, pair: str, keep: str, title: str | None = None,
     with ``title`` and ``summary`` a merged memory replaces both) or "both". Commits it and
     returns the event written. Raises ``MergeRefused`` (exit 2) for an unknown or closed pair
     or a bad choice."""
+    ensure_recovered(store)      # an interrupted write is rolled back before reading
     event_list = ledger.read_events(store)
     waiting = {e["pair"]: e for e in open_pairs(event_list)}
     matches = [p for p in waiting if p == pair or p.startswith(pair)]
@@ -98,6 +102,7 @@ def decide(store: Store, pair: str, keep: str, title: str | None = None,
 def undo(store: Store, merge_id: str) -> dict:
     """Undo a merge (automatic or by hand); returns the ``undo`` event. Raises
     ``MergeRefused`` as ``merge.plan_undo``."""
+    ensure_recovered(store)      # an interrupted write is rolled back before reading
     event_list = ledger.read_events(store)
     matches = {e["merge"] for e in event_list if e["event"] == "merge"
                and e["merge"].startswith(merge_id)}
