@@ -386,3 +386,17 @@ def test_a_failed_commit_leaves_no_half_written_extraction(store, tmp_path, monk
     extract_file(store, b"Ana: The kayak is red.\n", "k.txt")
     assert [m.content for m in Journal(store.memories_dir).all()] == ["Ana: The kayak is red."]
     assert ledger.read_events(store) == []
+
+
+def test_doctor_flags_a_ledger_that_names_memories_the_journal_lacks(queued):
+    store, pair = queued
+    assert cli(store, "doctor").exit_code == 0
+    with ledger.log_path(store).open("a", encoding="utf-8") as log:
+        log.write(json.dumps({"event": "status", "memory": "x-gone", "status": "superseded",
+                              "by": pair["left"]["id"], "n": 2}) + "\n{torn\n")
+    result = cli(store, "doctor")
+    assert result.exit_code == 1
+    assert "names memory x-gone" in result.output and "line 3 is not an event" in result.output
+    refused = cli(store, "review")
+    assert refused.exit_code == 1 and "git checkout -- .scene-engine/dedupe.jsonl" in \
+        refused.output

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..fsutil import atomic_write_text
 from ..memories import Journal, Memory
-from ..store import Store
+from ..store import Store, StoreError
 
 LOG_NAME = "dedupe.jsonl"
 LOG_PATH = f".scene-engine/{LOG_NAME}"
@@ -34,13 +34,28 @@ def log_path(store: Store) -> Path:
     return store.meta_dir / LOG_NAME
 
 
+class LedgerError(StoreError):
+    """A ledger line cannot be read; the message names the line and the way back."""
+
+
 def read_events(store: Store) -> list[dict]:
-    """Every event in order (an absent log is empty)."""
+    """Every event in order (an absent log is empty). Raises ``LedgerError`` for a line that
+    is not a JSON event."""
     path = log_path(store)
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n")
-            if line.strip()]
+    lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+    found = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            event = json.loads(line)
+            event["event"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise LedgerError(f"{LOG_PATH} line {number} is not an event; the file is in git: "
+                              f"`git checkout -- {LOG_PATH}` brings back the last commit") \
+                from None
+        found.append(event)
+    return found
 
 
 def undone_merges(events: list[dict]) -> set[str]:
@@ -63,6 +78,38 @@ def statuses(memories: list[Memory], events: list[dict]) -> dict[str, str]:
                 continue
             for memory_id in event["retired"]:
                 found[memory_id] = "merged"
+    return found
+
+
+def problems(store: Store, memories: list[Memory]) -> list[str]:
+    """What ``scenes doctor`` reports about the ledger: a line that is not a JSON event,
+    numbers out of order, a memory id no journal record has, an undo of no merge."""
+    path = log_path(store)
+    if not path.exists():
+        return []
+    known = {i for m in memories for i in (m.id, *m.aliases)}
+    found, merges = [], set()
+    lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+    for number, line in enumerate(lines, start=1):
+        try:
+            event = json.loads(line)
+            kind = event["event"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            found.append(f"ledger: {LOG_PATH} line {number} is not an event; the file is in "
+                         f"git: `git checkout -- {LOG_PATH}` brings back the last commit")
+            continue
+        if event.get("n") != number:
+            found.append(f"ledger: line {number} is numbered {event.get('n')}")
+        named = [event.get(k) for k in ("memory", "left", "right", "keep", "created")]
+        for memory_id in [*named, *(event.get("retired") or ())]:
+            if memory_id is not None and memory_id not in known:
+                found.append(f"ledger: line {number} ({kind}) names memory {memory_id}, "
+                             "which is not in the journal")
+        if kind == "merge":
+            merges.add(event.get("merge"))
+        elif kind == "undo" and event.get("merge") not in merges:
+            found.append(f"ledger: line {number} undoes merge {event.get('merge')}, which "
+                         "comes before it nowhere")
     return found
 
 
