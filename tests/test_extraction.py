@@ -400,3 +400,19 @@ def test_doctor_flags_a_ledger_that_names_memories_the_journal_lacks(queued):
     refused = cli(store, "review")
     assert refused.exit_code == 1 and "git checkout -- .scene-engine/dedupe.jsonl" in \
         refused.output
+
+
+@pytest.mark.parametrize("block_size", [20, 1])
+def test_a_sentence_said_twice_at_the_same_instant_is_one_memory_and_no_pair(store,
+                                                                           block_size):
+    said = b"2026-11-28\nAna: The kayak club meets on Tuesdays at the harbour.\n" \
+           b"Ben: Which harbour?\nAna: The kayak club meets on Tuesdays at the harbour.\n"
+    report = extract_file(store, said, "club.txt", block_size=block_size)
+    memories = Journal(store.memories_dir).all()
+    same = [m for m in memories if m.content.startswith("Ana: The kayak club")]
+    assert len(same) == 1
+    if block_size == 20:     # one output: merged, with both sources
+        assert same[0].sources == ("club#1", "club#3")
+    else:                    # two blocks: the journal keeps the repeat as an alias
+        assert len(same[0].aliases) == 1
+    assert report.queued == 0 and cli(store, "review", "--json").output.strip() == "[]"

@@ -128,13 +128,27 @@ def _time_of(memory: ExtractedMemory, by_id: dict[str, Message]) -> datetime:
     return max(times) if times else datetime.now(UTC).replace(microsecond=0)
 
 
+def _own_records(existing: list[Memory], new: list[Memory], status: dict[str, str]
+                 ) -> list[Memory]:
+    """The new memories that will be journal records of their own: not the same words at the
+    same instant as an earlier one (the journal keeps those as an alias of it: the same
+    sentence said twice in one LoCoMo session), not superseded in this run."""
+    facts = {(m.content, m.created_at) for m in existing}
+    out = []
+    for memory in new:
+        fact = (memory.content, memory.created_at)
+        if fact not in facts and status.get(memory.id) not in NOT_LIVE:
+            out.append(memory)
+        facts.add(fact)
+    return out
+
+
 def _deduplicate(existing, new, status, history, settings, report, quotes
                  ) -> tuple[list[Memory], list[dict]]:
     """Candidate pairs of the new memories, decided (model) or queued (offline)."""
     seen = {e["pair"] for e in history if e.get("pair")}
     live = [m for m in existing if status.get(m.id, "active") not in NOT_LIVE]
-    found = dedupe.candidates(live, [m for m in new if status.get(m.id) not in NOT_LIVE],
-                              seen)
+    found = dedupe.candidates(live, _own_records(existing, new, status), seen)
     report.candidates = len(found)
     added, out, retired = [], [], set()
     for candidate in found:

@@ -42,8 +42,9 @@ def queue(store: Store) -> list[dict]:
     created_at and sources (ids, with the quoted text when it was kept)."""
     ensure_recovered(store)      # an interrupted write is rolled back before reading
     event_list = ledger.read_events(store)
-    memories = {m.id: m for m in Journal(store.memories_dir).all()}
-    status = ledger.statuses(list(memories.values()), event_list)
+    journal = Journal(store.memories_dir).all()
+    memories = {i: m for m in journal for i in (m.id, *m.aliases)}
+    status = ledger.statuses(journal, event_list)
     return [{"pair": e["pair"], "reason": e["reason"], "similarity": e.get("similarity"),
              "queued_at": e["at"], "left": _side(memories[e["left"]], status),
              "right": _side(memories[e["right"]], status)}
