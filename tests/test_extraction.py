@@ -247,6 +247,7 @@ def _statuses(store):
 
 def test_review_lists_both_memories_with_dates_and_sources(queued):
     store, pair = queued
+    assert json.loads(cli(store, "status", "--json").output)["review"] == 1
     shown = cli(store, "review").output
     for side in ("left", "right"):
         assert pair[side]["id"] in shown and pair[side]["created_at"] in shown
