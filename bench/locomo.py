@@ -5,6 +5,11 @@ Recall draws on the scenes and the memory journal together (fused); the table re
 share of answers that all facts together contain (the ceiling of any extractive recall).
 
     python bench/locomo.py [--data ../shared/data/locomo10.json] [--samples 0,1] [--out DIR]
+    python bench/locomo.py --conversation [--samples 0,1]
+
+``--conversation``: each sample's raw dialogue (not the ready-made observations) goes through
+the offline extractor (``scenes extract``) and then the scenes; recall at 2,000 and 4,000
+characters is reported beside the observation-fed store and BM25 over the raw dialogue turns.
 
 Per sample: memories, batches, scenes, wall time, peak memory (each sample runs in its own
 process so the figure is its own), doctor result. Then, for the questions of categories 1-4,
@@ -25,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,6 +43,9 @@ from scene_engine.text import STOP_WORDS  # noqa: E402
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo10.json"
 BUDGETS = (2000, 4000, 8000)
 CATEGORIES = (1, 2, 3, 4)
+# Conversation mode: a raw dialogue holds about three times its observations' text, more than
+# 15 scenes of the default 1,500 characters hold (the offline scene backend refuses then).
+SCENE_CHARS = 4000
 
 
 def session_time(text: str) -> datetime:
@@ -86,6 +95,99 @@ def baseline_text(memories: list[dict], question: str, budget: int, every: bool 
             lines.append(line)
             used += len(line) + 1
     return "\n".join(lines)
+
+
+def turn_passages(sample: dict) -> list[Passage]:
+    """One passage per raw dialogue turn: ``date: Speaker: text`` (the conversation mode's
+    baseline, as BM25 over the turns would see them)."""
+    conv, out = sample["conversation"], []
+    for key in conv:
+        if not key.startswith("session_") or key.endswith("date_time"):
+            continue
+        day = session_time(conv[f"{key}_date_time"]).date().isoformat().split("-")
+        for turn in conv[key]:
+            out.append(Passage("turns", f"{readable_date(*day)}: {turn['speaker']}: "
+                                        f"{turn['text']}"))
+    return out
+
+
+def ranked_text(passages: list[Passage], question: str, budget: int) -> str:
+    """BM25 over ``passages``, best first, as many whole lines as fit in ``budget``."""
+    lines, used = [], 0
+    for passage in rank_passages(question, passages):
+        line = f"- {passage.text}"
+        if used + len(line) + 1 <= budget:
+            lines.append(line)
+            used += len(line) + 1
+    return "\n".join(lines)
+
+
+def run_conversation(sample: dict, workdir: Path, scene_chars: int = SCENE_CHARS) -> dict:
+    """The conversation-fed store, the observation-fed store and BM25 over the raw turns on
+    the same questions at 2,000 and 4,000 characters; returns the figures."""
+    from scene_engine.batch import run_pending
+    from scene_engine.doctor import check_store
+    from scene_engine.engine import add_memories
+    from scene_engine.extraction.pipeline import extract_file
+    from scene_engine.index import for_store
+    from scene_engine.offline import OfflineBackend
+    from scene_engine.recall import recall
+    from scene_engine.store import init_store
+
+    conv_store = init_store(workdir / f"{sample['sample_id']}-conversation")
+    if scene_chars:
+        conv_store = replace(conv_store, config=conv_store.config.model_copy(
+            update={"max_scene_chars": scene_chars}))
+    started = time.perf_counter()
+    extracted = extract_file(conv_store, json.dumps(sample).encode(), "locomo.json")
+    extract_s = time.perf_counter() - started
+    run_pending(conv_store, OfflineBackend())
+    conv_s = time.perf_counter() - started
+    obs_store = init_store(workdir / f"{sample['sample_id']}-observations")
+    add_memories(obs_store, "\n".join(json.dumps(m) for m in sample_memories(sample))
+                 .encode())
+    run_pending(obs_store, OfflineBackend())
+    turns = turn_passages(sample)
+    scores = defaultdict(lambda: [0, 0, 0, 0])   # budget -> [questions, conv, obs, turns]
+    with for_store(conv_store) as conv_index, for_store(obs_store) as obs_index:
+        conv_index.sync()
+        obs_index.sync()
+        for qa in sample["qa"]:
+            if qa.get("category") not in CATEGORIES or "answer" not in qa:
+                continue
+            for budget in BUDGETS[:2]:
+                row = scores[budget]
+                row[0] += 1
+                row[1] += answered(qa["answer"], recall(conv_store, qa["question"],
+                                                        budget=budget, index=conv_index).text)
+                row[2] += answered(qa["answer"], recall(obs_store, qa["question"],
+                                                        budget=budget, index=obs_index).text)
+                row[3] += answered(qa["answer"], ranked_text(turns, qa["question"], budget))
+    problems = check_store(conv_store)
+    return {"sample": sample["sample_id"], "turns": len(turns), "memories": extracted.added,
+            "queued": extracted.queued, "extract_s": round(extract_s, 2),
+            "wall_s": round(conv_s, 2), "scenes": len(conv_store.scene_names()),
+            "doctor": "clean" if not problems else "; ".join(problems),
+            "scores": {str(b): v for b, v in scores.items()}}
+
+
+def conversation_report(rows: list[dict]) -> tuple[str, bool]:
+    """Per sample and overall: conversation-fed vs observation-fed vs raw-turn BM25; and
+    whether the offline target (conversation-fed >= raw turns at each budget) is met."""
+    out = ["| sample | turns | memories extracted | pairs queued | extract s | extract + "
+           "scenes s | scenes | doctor |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['sample']} | {r['turns']} | {r['memories']} | {r['queued']} | "
+                   f"{r['extract_s']} | {r['wall_s']} | {r['scenes']} | {r['doctor']} |")
+    out += ["", "| budget | questions | conversation-fed | observation-fed | raw-turn BM25 | "
+                "target met (conversation >= turns) |", "|---|---|---|---|---|---|"]
+    met = True
+    for budget in BUDGETS[:2]:
+        n, c, o, t = (sum(r["scores"][str(budget)][i] for r in rows) for i in range(4))
+        met &= c >= t
+        out.append(f"| {budget} | {n} | {c / n:.1%} | {o / n:.1%} | {t / n:.1%} | "
+                   f"{'yes' if c >= t else 'NO'} |")
+    return "\n".join(out), met
 
 
 def run_one(sample: dict, workdir: Path) -> dict:
@@ -181,28 +283,44 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--samples", default="", help="comma-separated indexes (default: all)")
     parser.add_argument("--out", type=Path, default=None, help="keep the stores here")
+    parser.add_argument("--conversation", action="store_true",
+                        help="feed the raw dialogue through the extractor (see above)")
+    parser.add_argument("--scene-chars", type=int, default=SCENE_CHARS,
+                        help="max_scene_chars of the conversation-fed store (0: the default)")
     parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     data = json.loads(args.data.read_text(encoding="utf-8"))
     workdir = args.out or Path(tempfile.mkdtemp(prefix="locomo-"))
     workdir.mkdir(parents=True, exist_ok=True)
     if args.one is not None:      # child process: one sample, JSON on stdout
-        print(json.dumps(run_one(data[args.one], workdir)))
+        row = run_conversation(data[args.one], workdir, args.scene_chars) \
+            if args.conversation else run_one(data[args.one], workdir)
+        print(json.dumps(row))
         return 0
     picked = [int(i) for i in args.samples.split(",") if i] or list(range(len(data)))
     rows = []
     for i in picked:
         child = subprocess.run([sys.executable, __file__, "--data", str(args.data), "--one",
-                                str(i), "--out", str(workdir)], capture_output=True, text=True,
-                               check=False)
+                                str(i), "--out", str(workdir),
+                                *(["--conversation", "--scene-chars", str(args.scene_chars)]
+                                  if args.conversation else [])],
+                               capture_output=True, text=True, check=False)
         if child.returncode:
             print(child.stderr, file=sys.stderr)
             return 1
         rows.append(json.loads(child.stdout.strip().splitlines()[-1]))
         r = rows[-1]
+        if args.conversation:
+            print(f"{r['sample']}: {r['turns']} turns, {r['memories']} memories, "
+                  f"{r['wall_s']} s, doctor {r['doctor']}", file=sys.stderr)
+            continue
         print(f"{r['sample']}: {r['memories']} memories, {r['batches']} batches, {r['scenes']} "
               f"scenes, {r['wall_s']} s, {r['peak_mb']} MB, doctor {r['doctor']}",
               file=sys.stderr)
+    if args.conversation:
+        text, met = conversation_report(rows)
+        print(text)
+        return 0 if met and all(r["doctor"] == "clean" for r in rows) else 1
     print(report(rows))
     print(f"\nstores kept in {workdir}" if args.out else "", file=sys.stderr)
     return 0 if all(r["doctor"] == "clean" and r["added"] == r["memories"] for r in rows) else 1

@@ -87,6 +87,7 @@ def handled(func: Callable) -> Callable:
             # here (after a signal cut one short) could fail in its turn.
             known = tuple(getattr(sys.modules.get(f"{__package__}.{module}"), name, None)
                           for module, name in (("batch", "BatchError"),
+                                               ("extraction.model", "ExtractionError"),
                                                ("history", "HistoryError"),
                                                ("llm", "ModelError")))
             if isinstance(exc, tuple(k for k in known if k is not None)):
@@ -327,20 +328,150 @@ def run(backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt
 
 @app.command()
 @handled
-def ingest(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, or -.")],
+def ingest(source: Annotated[str | None, typer.Argument(
+               help="JSON list or JSONL file of memories, or -.")] = None,
+           conversation: Annotated[str | None, typer.Option(
+               "--conversation", help="A conversation file (chat messages, LoCoMo or a "
+                                      "transcript): extract its memories first.")] = None,
            backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
            batch_size: SizeOpt = None, max_batches: MaxOpt = None,
            call_timeout: CallTimeoutOpt = None, batch_timeout: BatchTimeoutOpt = None,
            verbose: VerboseOpt = False) -> None:
-    """Add memories, then run (add + run)."""
+    """Add memories (or extract them from a conversation), then run (add + run)."""
+    if (source is None) == (conversation is None):
+        _fail("give a memories FILE or --conversation FILE (one of them)", 2)
     store = _store()
-    report, interrupt, added = _add(store, _read_input(source))
-    if interrupt is not None:
-        done = f"{added} memories were added" if added else "nothing was added"
-        _interrupted(interrupt, f"{done}; no batch ran{_pending_note(store)}")
-    _report_add(report, err=True)
+    if conversation is not None:
+        report = _extract(store, conversation, backend, model, api_base)
+        typer.echo(_extract_line(report), err=True)
+    else:
+        report, interrupt, added = _add(store, _read_input(source))
+        if interrupt is not None:
+            done = f"{added} memories were added" if added else "nothing was added"
+            _interrupted(interrupt, f"{done}; no batch ran{_pending_note(store)}")
+        _report_add(report, err=True)
     _run(store, backend, model, api_base, batch_size, max_batches, call_timeout, batch_timeout,
          verbose)
+
+
+def _extract(store, source: str, backend, model, api_base):
+    """Run the extractor on the file ``source`` (``extraction.pipeline.extract_file``) with
+    the model the options or config name (none: offline). Exit 2 for a bad file, 1 when the
+    model cannot be used or a block fails; nothing is written then."""
+    from .extraction.model import ExtractionError, ModelSettings
+    from .extraction.pipeline import extract_file
+
+    config = store.config
+    chosen = model if model is not None else config.model
+    name = backend or ("llm" if chosen else config.backend)
+    if name not in ("offline", "llm"):
+        _fail(f"unknown backend {name!r}: use offline or llm", 2)
+    settings = None
+    if name == "llm":
+        if not chosen:
+            _fail("--backend llm needs --model (or model in config.toml)", 2)
+        from .preflight import SetupError, check_model
+
+        base = api_base if api_base is not None else (config.api_base or None)
+        try:
+            key = check_model(chosen, base, None)
+        except SetupError as exc:
+            _fail(f"{exc}; nothing extracted", 1)
+        settings = ModelSettings(model=chosen, api_base=base, api_key=key)
+    data = _read_input(source)
+    try:
+        return extract_file(store, data, Path(source).name if source != "-" else "stdin",
+                            settings)
+    except ExtractionError as exc:
+        _fail(f"{exc}; nothing written", 1)
+
+
+def _extract_line(report) -> str:
+    return (f"extracted {report.added} memories from {report.messages} messages "
+            f"({report.extractor}; {report.known} known, {report.superseded} superseded, "
+            f"{report.merged} merged, {report.queued} pairs queued for review)")
+
+
+@app.command()
+@handled
+def extract(source: Annotated[str, typer.Argument(
+                help="Conversation file (chat messages JSON/JSONL, LoCoMo JSON, transcript) "
+                     "or -.")],
+            backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
+            as_json: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False
+            ) -> None:
+    """Extract memories from a conversation into the journal (no batch runs)."""
+    report = _extract(_store(), source, backend, model, api_base)
+    if as_json:
+        _echo_json(report.as_dict() | {"ids": report.added_ids})
+    else:
+        typer.echo(_extract_line(report))
+
+
+@app.command()
+@handled
+def review(pair: Annotated[str | None, typer.Argument(
+               help="The pair to decide (its id or the start of it).")] = None,
+           keep: Annotated[str | None, typer.Option(
+               "--keep", help="left, right or both.")] = None,
+           merge: Annotated[bool, typer.Option(
+               "--merge", help="Merge into one memory with --title and --summary.")] = False,
+           title: Annotated[str | None, typer.Option("--title")] = None,
+           summary: Annotated[str | None, typer.Option("--summary")] = None,
+           undo_merge: Annotated[str | None, typer.Option(
+               "--undo", help="Undo the merge with this id.")] = None,
+           list_merges: Annotated[bool, typer.Option(
+               "--merges", help="List the merges instead of the queue.")] = False,
+           as_json: Annotated[bool, typer.Option("--json", help="One JSON document.")] = False
+           ) -> None:
+    """The de-duplication review queue: list it, decide a pair, or undo a merge."""
+    from .extraction import review as queue
+
+    store = _store()
+    if undo_merge is not None:
+        event = queue.undo(store, undo_merge)
+        return _echo_json(event) if as_json else typer.echo(f"undone merge {event['merge']}")
+    if pair is not None:
+        if merge and not (title and summary):
+            _fail("--merge needs --title and --summary", 2)
+        if keep is None and not merge:
+            _fail("say --keep left|right|both or --merge --title T --summary S", 2)
+        if keep not in (None, "left", "right", "both") or (merge and keep == "both"):
+            _fail("--keep takes left, right or both (a merge keeps left or right)", 2)
+        event = queue.decide(store, pair, keep or "left", title if merge else None,
+                             summary if merge else None)
+        if as_json:
+            return _echo_json(event)
+        return typer.echo(f"{event['pair']}: kept both" if event["event"] == "kept_both"
+                          else f"{event['pair']}: merge {event['merge']} (undo with "
+                               f"`scenes review --undo {event['merge']}`)")
+    rows = queue.merges(store) if list_merges else queue.queue(store)
+    if as_json:
+        return _echo_json(rows)
+    if not rows:
+        return typer.echo("no merges" if list_merges else "the review queue is empty")
+    for row in rows:
+        typer.echo(_merge_row(row) if list_merges else _pair_text(row))
+
+
+def _pair_text(row: dict) -> str:
+    lines = [f"{row['pair']}  ({row['reason']}; similarity {row['similarity']})"]
+    for side in ("left", "right"):
+        m = row[side]
+        lines.append(f"  {side}: {m['id']}  [{m['scope']}, {m['status']}, {m['created_at']}]")
+        lines.append(f"    {m['title']}")
+        lines.append(f"    {m['summary']}")
+        for source in m["sources"]:
+            lines.append(f"    source {source['id']}" + (f": {source['text']}"
+                                                         if source["text"] else ""))
+    return "\n".join(lines)
+
+
+def _merge_row(row: dict) -> str:
+    state = "undone" if row["undone"] else "applied"
+    return (f"{row['merge']}  {state}  by {row['by']}  keep {row['keep']}  retired "
+            f"{', '.join(row['retired'])}" + (f"  created {row['created']}"
+                                              if row["created"] else ""))
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")]

@@ -3,7 +3,8 @@
 Checks: every scene's header parses; the index matches the files (names and checksums);
 ``state.json`` is valid and agrees with the journal; history and state agree (every processed
 memory belongs to exactly one live batch, none lost, none processed twice); every memory a
-live batch took is accounted for in its ledger; no interrupted batch is waiting for recovery.
+live batch took is accounted for in its ledger; no interrupted batch is waiting for recovery;
+the extraction ledger names only memories of the journal.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def check_store(store: Store) -> list[str]:
     broken store: what it cannot read is itself a problem."""
     problems: list[str] = []
     for check in (_check_scenes, _check_index, _check_state, _check_history, _check_ledgers,
-                  _check_persona):
+                  _check_persona, _check_extraction):
         try:
             problems += check(store)
         except Exception as exc:  # a check that cannot run is a finding, not a crash
@@ -165,6 +166,13 @@ def _check_state(store: Store) -> list[str]:
     ids = Counter(m.id for m in journal)
     problems += [f"state: memory id {i} appears {n} times" for i, n in ids.items() if n > 1]
     return problems
+
+
+def _check_extraction(store: Store) -> list[str]:
+    """The extraction ledger (``.scene-engine/dedupe.jsonl``) names only journal memories."""
+    from .extraction.events import problems
+
+    return problems(store, Journal(store.memories_dir).all())
 
 
 def _check_history(store: Store) -> list[str]:

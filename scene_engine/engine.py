@@ -162,11 +162,24 @@ def configured_backend(config, backend_name: str | None = None, model: str | Non
 
 def status(store: Store) -> dict:
     """``{"pending", "scenes", "batches", "last_batch", "memories", "forgotten", "persona",
-    "queued", "root"}`` for the store (counts; ``last_batch`` is a number or None; ``queued``:
-    memories waiting in the inbox for the store)."""
+    "queued", "review", "root"}`` for the store (counts; ``last_batch`` is a number or None;
+    ``queued``: memories waiting in the inbox for the store; ``review``: candidate pairs
+    waiting in ``scenes review``, None when its ledger cannot be read)."""
     state = store.load_state()
     return {"pending": state.pending, "scenes": len(store.scene_names()),
             "batches": state.batch, "last_batch": state.batch or None,
             "memories": state.next_seq, "forgotten": len(state.forgotten),
             "persona": store.persona_path.exists(), "queued": inbox.queued(store),
-            "root": str(store.root)}
+            "review": _review_waiting(store), "root": str(store.root)}
+
+
+def _review_waiting(store: Store) -> int | None:
+    from .extraction.events import LedgerError, log_path, read_events
+    from .extraction.review import open_pairs
+
+    if not log_path(store).exists():
+        return 0
+    try:
+        return len(open_pairs(read_events(store)))
+    except LedgerError:          # a torn ledger: `doctor` and `review` say so
+        return None

@@ -12,7 +12,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-FORMAT_VERSION = 1
+# 2: journal records may carry title, sources, relations, status and extractor_version
+# (memories extracted from conversations); a format-1 store is upgraded by its first write.
+FORMAT_VERSION = 2
 META_DIR = ".scene-engine"
 
 

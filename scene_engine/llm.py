@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Budget", "LoopResult", "ModelError", "run_tool_loop", "complete_text", "count_tokens",
-           "describe_stop", "load_client"]
+__all__ = ["Budget", "LoopResult", "ModelError", "run_tool_loop", "complete_text",
+           "complete_message", "count_tokens", "describe_stop", "load_client"]
 
 _LITELLM: Any = None
 
@@ -482,3 +482,26 @@ def complete_text(messages: list[dict], *, model: str, api_base: str | None = No
     return reply["content"] or "", {"prompt_tokens": usage.prompt,
                                     "completion_tokens": usage.completion,
                                     "cost": usage.cost, "retries": usage.retries}
+
+
+def complete_message(messages: list[dict], tools: list[dict], *, model: str,
+                     api_base: str | None = None, api_key: str | None = None,
+                     budget: Budget | None = None) -> dict:
+    """One completion offering ``tools`` (the extractor's and adjudicator's structured
+    answers), with the same retry policy; the tools are not run.
+
+    Returns the assistant message as a plain dict (``content`` and, when the model called a
+    tool, ``tool_calls`` in OpenAI wire form). Raises ModelError as ``complete_text``.
+    """
+    budget = budget or Budget()
+    usage = _Usage()
+    kwargs = _request(model, list(messages), tools, api_base, api_key, budget)
+    try:
+        resp, _ = _call(kwargs, budget, time.monotonic() + budget.max_seconds, usage)
+    except _OutOfTime as exc:
+        raise ModelError(f"model {model!r} did not answer within {budget.max_seconds} s") from exc
+    reply, finish, _, _ = _record(resp, kwargs, usage)
+    if finish == "length":
+        raise ModelError(f"model {model!r}: the reply was cut off at max_output_tokens "
+                         f"({budget.max_output_tokens})")
+    return reply

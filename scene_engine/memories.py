@@ -54,6 +54,12 @@ class Memory:
     scope: str | None = None
     metadata: dict | None = None
     aliases: tuple[str, ...] = ()
+    # Extracted from a conversation (format 2, ``extraction``): None / empty for added ones.
+    title: str | None = None
+    sources: tuple[str, ...] = ()          # ids of the messages that support it
+    relations: tuple[dict, ...] = ()       # {"type": same_as|supersedes|conflicts_with, "target"}
+    status: str | None = None              # as written; later changes are events (review.py)
+    extractor_version: str | None = None
 
     def to_record(self) -> dict[str, Any]:
         """The JSON object stored in the journal (absent optional fields left out)."""
@@ -64,6 +70,13 @@ class Memory:
                 record[key] = getattr(self, key)
         if self.aliases:
             record["aliases"] = list(self.aliases)
+        for key in ("title", "status", "extractor_version"):
+            if getattr(self, key) is not None:
+                record[key] = getattr(self, key)
+        if self.sources:
+            record["sources"] = list(self.sources)
+        if self.relations:
+            record["relations"] = [dict(r) for r in self.relations]
         return record
 
     @classmethod
@@ -72,7 +85,10 @@ class Memory:
         return cls(id=record["id"], content=record["content"],
                    created_at=datetime.fromisoformat(record["created_at"]), seq=record["seq"],
                    role=record.get("role"), type=record.get("type"), scope=record.get("scope"),
-                   metadata=record.get("metadata"), aliases=tuple(record.get("aliases") or ()))
+                   metadata=record.get("metadata"), aliases=tuple(record.get("aliases") or ()),
+                   title=record.get("title"), sources=tuple(record.get("sources") or ()),
+                   relations=tuple(record.get("relations") or ()), status=record.get("status"),
+                   extractor_version=record.get("extractor_version"))
 
 
 # ---------------------------------------------------------------- input parsing

@@ -85,8 +85,14 @@ class Store(StorePaths):
 
 
 def render_state(state: State) -> str:
-    """The JSON text of ``state`` as stored (sorted keys, one per line, for readable diffs)."""
-    return json.dumps(state.model_dump(), indent=2, sort_keys=True) + "\n"
+    """The JSON text of ``state`` as stored (sorted keys, one per line, for readable diffs).
+
+    Always this engine's ``FORMAT_VERSION``: the first write to an older store upgrades it
+    (its journal records stay as they are; every field format 2 added is optional), and from
+    then on an older engine refuses it (``layout.check_format``)."""
+    data = state.model_dump()
+    data["format"] = max(data["format"], FORMAT_VERSION)
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
 def read_state(path: Path) -> State:

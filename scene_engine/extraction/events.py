@@ -1,0 +1,159 @@
+"""The extraction ledger: status changes, the review queue and merges as append-only events.
+
+The journal's lines are never rewritten for a status change (a memory's line is its number),
+so what happens to an extracted memory later is recorded in ``.scene-engine/dedupe.jsonl``
+(in git), one JSON event a line, numbered ``n`` in order:
+
+- ``status``: ``{memory, status: "superseded", by}`` (a newer memory supersedes it);
+- ``queued``: ``{pair, left, right, reason, similarity}`` (a candidate pair for a person);
+- ``merge``: ``{merge, pair, keep, created, retired, by, confidence}`` (``retired`` memories
+  become ``merged``; ``created`` is a new journal record holding the merged text, or None when
+  one of the two was kept as it was);
+- ``kept_both``: ``{pair, by}``; ``undo``: ``{merge}`` (the merge never happened: its retired
+  memories get their status back, its created record is ``retracted``, its pair is queued again).
+
+A memory's status is its record's ``status`` (``active``) replayed through these events.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..fsutil import atomic_write_text
+from ..memories import Journal, Memory
+from ..store import Store, StoreError
+
+LOG_NAME = "dedupe.jsonl"
+LOG_PATH = f".scene-engine/{LOG_NAME}"
+
+
+def log_path(store: Store) -> Path:
+    """``ROOT/.scene-engine/dedupe.jsonl``."""
+    return store.meta_dir / LOG_NAME
+
+
+class LedgerError(StoreError):
+    """A ledger line cannot be read; the message names the line and the way back."""
+
+
+def read_events(store: Store) -> list[dict]:
+    """Every event in order (an absent log is empty). Raises ``LedgerError`` for a line that
+    is not a JSON event."""
+    path = log_path(store)
+    if not path.exists():
+        return []
+    lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+    found = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            event = json.loads(line)
+            event["event"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise LedgerError(f"{LOG_PATH} line {number} is not an event; the file is in git: "
+                              f"`git checkout -- {LOG_PATH}` brings back the last commit") \
+                from None
+        found.append(event)
+    return found
+
+
+def undone_merges(events: list[dict]) -> set[str]:
+    """Ids of merges an ``undo`` event took back."""
+    return {e["merge"] for e in events if e["event"] == "undo"}
+
+
+def statuses(memories: list[Memory], events: list[dict]) -> dict[str, str]:
+    """Memory id -> status now: ``active``, ``superseded``, ``merged`` or ``retracted``
+    (the record an undone merge created). Memories added without extraction have none."""
+    found = {m.id: m.status for m in memories if m.status}
+    undone = undone_merges(events)
+    for event in events:
+        if event["event"] == "status":
+            found[event["memory"]] = event["status"]
+        elif event["event"] == "merge":
+            if event["merge"] in undone:
+                if event.get("created"):
+                    found[event["created"]] = "retracted"
+                continue
+            for memory_id in event["retired"]:
+                found[memory_id] = "merged"
+    return found
+
+
+def problems(store: Store, memories: list[Memory]) -> list[str]:
+    """What ``scenes doctor`` reports about the ledger: a line that is not a JSON event,
+    numbers out of order, a memory id no journal record has, an undo of no merge."""
+    path = log_path(store)
+    if not path.exists():
+        return []
+    known = {i for m in memories for i in (m.id, *m.aliases)}
+    found, merges = [], set()
+    lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+    for number, line in enumerate(lines, start=1):
+        try:
+            event = json.loads(line)
+            kind = event["event"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            found.append(f"ledger: {LOG_PATH} line {number} is not an event; the file is in "
+                         f"git: `git checkout -- {LOG_PATH}` brings back the last commit")
+            continue
+        if event.get("n") != number:
+            found.append(f"ledger: line {number} is numbered {event.get('n')}")
+        named = [event.get(k) for k in ("memory", "left", "right", "keep", "created")]
+        for memory_id in [*named, *(event.get("retired") or ())]:
+            if memory_id is not None and memory_id not in known:
+                found.append(f"ledger: line {number} ({kind}) names memory {memory_id}, "
+                             "which is not in the journal")
+        if kind == "merge":
+            merges.add(event.get("merge"))
+        elif kind == "undo" and event.get("merge") not in merges:
+            found.append(f"ledger: line {number} undoes merge {event.get('merge')}, which "
+                         "comes before it nowhere")
+    return found
+
+
+def new_event(kind: str, **data) -> dict:
+    """An event of ``kind`` stamped with the time now (``n`` is set when it is written)."""
+    return {"event": kind, "at": datetime.now(UTC).isoformat(timespec="seconds"), **data}
+
+
+def write(store: Store, memories: list[Memory], events: list[dict], message: str
+          ) -> list[Memory]:
+    """Append ``memories`` to the journal and ``events`` to the ledger in one commit, under the
+    store lock (as ``add``: recovery marker first, so a crash leaves neither half). Returns the
+    memories actually added (with their numbers). Raises as ``engine.add_memories``."""
+    from .. import history, interrupts, recovery
+    from ..batch import refresh_index
+    from ..lock import store_lock
+
+    with store_lock(store.lock_path):
+        repo = history.open_repo(store.root)
+        try:
+            recovery.recover(store, repo)
+            journal = Journal(store.memories_dir)
+            state = store.load_state()
+            fresh, _, writes = journal.plan_append(memories, state.next_seq)
+            old = read_events(store)
+            lines = [json.dumps({**e, "n": len(old) + i + 1}, ensure_ascii=False)
+                     for i, e in enumerate(events)]
+            path = log_path(store)
+            text = (path.read_text(encoding="utf-8") if path.exists() else "") + \
+                "".join(line + "\n" for line in lines)
+            planned = {**{str(p.relative_to(store.root)): None for p in writes},
+                       ".scene-engine/state.json": None, LOG_PATH: text}
+            with interrupts.critical(repo):
+                recovery.begin(store, planned, repo)
+                journal.write(writes)
+                if lines:
+                    atomic_write_text(path, text)
+                store.save_state(state.model_copy(
+                    update={"next_seq": state.next_seq + len(fresh)}))
+                history.commit(repo, message, paths=("memories", ".scene-engine/state.json",
+                                                     LOG_PATH))
+                recovery.end(store)
+        finally:
+            repo.close()
+    if fresh:
+        refresh_index(store)
+    return fresh
