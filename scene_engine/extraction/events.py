@@ -126,13 +126,15 @@ def write(store: Store, memories: list[Memory], events: list[dict], message: str
     from .. import history, interrupts, recovery
     from ..batch import refresh_index
     from ..lock import store_lock
+    from ..numbering import check_numbering
 
     with store_lock(store.lock_path):
         repo = history.open_repo(store.root)
         try:
             recovery.recover(store, repo)
-            journal = Journal(store.memories_dir)
             state = store.load_state()
+            check_numbering(store, state)   # a merged journal: `scenes repair` first
+            journal = Journal(store.memories_dir)
             fresh, _, writes = journal.plan_append(memories, state.next_seq)
             old = read_events(store)
             lines = [json.dumps({**e, "n": len(old) + i + 1}, ensure_ascii=False)
