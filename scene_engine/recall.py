@@ -291,6 +291,8 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
         hot = [] if scoped else index.hottest(12)
         k = max(MEMORY_CANDIDATES, budget // CHARS_PER_CANDIDATE)
         found = index.search_memories(query, k=k, any_term=True, scope=scope)
+        gone = not_current(store)
+        found = [m for m in found if m.id not in gone]
         zone = store.config.tz
         passages = [p for m in found for p in memory_passages(m, zone)]
         if found:     # the journal's word statistics, read while the index is open
@@ -312,6 +314,23 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
             index.close()
     result.warning = warning
     return result
+
+
+def not_current(store: Store) -> frozenset[str]:
+    """Ids of memories that are no longer the current word on their fact: superseded by a
+    newer one, merged into another, or the text of a merge since undone (the extraction
+    ledger, ``extraction.events``). Recall leaves them out; the journal and search keep them.
+    Empty when the ledger is absent or unreadable (``scenes doctor`` names a bad line)."""
+    from .extraction.events import log_path, read_events, statuses
+    from .store import StoreError
+
+    if not log_path(store).exists():
+        return frozenset()
+    try:
+        found = statuses([], read_events(store))
+    except StoreError:
+        return frozenset()
+    return frozenset(i for i, status in found.items() if status != "active")
 
 
 def _without_time_words(query: str) -> str:

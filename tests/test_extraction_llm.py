@@ -96,6 +96,17 @@ def test_a_well_behaved_model_supersedes_with_context_that_is_never_a_source(sto
     status = ledger.statuses(Journal(store.memories_dir).all(), ledger.read_events(store))
     assert status[old_make.id] == "superseded"               # the older one stays, marked
     assert Journal(store.memories_dir).find(old_make.id) == old_make
+    # Recall gives the current word only; the superseded memory stays findable in search.
+    from scene_engine.index import read_index
+    from scene_engine.recall import recall
+
+    told = recall(store, "Which build tool: the Makefile or Bazel?", budget=4000).text
+    assert "Bazel" in told and old_make.content not in told
+    index, _ = read_index(store)
+    try:
+        assert old_make.id in {m.id for m in index.search_memories("Makefile", k=20)}
+    finally:
+        index.close()
 
 
 def test_a_bad_scope_is_sent_back_and_the_corrected_answer_is_written(store, fake_llm):
