@@ -4,8 +4,8 @@
 One invented person, Chen Yu (陈雨), a backend engineer in Shenzhen, over 2026: 12 areas of
 life and work, each memory written by hand in the language she would use for it (Chinese,
 English, or Chinese with English terms), labelled with its topic. Dates: each topic's
-memories in their written order, spread over the year by a seeded generator, so topics
-interleave as they would in a life. Deterministic: the same file every run.
+memories in their written order, spread by a seeded generator, so topics
+interleave as they would in a life, each within the months it was active (``SPANS``). Deterministic: the same file every run.
 
     python bench/topics/make_set.py
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 TOPICS: dict[str, list[str]] = {
@@ -195,8 +195,15 @@ TOPICS: dict[str, list[str]] = {
     ],
 }
 
-START = datetime(2026, 1, 3, 8, 0, tzinfo=timezone.utc)
-DAYS = 340
+START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
+# When each area was active (day of 2026, first and last): a life has seasons. The exam is
+# prepared from spring to June, the flat bought and renovated from spring to autumn, the trip
+# planned in late summer; the cat, the family, health and money run all year.
+SPANS = {
+    "message-queue": (10, 200), "cka-exam": (40, 330), "cat": (5, 350), "coffee": (15, 345),
+    "running": (120, 355), "family": (20, 340), "apartment": (60, 300), "guitar": (0, 290),
+    "japanese": (15, 300), "health": (30, 345), "finance": (10, 350), "travel": (200, 350),
+}
 
 
 def build(seed: int = 13) -> list[dict]:
@@ -204,7 +211,8 @@ def build(seed: int = 13) -> list[dict]:
     rng = random.Random(seed)
     rows = []
     for topic, texts in TOPICS.items():
-        days = sorted(rng.sample(range(DAYS), len(texts)))
+        first, last = SPANS[topic]
+        days = sorted(rng.sample(range(first, last), len(texts)))
         for n, (day, text) in enumerate(zip(days, texts, strict=True)):
             when = START + timedelta(days=day, hours=rng.randint(0, 13), minutes=rng.randint(0, 59))
             rows.append({"id": f"{topic}-{n + 1:02d}", "content": text,
