@@ -491,7 +491,7 @@ class _OfflineWorker:
         earlier = {m for text in self.texts.values()
                    for m in merged_from(parse_scene(text, name="scene.md"))}
         taken = set(self._live()) | set(self.deleted) | set(self.job.context.existing) | earlier
-        name = scene_name([m.content for m in group], taken, rarity=self.vectors.idf)
+        name = scene_name([m.content for m in group], taken)
         self.created = name
         self.drafts[name] = Draft(name, {}, "", [], changed=True)
         return name

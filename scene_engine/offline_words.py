@@ -49,6 +49,9 @@ CJK_FILLER = frozenset("""
 每月 每年 今年 明年 去年 上次 下次 第一次 以后 之后 之前 以前 一天 两天 时间 问题 事情 东西 感觉
 起来 出来 回来 过来 下来 上来 怎么 什么 为什么 如果 虽然 不过 只是 其实 可能 一定 终于 真的 还要
 """.split())
+# Past forms the stemmer cannot bring home ("ran" and "run" are one word).
+IRREGULAR = {"ran": "run", "swam": "swim", "rode": "ride", "wrote": "write", "ate": "eat",
+             "drove": "drive", "flew": "fly", "sang": "sing", "taught": "teach", "met": "meet"}
 _NUMERAL = re.compile(r"^[一二三四五六七八九十两几百千万零半第每][\u4e00-\u9fff]?$|^[一二三四五六七八九十两几百千万零]+")
 _WEAK_HEADS = frozenset("子儿头们性化者家员上下里中后前间天年月日次个些点部面边")
 SPECIFICITY_POWER = 1    # (tried 0.5, 1, 2 on bench/bench_topics.py: 1 routed best)
@@ -75,15 +78,19 @@ def words(text: str) -> list[tuple[str, str]]:
 @functools.lru_cache(maxsize=4096)
 def _words(text: str) -> tuple[tuple[str, str], ...]:
     out = []
-    for token in _TOKEN.findall(text):
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
         if _CJK.match(token):
             out += [(w, w) for w in segment(token) if _cjk_content(w)]
             continue
         lower = token.lower().strip("'’-")
         if len(lower) < 2 or lower in STOP_WORDS or lower in FILLER or "'" in lower:
             continue
-        surface = token if token.isupper() or any(c.isupper() for c in token[1:]) else lower
-        out.append((stem(lower), surface))
+        before = text[: match.start()].rstrip()
+        name = token[0].isupper() and before and not before.endswith((".", "!", "?", ":", ";"))
+        capital = token.isupper() or any(c.isupper() for c in token[1:]) or name
+        lower = IRREGULAR.get(lower, lower)
+        out.append((stem(lower), token if capital else lower))
     return tuple(out)
 
 
@@ -168,9 +175,15 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
     idf = _jieba_idf() if any(_CJK.match(key) for key in df) else {}
 
     def weight(key: str) -> float:
-        base = idf.get(key, _DEFAULT_IDF) / _DEFAULT_IDF if _CJK.match(key) else \
-            min(1.0, 0.55 + 0.06 * len(key))
-        return df[key] * base * (rarity(key) if rarity else 1.0)
+        if _CJK.match(key):
+            # A word jieba's table lacks is a name when it recurs, and a mis-cut when it is
+            # said once ("比手冲" cut as "比手").
+            known = key in idf
+            base = idf.get(key, _DEFAULT_IDF) / _DEFAULT_IDF * (1 if known or df[key] > 1 else 0.3)
+        else:
+            base = min(1.0, 0.55 + 0.06 * len(key))
+        said = sum(forms[key].values())       # a word said twice in a text counts a little more
+        return (df[key] + 0.25 * (said - df[key])) * base * (rarity(key) if rarity else 1.0)
 
     def in_lang(key: str) -> bool:
         return bool(_CJK.match(key)) == (lang == "zh")
@@ -180,7 +193,8 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
     for key in ranked:
         if chosen and not in_lang(key) and in_lang(ranked[0]):
             break
-        surface = forms[key].most_common(1)[0][0]
+        named = [f for f, _ in forms[key].most_common() if f[:1].isupper()]
+        surface = named[0] if named else forms[key].most_common(1)[0][0]
         if any(surface in c or c in surface for c in chosen):
             continue
         chosen.append(surface)
