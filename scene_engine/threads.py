@@ -40,7 +40,8 @@ _SETTLE = {
                r"accepted|rejected|admitted|certified)\b",
                r"通过|没过|挂了|成绩出来|结果出来|录取|考过"),
     "decide": (r"\b(?:decided|chose|chosen|bought|adopted|signed|declined|against|instead|"
-               r"gave up|dropped|approved|booked|went with|settled on|no longer)\b",
+               r"gave up|dropped|approved|booked|went with|settled on|no longer|after all|"
+               r"staying|turned down|won't|will not)\b",
                r"决定|领养了|买了|买下|签了|放弃|算了|不买|选了|定了|批准"),
     "done": (r"\b(?:done|finished|completed|did|went|came|moved|arrived|launched|recorded|"
              r"cancel(?:l)?ed|gave up|dropped|decided|passed|bought|booked|visited)\b",
