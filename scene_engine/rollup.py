@@ -43,17 +43,61 @@ IdsFor = Callable[[str, str], list[tuple[str, str]]]
 
 
 def cited(fact: str) -> tuple[str, list[str]]:
-    """(the fact without its citation, the memory ids it cites)."""
+    """(the fact without its citation, the memory ids it cites, ranges expanded)."""
     found = CITED.search(fact)
     if not found:
         return fact, []
-    return fact[: found.start()], [i.strip() for i in found.group(1).split(",") if i.strip()]
+    ids = []
+    for token in (i.strip() for i in found.group(1).split(",")):
+        ids += _expand(token) if token else []
+    return fact[: found.start()], ids
 
 
 def cite(fact: str, ids: list[str]) -> str:
-    """``fact [id1, id2]`` (the fact alone when there are no ids)."""
+    """``fact [id1, id2]`` (the fact alone when there are no ids); three or more ids that
+    count up with the same prefix are written as a range, ``m0012..m0019``."""
     ids = list(dict.fromkeys(ids))
-    return f"{fact} [{', '.join(ids)}]" if ids else fact
+    return f"{fact} [{', '.join(_ranges(ids))}]" if ids else fact
+
+
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+
+
+def _ranges(ids: list[str]) -> list[str]:
+    out: list[str] = []
+    run: list[str] = []
+
+    def close():
+        out.extend([f"{run[0]}..{run[-1]}"] if len(run) >= 3 else run)
+
+    for memory_id in sorted(ids, key=_id_order):
+        if run and _follows(run[-1], memory_id):
+            run.append(memory_id)
+            continue
+        close()
+        run = [memory_id]
+    close()
+    return out
+
+
+def _id_order(memory_id: str) -> tuple:
+    found = _NUMBERED.match(memory_id)
+    return (found.group(1), len(found.group(2)), int(found.group(2))) if found else (memory_id, 0, 0)
+
+
+def _follows(before: str, after: str) -> bool:
+    a, b = _NUMBERED.match(before), _NUMBERED.match(after)
+    return bool(a and b and a.group(1) == b.group(1) and len(a.group(2)) == len(b.group(2))
+                and int(b.group(2)) == int(a.group(2)) + 1)
+
+
+def _expand(token: str) -> list[str]:
+    first, sep, last = token.partition("..")
+    a, b = _NUMBERED.match(first), _NUMBERED.match(last) if sep else None
+    if not (a and b and a.group(1) == b.group(1) and len(a.group(2)) == len(b.group(2))):
+        return [token]
+    width, prefix = len(a.group(2)), a.group(1)
+    return [f"{prefix}{n:0{width}d}" for n in range(int(a.group(2)), int(b.group(2)) + 1)]
 
 
 def digest_ids(text: str) -> list[str]:
