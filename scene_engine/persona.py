@@ -21,8 +21,9 @@ from .rules import parse_checked
 from .store import Store, render_state
 
 MAX_PERSONA_CHARS = 2000
+MIN_UNNAMED = 3         # scenes an offline persona must miss before it is due for that
 OFFLINE_MARKERS = ("Main areas of life, hottest first:", "主要生活领域（按热度）：")
-MIN_REFRESH = 10        # memories: the soonest a small store's persona is refreshed again
+MIN_REFRESH = 20        # memories: the soonest a small store's persona is refreshed again
 _ENTRY = re.compile(r"^\s*- (?:\d{4}[-\d Q]*(?: \(digest\))?: )?(.+)$")
 
 
@@ -52,7 +53,8 @@ def persona_reason(store: Store, requested: bool) -> str | None:
     if not any(marker in text for marker in OFFLINE_MARKERS):
         return None      # a model's or a person's persona does not list scenes by name
     named = sum(n.removesuffix(".md") in text for n in names)
-    if named * 2 < len(names) and store.load_state().since_persona:
+    unnamed = len(names) - named
+    if named * 2 < len(names) and unnamed >= MIN_UNNAMED and store.load_state().since_persona:
         return f"it names {named} of the {len(names)} scenes"
     return None
 

@@ -138,7 +138,7 @@ def test_the_persona_is_in_the_memories_language_and_is_refreshed_as_the_store_g
     assert persona.startswith("# Persona") and "人物画像" not in persona
     first = persona
     more = [(f"g{i}", f"Practised the guitar for {20 + i} minutes with a metronome.",
-             f"2026-02-{i + 1:02d}T09:00:00Z") for i in range(12)]
+             f"2026-02-{i + 1:02d}T09:00:00Z") for i in range(20)]
     add(store, *more)
     fold(store)
     persona = store.persona_path.read_text("utf-8")
