@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -82,6 +83,9 @@ class BatchJob:
     scene_meta: dict[str, dict] = field(default_factory=dict)   # headers of scene_texts
     duplicates: list[tuple[Memory, Memory]] = field(default_factory=list)
     transcript: Transcript = field(default_factory=Transcript)   # the model's exchange
+    # () -> every memory of the journal: for a backend that must name the memories behind
+    # a line an earlier batch wrote (the offline rollups cite them); read only when called.
+    journal: Callable[[], list[Memory]] | None = None
 
     def validate(self) -> list[str]:
         """The scene-rule problems of the staged change set (empty when it may be applied)."""
@@ -223,7 +227,8 @@ def build_job(store: Store, number: int, memories: list[Memory],
                               readable=sorted(texts), tz=config.tz)
     return BatchJob(number=number, box=box, memories=memories, scene_texts=texts,
                     context=context, config=config, language=language, messages=messages,
-                    scene_meta={n: metas[n] for n in texts}, duplicates=list(duplicates))
+                    scene_meta={n: metas[n] for n in texts}, duplicates=list(duplicates),
+                    journal=lambda: Journal(store.memories_dir).all())
 
 
 def _authorship_of(repo, texts: dict[str, str]):

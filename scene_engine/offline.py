@@ -1,15 +1,18 @@
 """The offline backend: deterministic, no network, and held to the same rules as a model.
 
-For each memory it finds the most similar scene (``text.Vectorizer``: words and CJK bigrams, or
-a rare name or acronym only one scene holds), adds the memory as a dated line to that scene's
-timeline, creates a scene only when nothing is similar enough and the rules allow, and merges
-the two most similar scenes when the count is at the cap. It works only through the sandbox's
+For each memory it finds the scene whose topic it is about (``routing.topic_evidence`` over
+real words, ``offline_words``: jieba for Chinese, stems without filler for English; or a rare
+name or acronym only one scene holds), adds the memory as a dated line to that scene's
+timeline (or, for a plan or an open question, to its open threads, ``threads``; a memory that
+settles a thread closes it), creates a scene only when nothing is close and the rules allow,
+and merges the two most alike scenes when the count is at the cap. It works only through the sandbox's
 tools with JSON arguments, like a model would, so the policy hooks judge it exactly as they
 judge a model.
 
 Conservation (DESIGN.md "A batch", step 7): text a person wrote (``conservation.Authorship``)
-is kept word for word; when a scene is full its oldest engine-written entries are condensed
-into month digests, never the memories of this batch; a memory that fits nowhere goes to
+is kept word for word; when a scene is full its oldest engine-written entries are rolled up
+into period digests that cite their memory ids (``rollup``), never the memories of this
+batch; a memory that fits nowhere goes to
 another or a new scene, and if nothing can hold it the batch fails with its memories pending.
 Dates are written in the store's one time zone (config ``timezone``), ordered by instant.
 """
@@ -18,277 +21,43 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, replace
+from collections import Counter
+from dataclasses import replace
 
+from . import threads
 from .accounting import Declaration
 from .conservation import (
     ENGINE_KEYS,
     KEEP_COVERAGE,
     MERGE_COVERAGE,
-    Authorship,
     coverage,
     is_pinned,
 )
 from .memories import Memory
+from .offline_prose import summary as scene_summary
+from .offline_words import analyzer, rare_word
+from .offline_words import scene_name as _word_name
+from .rollup import condense
+from .routing import entry_terms, topic_evidence
 from .rules import is_report_like, merged_from
 from .scene import Scene, parse_scene, render_scene
-from .text import STOP_WORDS, Vectorizer, is_cjk_text, keywords, terms
-from .when import MONTH_ABBREVIATIONS
+from .text import Vectorizer
+from .timeline import Draft, Entry, ordered, parse_draft, render_body
 
-TIMELINE = "Timeline"
-SIMILAR_ENOUGH = 0.12   # cosine below this opens a new scene (when the rules allow one)
-DIGEST_WORDS = (10_000, 12, 6, 3)  # content words kept a fact in a month digest: all (stop
-#                                    words dropped), then fewer as room runs out
-_HEADING = re.compile(rf"^## {TIMELINE}(?: \([^)]*\))?\s*$", re.M)
-_LINE = re.compile(r"^- (\d{4}(?:-\d{2}(?:-\d{2})?|-Q[1-4])?)( \(digest\))?: (.*)$")
-DIGEST_DAY = re.compile(r"^(\d{1,2} [A-Z][a-z]{2}: )(.*)$")   # "7 May: " before a digest fact
-_COUNTED = re.compile(r"^(\d+) entries: (.*)$")
-DIGEST_KEYWORDS = 10      # words a quarter or year digest keeps
+__all__ = ["Draft", "Entry", "OfflineBackend", "OfflineError", "parse_draft", "render_body",
+           "render_draft", "restates", "scene_name"]
+
+SIMILAR_ENOUGH = 0.2    # topic evidence (``routing.topic_evidence``) for a memory to join a scene
+WEAK_EVIDENCE = 0.15   # ... enough for a memory like no other of its batch (``_join_loners``)
+RARITY_POWER = 1        # (``_rarity``; set on bench/bench_topics.py)
+GROUP_SIMILAR = 0.12    # cosine of two memories of a batch that may open a scene together
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
-_CJK_PAIR = re.compile(r"[\u3400-\u9fff]{2}")
+_CJK_WORD = re.compile(r"[\u3400-\u9fff]{2,}")
 _NAME = re.compile(r"\b(?:[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]{2,})\b")
 
 
 class OfflineError(RuntimeError):
     """The offline backend cannot fold the batch (nothing fits, or a refused call)."""
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One timeline line. ``day``: ``YYYY-MM-DD`` (``YYYY-MM`` for a digest); ``text``: the
-    facts, or for a person's line the line as written; ``person``: written by a person (kept
-    word for word, never joined or condensed); ``digest``: a condensed month; ``fresh``: added
-    by this batch (never condensed)."""
-
-    day: str
-    text: str
-    person: bool = False
-    digest: bool = False
-    fresh: bool = False
-
-
-@dataclass
-class Draft:
-    """A scene while the batch works on it: header, free text around the timeline, entries."""
-
-    name: str
-    meta: dict
-    head: str                     # body text before the timeline section (kept as written)
-    entries: list[Entry]          # the timeline, in file order then added order
-    tail: str = ""                # sections after the timeline (kept as written)
-    heading: str = ""             # a person's own timeline heading, kept as written
-    raw: dict = field(default_factory=dict)   # header source texts (scene.Scene.raw)
-    merged_from: list[str] = field(default_factory=list)
-    changed: bool = False
-    keep_summary: bool = False    # pinned, or a summary a person wrote
-
-    def text_for_similarity(self) -> str:
-        """Name, summary and text of the draft, as one string to compare memories against."""
-        return " ".join([self.name.replace("-", " "), str(self.meta.get("summary", "")),
-                         self.head, " ".join(e.text for e in self.entries), self.tail])
-
-
-def parse_draft(name: str, text: str, author: Authorship | None = None) -> Draft:
-    """Split a scene into the parts the offline backend edits (see ``Draft``); lines in
-    ``author.lines`` are a person's and stay as written."""
-    author = author or Authorship()
-    scene = parse_scene(text, name=name)
-    mine = set(author.lines)
-    keep = is_pinned(scene.meta) or author.summary
-    body = scene.body
-    match = _HEADING.search(body)
-    if not match:
-        return Draft(name, dict(scene.meta), body.rstrip(), [], raw=scene.raw, keep_summary=keep)
-    head, rest = body[: match.start()].rstrip(), body[match.end():]
-    heading = match.group(0).strip()
-    nxt = re.search(r"^## ", rest, flags=re.M)
-    section, tail = (rest[: nxt.start()], rest[nxt.start():]) if nxt else (rest, "")
-    entries: list[Entry] = []
-    pinned = is_pinned(scene.meta)
-    for raw_line in section.splitlines():
-        line = raw_line.strip()
-        found = _LINE.match(line)
-        day = entries[-1].day if entries else ""
-        if not line:
-            continue
-        if found and line not in mine:   # a pinned scene's entries are never condensed
-            entries.append(Entry(found.group(1), found.group(3), digest=bool(found.group(2)),
-                                 fresh=pinned))
-        elif (raw_line[:1].isspace() and line not in mine and entries
-              and not entries[-1].person):     # a wrapped entry continues
-            entries[-1] = replace(entries[-1], text=f"{entries[-1].text} {line}")
-        else:   # a person's own line: kept as written (spaces too), in place, never trimmed
-            entries.append(Entry(found.group(1) if found else day, raw_line.rstrip("\r"),
-                                 person=True))
-    return Draft(name, dict(scene.meta), head, entries, tail.strip(),
-                 heading=heading if heading in mine else "", raw=scene.raw, keep_summary=keep)
-
-
-# ---------------------------------------------------------------- rendering and condensing
-
-def _period_start(day: str) -> str:
-    """Sort key of a day or period: ``2024-Q2`` starts at ``2024-04``, ``2024`` at
-    ``2024-00`` (so a digest comes before the days it came from)."""
-    if "-Q" in day:
-        year, quarter = day.split("-Q")
-        return f"{year}-{3 * int(quarter) - 2:02d}"
-    return day if len(day) != 4 else f"{day}-00"
-
-
-def _similarity_text(name: str, text: str) -> str:
-    """Name, summary and body of a scene text (what routing compares memories against)."""
-    scene = parse_scene(text, name=name)
-    return " ".join([name.replace("-", " "), str(scene.meta.get("summary", "")), scene.body])
-
-
-def _ordered(entries: list[Entry]) -> list[Entry]:
-    """By day or period start; a day's lines keep their order."""
-    return sorted(entries, key=lambda e: _period_start(e.day))
-
-
-def _timeline_lines(entries: list[Entry]) -> list[str]:
-    """One line per day for the engine's facts of that day (joined), a person's lines as
-    written, one line per digest."""
-    lines, days = [], {}
-    for entry in _ordered(entries):
-        if entry.person:
-            lines.append(entry.text)
-        elif entry.digest:
-            lines.append(f"- {entry.day} (digest): {entry.text}")
-        elif entry.day in days:
-            index, texts = days[entry.day]
-            texts.append(_sentence(entry.text))
-            lines[index] = f"- {entry.day}: {' '.join(texts)}"
-        else:
-            days[entry.day] = (len(lines), [_sentence(entry.text)])
-            lines.append(f"- {entry.day}: {_sentence(entry.text)}")
-    return lines
-
-
-def _sentence(text: str) -> str:
-    text = " ".join(text.split())
-    return text if text.endswith((".", "!", "?", "。", "！", "？", "…")) else text + "."
-
-
-def render_body(draft: Draft, zone: str) -> str:
-    """The scene body: free text, the timeline (heading names the time zone), later sections."""
-    parts = [draft.head] if draft.head else []
-    heading = draft.heading or f"## {TIMELINE} ({zone})"
-    parts.append("\n".join([heading, *_timeline_lines(draft.entries)]))
-    if draft.tail:
-        parts.append(draft.tail)
-    return "\n\n".join(parts) + "\n"
-
-
-def _size(draft: Draft, zone: str) -> int:
-    return len(render_body(draft, zone).strip())
-
-
-def _shorten(fact: str, words: int) -> str:
-    """``fact`` in telegraphic style: its words without stop words, at most ``words`` of them
-    (CJK text: ``2 * words`` characters), "…" if cut. Keeps more of what a fact says per
-    character than cutting its first words."""
-    fact = " ".join(fact.split()).rstrip(".。")
-    tokens = fact.split(" ")
-    if len(tokens) > 1:
-        kept = [t for t in tokens if t.lower().strip(".,;:!?'\"()") not in STOP_WORDS] or tokens
-        return " ".join(kept[:words]) + ("…" if len(kept) > words else "")
-    return fact if len(fact) <= 2 * words else fact[: 2 * words] + "…"
-
-
-def _facts(entry: Entry) -> list[str]:
-    if entry.digest:
-        return [f for f in entry.text.split("; ") if f]
-    return [f for f in _SENTENCE_END.split(entry.text.strip()) if f]
-
-
-def condense(draft: Draft, limit: int, zone: str, deep: bool = True) -> bool:
-    """Make the body fit ``limit`` characters by condensing the oldest engine-written entries;
-    return False if it still does not fit.
-
-    Rollups, oldest first, each step only while the body is too long: days into month
-    digests (each fact without its stop words, led by its day); with ``deep``, then shorter
-    facts, months into quarter digests and quarters into year digests (``N entries:
-    keywords``). Never a person's line, never an entry of this batch: the newest facts are
-    not the ones given up first. Deep rollups are for a store that cannot grow any more.
-    """
-    steps = [lambda: _roll_oldest(draft, _is_day, lambda d: d[:7], _month_digest, by=lambda d: d)]
-    if deep:
-        steps += [lambda w=w: _shorten_digests(draft, w) for w in DIGEST_WORDS[1:]]
-        steps += [lambda: _roll_oldest(draft, _is_month, _quarter, _keyword_digest),
-                  lambda: _roll_oldest(draft, _is_quarter, lambda d: d[:4], _keyword_digest)]
-    for step in steps:
-        while _size(draft, zone) > limit and step():
-            pass
-    return _size(draft, zone) <= limit
-
-
-def _is_day(entry: Entry) -> bool:
-    return not entry.digest and len(entry.day) == 10
-
-
-def _is_month(entry: Entry) -> bool:
-    return entry.digest and len(entry.day) == 7 and "-Q" not in entry.day
-
-
-def _is_quarter(entry: Entry) -> bool:
-    return entry.digest and "-Q" in entry.day
-
-
-def _quarter(day: str) -> str:
-    return f"{day[:4]}-Q{(int(day[5:7]) - 1) // 3 + 1}"
-
-
-def _roll_oldest(draft: Draft, kind, period, make, by=None) -> bool:
-    """Roll the engine's old entries of ``kind`` into their ``period``'s digest (with that
-    period's existing digest, if any), the oldest ``by`` group (default: the whole oldest
-    period; days go one at a time, so a month is not digested for one day's room); False when
-    there is nothing to roll."""
-    by = by or period
-    movable = [e for e in draft.entries if not (e.person or e.fresh) and kind(e)]
-    if not movable:
-        return False
-    first = min((by(e.day) for e in movable), key=_period_start)
-    chosen = [e for e in movable if by(e.day) == first]
-    target = period(chosen[0].day)
-    chosen += [e for e in draft.entries if e.digest and e.day == target
-               and not (e.person or e.fresh)]
-    draft.entries = [e for e in draft.entries if e not in chosen] + [make(target, chosen)]
-    return True
-
-
-def _month_digest(month: str, entries: list[Entry]) -> Entry:
-    """One month's facts, each shortened and led by its day (``7 May: ...``), so a digest
-    still says when; facts already in a digest keep their day."""
-    facts = []
-    for entry in _ordered(entries):
-        day = "" if entry.digest else f"{int(entry.day[8:10])} {MONTH_ABBREVIATIONS[int(entry.day[5:7]) - 1]}: "
-        facts += [day + _shorten_dated(f, DIGEST_WORDS[0]) for f in _facts(entry)]
-    return Entry(month, "; ".join(dict.fromkeys(facts)), digest=True)
-
-
-def _shorten_dated(fact: str, words: int) -> str:
-    """``_shorten`` for a digest fact, leaving its ``7 May:`` day in front alone."""
-    found = DIGEST_DAY.match(fact)
-    return found.group(1) + _shorten(found.group(2), words) if found else _shorten(fact, words)
-
-
-def _keyword_digest(period: str, entries: list[Entry]) -> Entry:
-    count, texts = 0, []
-    for entry in entries:
-        counted = _COUNTED.match(entry.text) if entry.digest and len(entry.day) != 7 else None
-        count += int(counted.group(1)) if counted else len(_facts(entry))
-        texts.append(counted.group(2) if counted else entry.text)
-    words = keywords(texts, k=DIGEST_KEYWORDS)
-    return Entry(period, f"{count} entries: {', '.join(words)}", digest=True)
-
-
-def _shorten_digests(draft: Draft, words: int) -> bool:
-    """Shorten the facts of every month digest to ``words`` words; False if none changed."""
-    before = list(draft.entries)
-    draft.entries = [replace(e, text="; ".join(_shorten_dated(f, words) for f in _facts(e)))
-                     if _is_month(e) and not e.person else e for e in draft.entries]
-    return draft.entries != before
 
 
 def render_draft(draft: Draft, style: str, zone: str) -> str:
@@ -305,17 +74,25 @@ def render_draft(draft: Draft, style: str, zone: str) -> str:
 
 
 def _summary(draft: Draft) -> str:
-    entries = [e for e in _ordered(draft.entries) if not e.person] or _ordered(draft.entries)
-    facts = [e.text for e in entries]
-    topic = ", ".join(w[:30] for w in keywords(facts or [draft.head], k=4)) \
-        or draft.name.removesuffix(".md")
-    zh = is_cjk_text(" ".join(facts))
-    span = f"{entries[0].day} {'至' if zh else 'to'} {entries[-1].day}" if entries else "undated"
-    latest = _sentence(facts[-1]) if facts else draft.head[:160]
-    latest = latest if len(latest) <= 160 else latest[:157] + "..."
-    if zh:
-        return f"关于{topic}的记录（{span}）。最近：{latest}"
-    return f"About {topic} ({span}). Latest: {latest}"
+    """``offline_prose.summary`` of the draft's timeline (the engine's lines; a person's
+    when there are no others) and open threads."""
+    entries = [e for e in ordered(draft.entries) if not e.person] or ordered(draft.entries)
+    days = [(e.day, _plain(e)) for e in entries]
+    return scene_summary(days, [t.text for t in draft.threads], draft.head or draft.tail)
+
+
+def _plain(entry: Entry) -> str:
+    """An entry's words without digest citations and counts (what a summary quotes)."""
+    if not entry.digest:
+        return entry.text
+    text = re.sub(r"^\d+ entries: ", "", entry.text)
+    return re.sub(r"\s*\[[^\[\]]*\]", "", text)
+
+
+def _similarity_text(name: str, text: str) -> str:
+    """Name, summary and body of a scene text (what routing compares memories against)."""
+    scene = parse_scene(text, name=name)
+    return " ".join([name.replace("-", " "), str(scene.meta.get("summary", "")), scene.body])
 
 
 def _tokens(text: str) -> set[str]:
@@ -341,20 +118,10 @@ def restates(fact: str, lines: list[str]) -> bool:
                                 for sentence in _SENTENCE_END.split(line.strip()))
 
 
-def scene_name(memory_texts: list[str], taken: set[str]) -> str:
-    """A file name from the memories' keywords, unique (case-insensitive) among ``taken``."""
-    # Numbers (dates, counts, note numbers) name no area of a life: words first.
-    found = keywords(memory_texts, k=8)
-    found = [w for w in found if not w.isdigit()][:3] or found[:3]
-    words = [re.sub(r"[^\w\u3400-\u9fff-]", "", w) for w in found]
-    stem = "-".join(w for w in words if w)[:60] or "notes"
-    if is_report_like(stem):
-        stem = f"about-{stem}"
-    folded = {t.casefold() for t in taken}
-    name, n = f"{stem}.md", 2
-    while name.casefold() in folded:
-        name, n = f"{stem}-{n}.md", n + 1
-    return name
+def scene_name(memory_texts: list[str], taken: set[str], rarity=None) -> str:
+    """A file name of at most three topic words of the memories, in their language, unique
+    (case-insensitive) among ``taken`` (``offline_words.scene_name``)."""
+    return _word_name(memory_texts, taken, rarity=rarity, is_report_like=is_report_like)
 
 
 def names_in(text: str) -> set[str]:
@@ -366,7 +133,7 @@ def names_in(text: str) -> set[str]:
             word = match.group(0)
             inner = any(c.isupper() or c.isdigit() for c in word[1:])
             if inner or match.start() > 0:
-                found.update(terms(word))
+                found.update(analyzer(word))
     return found
 
 
@@ -417,8 +184,11 @@ class _OfflineWorker:
         # Scenes are compared by name, summary and body: the header's dates would make routing
         # depend on the clock.
         self.docs = {n: _similarity_text(n, t) for n, t in self.texts.items()}
-        self.vectors = Vectorizer().fit([*self.docs.values(), *(m.content for m in job.memories)])
+        self.vectors = Vectorizer(analyzer).fit([*self.docs.values(), *(m.content for m in job.memories)])
         self._vectors: dict[str, dict[str, float]] = {}
+        self._by_day: dict[str, list[Memory]] | None = None    # the journal by day, when read
+        self._spread: tuple[list[str], Counter] | None = None   # (live scenes, term -> scenes)
+        self._entry_terms: dict[str, list] = {}
         self._old_bodies: dict[str, str] = {}
 
     # -- sandbox calls, exactly as a model would make them
@@ -449,9 +219,39 @@ class _OfflineWorker:
         return self._vectors[name]
 
     def _ranked(self, text: str) -> list[tuple[float, str]]:
-        query = self.vectors.vector(text)
-        scored = [(self.vectors.similarity(query, self._vector(n)), n) for n in self._live()]
+        """Scenes by the evidence that ``text`` is about their topic
+        (``routing.topic_evidence``), best first."""
+        live = self._live()
+        if self._spread is None or self._spread[0] != live:
+            words = Counter(t for n in live for t in self._units(n)[0])
+            self._spread = (live, words)
+        spread = self._spread[1]
+        scored = [(topic_evidence(text, self._units(n), spread, self._rarity), n) for n in live]
         return sorted(scored, key=lambda item: (-item[0], item[1]))
+
+    def _rarity(self, term: str) -> float:
+        """``term``'s IDF over the batch's scenes and memories, as a share of the largest
+        IDF possible there, squared (a word half the texts say counts for little)."""
+        top = self.vectors.idf("\x00")           # a term no text has
+        return (self.vectors.idf(term) / top) ** RARITY_POWER
+
+    def _units(self, name: str):
+        """``routing.entry_terms`` of scene ``name``'s timeline entries (or paragraphs)."""
+        if name not in self._entry_terms:
+            if name in self.drafts:
+                draft = self.drafts[name]
+                units = [e.text for e in draft.entries] + [draft.head, draft.tail]
+            else:
+                units = parse_scene(self.texts[name], name=name).body.split("\n")
+            self._entry_terms[name] = entry_terms(units)
+        return self._entry_terms[name]
+
+
+    def _forget(self, name: str) -> None:
+        """The draft of ``name`` changed: its cached vector and word counts are stale."""
+        self._vectors.pop(name, None)
+        self._entry_terms.pop(name, None)
+        self._spread = None
 
     def declarations(self) -> dict[str, Declaration]:
         """memory id -> where it went, following this batch's merges."""
@@ -491,6 +291,7 @@ class _OfflineWorker:
                     and self._place(memory, candidates, deep=True):
                 continue
             unmatched.append(memory)
+        unmatched = self._join_loners(unmatched)
         if not unmatched:
             return []
         deferred: list[Memory] = []
@@ -499,12 +300,23 @@ class _OfflineWorker:
             target = self._create(group, self._ranked(group[0].content))
             if target:
                 unmatched = [m for m in unmatched if not (m in group and self._add(target, m))]
+                # A memory of the new topic that was not in the group joins it now.
+                unmatched = [m for m in unmatched
+                             if not (target in self._candidates(m) and self._add(target, m))]
             if target and len(self._live()) < self.limit:
-                deferred = [m for m in unmatched if m not in group]
+                # Some evidence for a scene is enough now; none at all waits for a scene.
+                deferred = [m for m in unmatched if m not in group
+                            and not self._place(m, self._near(m))]
         for memory in unmatched:
-            if memory in deferred:
+            if memory in deferred or memory.seq in self.placed:
                 continue
-            names = [n for _, n in self._ranked(memory.content)]
+            ranked = self._ranked(memory.content)
+            names = [n for s, n in ranked if s > 0]
+            if not names and self.placed:
+                deferred.append(memory)   # about nothing a scene holds: a later batch opens one
+                continue
+            if not self.placed:     # nothing placed yet: any scene rather than fail the batch
+                names += [n for _, n in ranked if n not in names]
             if self._place(memory, names):
                 continue
             # Deep rollups only when no scene can be added any more; otherwise wait: the next
@@ -519,6 +331,30 @@ class _OfflineWorker:
                     "scene by hand; the memories stay pending.")
             deferred.append(memory)
         return deferred
+
+    def _join_loners(self, memories: list[Memory]) -> list[Memory]:
+        """Place each memory of ``memories`` that no other of them resembles (it would open
+        a scene for one fact) in the scene it has some evidence for (``WEAK_EVIDENCE``), so a
+        topic is not split over a second scene for a memory that says it in other words.
+        Returns the memories still unplaced."""
+        if len(memories) > 1:
+            vectors = Vectorizer(analyzer).fit(m.content for m in memories)
+            vecs = [vectors.vector(m.content) for m in memories]
+        left = []
+        for i, memory in enumerate(memories):
+            alone = len(memories) == 1 or all(
+                vectors.similarity(vecs[i], other) < GROUP_SIMILAR
+                for j, other in enumerate(vecs) if j != i)
+            near = self._near(memory)
+            if not (alone and near and self._place(memory, near)):
+                left.append(memory)
+        return left
+
+    def _near(self, memory: Memory) -> list[str]:
+        """Scenes with some evidence for ``memory`` (``WEAK_EVIDENCE``), best first, those
+        with room first."""
+        near = [n for s, n in self._ranked(memory.content) if s >= WEAK_EVIDENCE]
+        return self._roomiest(near, memory)
 
     def _candidates(self, memory: Memory) -> list[str]:
         """Scenes that may take ``memory``: similar enough ones, best first, the one holding a
@@ -538,16 +374,16 @@ class _OfflineWorker:
         wanted = names_in(memory.content)
         # Chinese has no capitals: a word pair a scene says again and again (a pet's or a
         # friend's name) and no other scene says at all counts as a name.
-        pairs = {t for t in terms(memory.content) if _CJK_PAIR.fullmatch(t)}
+        pairs = {t for t in analyzer(memory.content) if _CJK_WORD.fullmatch(t) and rare_word(t)}
         if not wanted and not pairs:
             return None
         holders: dict[str, list[tuple[str, int]]] = {}
         for name in self._live():
-            found = terms(self._doc(name))
-            for term in (wanted | pairs) & set(found):
-                holders.setdefault(term, []).append((name, found.count(term)))
+            found = self._units(name)[0]          # term -> entries that say it
+            for term in (wanted | pairs) & found.keys():
+                holders.setdefault(term, []).append((name, found[term]))
         unique = {held[0][0] for term, held in holders.items()
-                  if len(held) == 1 and (term in wanted or held[0][1] >= 2)}
+                  if len(held) == 1 and held[0][1] >= 2}
         return next((n for _, n in ranked if n in unique), None)
 
     def _roomiest(self, names: list[str], memory: Memory) -> list[str]:
@@ -576,17 +412,51 @@ class _OfflineWorker:
                 draft.entries[i] = replace(entry, fresh=True)
                 self.placed[memory.seq] = ("recorded", name, memory.id)
                 return True
-        before = list(draft.entries)
-        draft.entries.append(Entry(day, self._fitting(memory.content), fresh=True))
-        fits = condense(draft, self.limit_chars, self.zone, deep)
+        before, open_before = list(draft.entries), list(draft.threads)
+        self._thread_or_entry(draft, memory, day)
+        fits = condense(draft, self.limit_chars, self.zone, deep, ids_for=self._ids_for)
         rolled = draft.entries[:len(before)] != before     # anything condensed?
         if not fits or (rolled and not self._keeps(draft)):
-            draft.entries = before
+            draft.entries, draft.threads = before, open_before
             return False
         draft.changed = True
-        self._vectors.pop(name, None)
+        self._forget(name)
         self.placed[memory.seq] = ("placed", name, memory.id)
         return True
+
+    def _thread_or_entry(self, draft: Draft, memory: Memory, day: str) -> None:
+        """Add ``memory`` to ``draft``: as an open thread when it leaves something open
+        (``threads.opens``), else as a timeline entry; the threads it settles
+        (``threads.closes``) move to the timeline on their own day with its outcome."""
+        text = self._fitting(memory.content)
+        settled = [t for t in draft.threads if t.day <= day and threads.closes(t, text)]
+        opened = None if settled or is_pinned(draft.meta) else threads.opens(text)
+        if opened:
+            draft.threads.append(replace(opened, day=day, ids=(memory.id,)))
+        else:
+            draft.entries.append(Entry(day, text, fresh=True, ids=(memory.id,)))
+        for thread in settled:
+            draft.threads.remove(thread)
+            draft.entries.append(Entry(thread.day, threads.closed_text(thread, day, text),
+                                       fresh=True, ids=thread.ids))
+
+    def _ids_for(self, day: str, text: str) -> list[tuple[str, str]]:
+        """(id, content) of the journal's memories of ``day`` whose words ``text`` holds: the
+        memories behind a timeline line an earlier batch wrote (for the digest that rolls it
+        up to cite). The journal is read once a batch, and only when a rollup needs it."""
+        if self._by_day is None:
+            self._by_day = {}
+            reader = getattr(self.job, "journal", None)
+            for memory in (reader() if reader else []):
+                when = memory.created_at.astimezone(self.tz).date().isoformat()
+                self._by_day.setdefault(when, []).append(memory)
+        said = " ".join(text.split()).casefold()
+        found = []
+        for memory in self._by_day.get(day, []):
+            own = " ".join(self._fitting(memory.content).split()).casefold().rstrip(".。!！?？…")
+            if own and own in said:
+                found.append((memory.id, memory.content))
+        return found
 
     def _fitting(self, text: str) -> str:
         """A memory longer than a whole scene keeps its beginning (the journal keeps all)."""
@@ -600,12 +470,12 @@ class _OfflineWorker:
     def _largest_group(self, memories: list[Memory]) -> list[Memory]:
         """The memory with most similar peers among ``memories``, with those peers (ties: the
         earliest), so a new scene starts from a topic, not from a stray fact."""
-        vectors = Vectorizer().fit(m.content for m in memories)
+        vectors = Vectorizer(analyzer).fit(m.content for m in memories)
         vecs = [vectors.vector(m.content) for m in memories]
         best: list[int] = []
         for i, vec in enumerate(vecs):
             peers = [j for j, other in enumerate(vecs)
-                     if j == i or vectors.similarity(vec, other) >= SIMILAR_ENOUGH]
+                     if j == i or vectors.similarity(vec, other) >= GROUP_SIMILAR]
             if len(peers) > len(best):
                 best = peers
         return [memories[j] for j in best]
@@ -659,7 +529,7 @@ class _OfflineWorker:
             if merged is not None:
                 self.drafts[keep] = merged
                 self.drafts[drop].changed = False
-                self._vectors.pop(keep, None)
+                self._forget(keep)
                 self.deleted.append(drop)
                 self.merged_into[drop] = keep
                 return True
@@ -677,8 +547,10 @@ class _OfflineWorker:
                          head="\n\n".join(p for p in (kept.head, dropped.head) if p),
                          tail="\n\n".join(p for p in (kept.tail, dropped.tail) if p),
                          merged_from=[*kept.merged_from, drop, *dropped.merged_from],
-                         changed=True)
-        if not condense(merged, self.limit_chars, self.zone) or not self._keeps(merged):
+                         threads=[*kept.threads, *dropped.threads],
+                         own_threads=[*kept.own_threads, *dropped.own_threads], changed=True)
+        if not condense(merged, self.limit_chars, self.zone, ids_for=self._ids_for) \
+                or not self._keeps(merged):
             return None
         old_body = parse_scene(self.texts[drop], name=drop).body
         if coverage(old_body, render_body(merged, self.zone)) < MERGE_COVERAGE:
@@ -688,12 +560,20 @@ class _OfflineWorker:
     def _keeps(self, draft: Draft) -> bool:
         """The draft still holds most of the words its scene had before the batch (the same
         rule the batch checks: condensing is fine, wiping is not). Facts are condensed here
-        only when a scene overflows, so the rule for a scene with room holds by design."""
+        only when a scene overflows, so the rule for a scene with room holds by design.
+        A scene merged into it this batch must stay held too (``MERGE_COVERAGE``)."""
+        body = render_body(draft, self.zone)
+        absorbed = [d for d, k in self.merged_into.items() if k == draft.name]
+        if any(coverage(self._old_body(d), body) < MERGE_COVERAGE for d in absorbed):
+            return False
         if draft.name not in self.texts:
             return True
-        if draft.name not in self._old_bodies:
-            self._old_bodies[draft.name] = parse_scene(self.texts[draft.name], name=draft.name).body
-        return coverage(self._old_bodies[draft.name], render_body(draft, self.zone)) >= KEEP_COVERAGE
+        return coverage(self._old_body(draft.name), body) >= KEEP_COVERAGE
+
+    def _old_body(self, name: str) -> str:
+        if name not in self._old_bodies:
+            self._old_bodies[name] = parse_scene(self.texts[name], name=name).body
+        return self._old_bodies[name]
 
     def flush(self) -> None:
         """Write the changed existing scenes, then delete the merged-away ones (a delete needs

@@ -1,8 +1,12 @@
 """The persona (L3): a short portrait distilled from the scenes, in ``persona.md``.
 
 Regenerated (DESIGN.md "A batch", step 8) when the model asks for it in its final text, when
-scenes exist and no persona does, and every ``persona_every`` memories; ``scenes persona
---force`` on demand. Each regeneration is its own commit, so undo can restore the previous one.
+scenes exist and no persona does, every ``persona_every`` memories — sooner on a small store
+(half the memories folded so far, at least ``MIN_REFRESH``), so a persona made after the first
+batch is not left a snapshot of it — and when the scene set changed a lot (fewer than half of
+the scenes are named in an offline persona); ``scenes persona --force`` on demand. It is written in the
+language most of the scenes' entries are in (issue 13). Each regeneration is its own commit,
+so undo can restore the previous one.
 """
 
 from __future__ import annotations
@@ -12,11 +16,22 @@ import re
 from . import history, interrupts, recovery
 from .fsutil import atomic_write_text, read_regular_text
 from .lock import store_lock
+from .offline_words import language
 from .rules import parse_checked
 from .store import Store, render_state
-from .text import is_cjk_text
 
 MAX_PERSONA_CHARS = 2000
+MIN_UNNAMED = 3         # scenes an offline persona must miss before it is due for that
+OFFLINE_MARKERS = ("Main areas of life, hottest first:", "主要生活领域（按热度）：")
+MIN_REFRESH = 20        # memories: the soonest a small store's persona is refreshed again
+_ENTRY = re.compile(r"^\s*- (?:\d{4}[-\d Q]*(?: \(digest\))?: )?(.+)$")
+
+
+def refresh_every(store: Store) -> int:
+    """Memories between refreshes: ``persona_every``, or on a small store half the memories
+    taken so far (at least ``MIN_REFRESH``), so the persona grows with the store."""
+    taken = store.load_state().cursor
+    return min(store.config.persona_every, max(MIN_REFRESH, taken // 2))
 
 
 def dangling_links(store: Store) -> list[str]:
@@ -40,11 +55,43 @@ def persona_reason(store: Store, requested: bool) -> str | None:
     names = store.scene_names()
     if names and not store.persona_path.exists():
         return "scenes exist and there is no persona yet"
-    if names and dangling_links(store):
+    if not names:
+        return None
+    if dangling_links(store):
         return "it links scenes that are gone"
-    if names and store.load_state().since_persona >= store.config.persona_every:
-        return f"{store.config.persona_every} memories since the last persona"
+    every = refresh_every(store)
+    if store.load_state().since_persona >= every:
+        return f"{every} memories since the last persona"
+    try:
+        text = read_regular_text(store.persona_path, errors="replace")
+    except OSError:
+        return None
+    if not any(marker in text for marker in OFFLINE_MARKERS):
+        return None      # a model's or a person's persona does not list scenes by name
+    named = sum(n.removesuffix(".md") in text for n in names)
+    unnamed = len(names) - named
+    if named * 2 < len(names) and unnamed >= MIN_UNNAMED and store.load_state().since_persona:
+        return f"it names {named} of the {len(names)} scenes"
     return None
+
+
+def store_language(store: Store) -> str:
+    """"zh" or "en": the language most entries of the scenes are in (each line one vote,
+    ``offline_words.language``), or the configured ``language`` when it is not "auto"."""
+    if store.config.language in ("en", "zh"):
+        return store.config.language
+    lines = []
+    for name in store.scene_names():
+        try:
+            text = read_regular_text(store.scenes_dir / name, errors="replace")
+        except OSError:
+            continue
+        scene, _ = parse_checked(name, text)
+        for line in (scene.body if scene else text).splitlines():
+            found = _ENTRY.match(line)
+            if found:
+                lines.append(found.group(1))
+    return language(lines)
 
 
 def scene_digest(store: Store, excerpt: int = 300) -> tuple[str, list[tuple[str, int, str]]]:
@@ -85,15 +132,22 @@ def linked_scene_list(rows: list[tuple[str, int, str]], wiki: bool) -> str:
     return "\n\nScenes: " + " · ".join(links) + "\n"
 
 
-def offline_persona(rows: list[tuple[str, int, str]], wiki: bool = False) -> str:
-    """An extractive persona: the hottest scenes' summaries, one line each (``wiki``: the
-    scene names as ``[[wiki-links]]``)."""
-    zh = is_cjk_text(" ".join(s for _, _, s in rows))
-    lines = ["# 人物画像" if zh else "# Persona", "",
-             "主要生活领域（按热度）：" if zh else "Main areas of life, hottest first:", ""]
-    for name, heat, summary in rows:
-        lines.append(f"- {scene_link(name, wiki)} (heat {heat}): {summary}")
+def offline_persona(rows: list[tuple[str, int, str]], lang: str = "en",
+                    wiki: bool = False) -> str:
+    """An extractive persona in ``lang`` ("en" or "zh"): a heading and the scene list
+    (``wiki``: the scene names as ``[[wiki-links]]``)."""
+    zh = lang == "zh"
+    lines = ["# 人物画像" if zh else "# Persona", "", OFFLINE_MARKERS[1 if zh else 0], "",
+             *scene_list(rows, lang, wiki)]
     return "\n".join(lines) + "\n"
+
+
+def scene_list(rows: list[tuple[str, int, str]], lang: str = "en", wiki: bool = False
+               ) -> list[str]:
+    """The persona's list of scenes, one line each, hottest first: name (``scene_link``),
+    heat, summary."""
+    heat = "热度" if lang == "zh" else "heat"
+    return [f"- {scene_link(name, wiki)} ({heat} {h}): {summary}" for name, h, summary in rows]
 
 
 def clip(text: str, limit: int = MAX_PERSONA_CHARS) -> str:
@@ -138,15 +192,13 @@ def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
         if not rows:
             return ""
         tokens = 0
+        lang = store_language(store)
         if hasattr(backend, "persona"):
-            language = store.config.language
-            if language == "auto":
-                language = "zh" if is_cjk_text(digest) else "en"
-            text, tokens = backend.persona(language, digest, MAX_PERSONA_CHARS)
+            text, tokens = backend.persona(lang, digest, MAX_PERSONA_CHARS)
             links = linked_scene_list(rows, store.config.wiki_links)
             text = clip(text, MAX_PERSONA_CHARS - len(links)).rstrip("\n") + links
         else:
-            text = offline_persona(rows, store.config.wiki_links)
+            text = offline_persona(rows, lang, store.config.wiki_links)
         state = store.load_state().model_copy(update={"since_persona": 0})
         persona = clip(text)
         planned = {"persona.md": persona, ".scene-engine/state.json": render_state(state)}

@@ -49,7 +49,9 @@ MAP_SHARE = 0.1           # ... and for the scene map
 PERSONA_MAX = 400         # ... and never more than this many characters (a paragraph)
 MAP_MAX = 600             # (about five scenes with their summaries)
 SUMMARY_CHARS = 100       # a summary in the map is cut (at a word) to this
-_DIGEST = re.compile(r"^- (\d{4})-\d{2} \(digest\): (.*)$")
+_DIGEST = re.compile(r"^- (\d{4})(?:-\d{2}|-Q[1-4])? \(digest\): (?:\d+ entries: )?(.*)$")
+_CITED = re.compile(r"\s*\[[^\[\]]*\]$")      # a digest fact's memory ids ("fact [m1, m2]")
+_MORE = re.compile(r"^\d+ more(?: \(.*\))?$")
 _DIGEST_DAY = re.compile(r"^(\d{1,2}) ([A-Z][a-z]{2}): (.*)$")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
@@ -159,9 +161,12 @@ def _sentences(scene: str, body: str) -> tuple[tuple[str, date | None], ...]:
 
 
 def _digest_passages(scene: str, year: str, facts: str) -> list[Passage]:
-    """Each fact of a month digest as a passage, its ``7 May`` day made 7 May of that year."""
+    """Each fact of a digest (month, quarter or year; offline ``rollup``) as a passage, its
+    ``7 May`` day made 7 May of that year, its cited memory ids left out."""
     out = []
-    for fact in filter(None, (f.strip() for f in facts.split("; "))):
+    for fact in filter(None, (_CITED.sub("", f).strip() for f in facts.split("; "))):
+        if _MORE.match(fact):       # "13 more" of a quarter or year digest says nothing
+            continue
         dated = _DIGEST_DAY.match(fact)
         if dated and dated.group(2) in MONTH_ABBREVIATIONS:
             day = _day(year, str(MONTH_ABBREVIATIONS.index(dated.group(2)) + 1), dated.group(1))

@@ -61,12 +61,15 @@ class Vectorizer:
     """Term-count vectors weighted by IDF over a small, changing set of documents.
 
     ``fit(docs)`` sets document frequencies; ``vector(text)`` -> {term: weight};
-    ``similarity(a, b)`` -> cosine in [0, 1].
+    ``similarity(a, b)`` -> cosine in [0, 1]. ``analyzer(text) -> [term]``: how a text
+    becomes terms (default ``terms``: words and CJK pairs; the offline backend routes by
+    ``offline_words.analyzer``, real words).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, analyzer=None) -> None:
         self.df: Counter[str] = Counter()
         self.docs = 0
+        self.analyzer = analyzer or terms
 
     def fit(self, docs: Iterable[str]) -> Vectorizer:
         """Count document frequencies over ``docs``; returns self."""
@@ -74,12 +77,12 @@ class Vectorizer:
         self.docs = 0
         for doc in docs:
             self.docs += 1
-            self.df.update(set(terms(doc)))
+            self.df.update(set(self.analyzer(doc)))
         return self
 
     def vector(self, text: str) -> dict[str, float]:
         """``{term: (1 + log count) * idf}`` for ``text``."""
-        counts = Counter(terms(text))
+        counts = Counter(self.analyzer(text))
         return {t: (1 + math.log(c)) * self.idf(t) for t, c in counts.items()}
 
     def idf(self, term: str) -> float:

@@ -17,6 +17,7 @@ from .batch import expand_seqs
 from .conservation import content_terms, coverage
 from .fsutil import read_regular_text
 from .memories import Journal, Memory
+from .rollup import cited, digest_ids
 from .scene import parse_scene
 from .store import Store
 from .when import MONTH_ABBREVIATIONS
@@ -187,13 +188,16 @@ def _states(memory: Memory, line: str, tz) -> str:
         return ""
     digest = _DIGEST.match(text)
     if digest:
+        if memory.id in digest_ids(digest.group(2)) or any(
+                a in digest_ids(digest.group(2)) for a in memory.aliases):
+            return "condensed"          # the digest cites it (offline ``rollup``)
         when = memory.created_at.astimezone(tz)
         if digest.group(1) != f"{when:%Y-%m}":
             return ""
         day = f"{when.day} {MONTH_ABBREVIATIONS[when.month - 1]}: "
         for fact in digest.group(2).split("; "):
             if fact.startswith(day):
-                fact = fact.removeprefix(day).rstrip("…").strip()
+                fact = cited(fact)[0].removeprefix(day).rstrip("…").strip()
                 if len(content_terms(fact)) >= 2 and coverage(fact, content) >= 0.9:
                     return "condensed"
         return ""
@@ -205,7 +209,7 @@ def _states(memory: Memory, line: str, tz) -> str:
     return ""
 
 
-_DIGEST = re.compile(r"^- (\d{4}-\d{2}) \(digest\): (.*)$")
+_DIGEST = re.compile(r"^- (\d{4}(?:-\d{2}|-Q[1-4])?) \(digest\): (.*)$")
 
 
 def render(trace: Trace) -> str:

@@ -21,6 +21,7 @@ from scene_engine.engine import add_memories
 from scene_engine.index import SceneIndex
 from scene_engine.memories import Journal
 from scene_engine.offline import OfflineBackend
+from scene_engine.rollup import digest_ids
 from scene_engine.scene import parse_scene
 from scene_engine.store import init_store, open_store
 from scene_engine.trace import trace_memory
@@ -100,7 +101,10 @@ def test_a_full_scene_condenses_old_entries_and_keeps_the_newest_and_a_persons_l
     assert len(body.strip()) <= 600
     assert "My own rule: never water at noon." in body.splitlines()   # word for word
     assert "- 2024-06-01: Planted chili peppers beside the tomatoes" in body   # newest, whole
-    assert "- 2024-03 (digest): 1 Mar: Watered" in body                  # oldest condensed
+    digest = next(line for line in body.splitlines() if "(digest)" in line)
+    assert digest.startswith(("- 2024-03 (digest): 1 Mar: Watered", "- 2024-Q1 (digest)"))
+    cites = set(digest_ids(digest.split(": ", 1)[1]))
+    assert {f"g{i}" for i in range(6)} <= cites          # oldest condensed, each one cited
     assert check_store(store) == []
     assert trace_memory(store, "g0").scenes == [name]                    # still traceable
 
@@ -170,7 +174,7 @@ def test_timelines_follow_the_instant_in_the_stores_zone(tmp_path):
     assert "## Timeline (UTC)" in body
     assert body.index("- 2024-05-01: Packed") < body.index("- 2024-05-02: Flew")
     summary = parse_scene((store.scenes_dir / name).read_text("utf-8"), name).meta["summary"]
-    assert "Latest: Flew from Chicago" in summary
+    assert "Latest (2 May): Flew from Chicago" in summary
 
     tokyo = new_store(tmp_path / "tokyo", timezone="Asia/Tokyo")
     add(tokyo, *records)

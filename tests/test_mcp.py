@@ -172,7 +172,9 @@ def test_remembered_memories_are_folded_in_the_background(root):
         raise AssertionError(f"not folded: {status}")
 
     status, history = session(root, body)
-    assert status["batches"] == 2 and status["memories"] == 5
+    # 3 since issue 13: the half marathon no longer joins the violin scene for its "Porto"
+    # (a name one entry says); it waits for a batch that opens a scene of its own.
+    assert status["batches"] in (2, 3) and status["memories"] == 5
     assert history[0]["kind"] == "batch" and history[0]["memories"]
     assert "marathon" in "".join(p.read_text("utf-8") for p in (root / "scenes").glob("*.md"))
     assert cli(root, "doctor").returncode == 0

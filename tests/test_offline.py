@@ -166,7 +166,9 @@ def test_a_small_cap_forces_merges_and_merged_heat_is_the_sum_plus_one(tmp_path)
         after = scenes_on_disk(store)
         check_batch(store, repo, before, after, head, result)
         merges += len(set(before) - set(after))
-    assert merges >= 2, "the cap never forced a merge: the test data is too uniform"
+    # Rollups cite every memory id they hold (issue 13), so 200 memories in three scenes leave
+    # room for fewer merges than when digests were bare keywords: one is enough to check.
+    assert merges >= 1, "the cap never forced a merge: the test data is too uniform"
     assert len(store.scene_names()) <= 3
 
 

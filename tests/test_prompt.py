@@ -59,7 +59,7 @@ def test_the_batch_message_lists_scenes_files_template_and_dated_memories(tmp_pa
         assert f"- {name} (heat 2, updated 2026-02-01T00:00:00+00:00): " in user
     assert "Files you may read: cooking.md, garden.md, hiking.md, work.md" in user
     for section in ("## Basics", "## Core traits", "## Preferences", "## Implicit signals",
-                    "## Core narrative", "## Evolution", "## Open questions"):
+                    "## Core narrative", "## Evolution", "## Open threads"):
         assert section in user
     assert "- [2026-07-06 18:00 UTC] (h1) Hiked to the Matterhorn base" in user
     assert "Scenes now (4 of at most 14)" in user and "plenty of room" in user

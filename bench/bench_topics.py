@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""One topic a scene: the offline backend on a labelled set of one person's memories.
+
+    python bench/bench_topics.py [--show]
+
+The set (bench/topics/memories.jsonl, written by bench/topics/make_set.py): 151 memories of
+one invented person over 12 topics, Chinese and English mixed, each labelled with its topic
+(``metadata.topic``). They are folded by the offline backend at batch size 20 with the default
+config; each memory's scene is read from the batch ledgers, following later merges. Targets
+(issue 13):
+
+- purity: in every scene, the share of its memories from its main topic is at least 0.9;
+- spread: no topic is spread over more than two scenes while the scene cap is not reached;
+- batches: at most 10 batches per 100 memories.
+
+``--show`` prints each scene's name, summary and topics. Exits 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scene_engine.batch import run_pending  # noqa: E402
+from scene_engine.engine import add_memories, make_backend  # noqa: E402
+from scene_engine.scene import parse_scene  # noqa: E402
+from scene_engine.store import init_store  # noqa: E402
+
+SET = ROOT / "bench" / "topics" / "memories.jsonl"
+PURITY, SPREAD, BATCHES_PER_100 = 0.9, 2, 10
+
+
+def placements(results) -> dict[str, str]:
+    """memory id -> the scene that holds it after the last batch (merges followed)."""
+    where: dict[str, str] = {}
+    for result in results:
+        ledger = result.ledger
+        for entry in ledger.entries:
+            if entry.scenes:
+                where[entry.id] = entry.scenes[0]
+        for survivor, sources in ledger.merges.items():
+            for memory_id, scene in where.items():
+                if scene in sources:
+                    where[memory_id] = survivor
+    return where
+
+
+def measure(rows: list[dict], show: bool = False) -> dict:
+    """Fold ``rows`` into a new store; the figures as a dict (see the module docstring)."""
+    topic = {r["id"]: r["metadata"]["topic"] for r in rows}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = init_store(Path(tmp) / "store")
+        add_memories(store, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode())
+        t0 = time.perf_counter()
+        results = run_pending(store, make_backend("offline"), size=20)
+        seconds = time.perf_counter() - t0
+        where = placements(results)
+        scenes = store.scene_names()
+        cap = store.config.max_scenes - 1
+        summaries = {n: parse_scene((store.scenes_dir / n).read_text(encoding="utf-8"), name=n)
+                     .meta.get("summary", "") for n in scenes}
+    by_scene: dict[str, Counter] = defaultdict(Counter)
+    for memory_id, scene in where.items():
+        by_scene[scene][topic[memory_id]] += 1
+    purity = {s: c.most_common(1)[0][1] / sum(c.values()) for s, c in by_scene.items()}
+    spread: dict[str, set[str]] = defaultdict(set)
+    for memory_id, scene in where.items():
+        spread[topic[memory_id]].add(scene)
+    if show:
+        for scene, counts in sorted(by_scene.items()):
+            print(f"{scene}: purity {purity[scene]:.2f} {dict(counts)}\n    {summaries.get(scene)}",
+                  file=sys.stderr)
+    return {"memories": len(rows), "topics": len(set(topic.values())), "batches": len(results),
+            "scenes": len(scenes), "cap": cap, "placed": len(where),
+            "min_purity": min(purity.values()),
+            "mean_purity": sum(purity.values()) / len(purity),
+            "max_spread": max(len(s) for s in spread.values()),
+            "spread": {t: len(s) for t, s in sorted(spread.items())},
+            "batches_per_100": 100 * len(results) / len(rows), "seconds": seconds}
+
+
+def main() -> int:
+    rows = [json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines() if line]
+    fig = measure(rows, show="--show" in sys.argv[1:])
+    below_cap = fig["scenes"] < fig["cap"]
+    ok = {"purity": fig["min_purity"] >= PURITY,
+          "spread": fig["max_spread"] <= SPREAD or not below_cap,
+          "batches": fig["batches_per_100"] <= BATCHES_PER_100}
+    mark = {k: "yes" if v else "NO" for k, v in ok.items()}
+    spread = ", ".join(f"{t} {n}" for t, n in fig["spread"].items())
+    print(f"{fig['memories']} memories over {fig['topics']} topics, batch size 20: "
+          f"{fig['batches']} batches, {fig['scenes']} scenes (cap {fig['cap']}), "
+          f"{fig['placed']} memories placed, {fig['seconds']:.1f} s.\n")
+    print("| figure | value | target | met |\n| --- | --- | --- | --- |")
+    print(f"| purity, lowest scene | {fig['min_purity']:.2f} (mean {fig['mean_purity']:.2f}) "
+          f"| >= {PURITY} | {mark['purity']} |")
+    print(f"| scenes a topic is spread over, most | {fig['max_spread']} | <= {SPREAD} below the cap "
+          f"| {mark['spread']} |")
+    print(f"| batches per 100 memories | {fig['batches_per_100']:.1f} | <= {BATCHES_PER_100} "
+          f"| {mark['batches']} |")
+    print(f"\nScenes per topic: {spread}.")
+    return 0 if all(ok.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+"""Offline scenes a person wants to read (issue 13): real words in names, sentences for
+summaries, rollups that cite what they condense, open threads that open and close, a persona
+in the memories' language that keeps up with the store. Small inputs of our own."""
+
+from __future__ import annotations
+
+import re
+
+from test_conservation_offline import add, body_of, fold, new_store
+
+from scene_engine.memories import Journal
+from scene_engine.offline_prose import summary
+from scene_engine.offline_words import scene_name
+from scene_engine.persona import persona_reason
+from scene_engine.rollup import digest_ids
+from scene_engine.scene import parse_scene
+from scene_engine.trace import trace_memory
+
+CAT_ZH = ["我养了一只橘猫，叫年糕，三岁了。", "年糕最近不爱吃猫粮，只吃冻干。",
+          "带年糕去宠物医院打疫苗，医生说年糕有点胖。", "给年糕换了低脂猫粮，每天分三次喂。"]
+RUST_ZH = ["我主要用 Rust 写服务端程序。", "用 Rust 重写了订单服务的缓存层。"]
+CODE_EN = ["The user always writes code reviews before lunch.",
+           "The user always asks for code reviews on Rust pull requests.",
+           "Code reviews of the Rust services take the user two hours a day."]
+
+
+def _words(name: str) -> list[str]:
+    return name.removesuffix(".md").split("-")
+
+
+def test_chinese_scene_names_are_words_not_character_pairs():
+    name = scene_name(CAT_ZH, set())
+    words = _words(name)
+    assert 1 <= len(words) <= 3
+    assert "年糕" in words                                   # the cat's name, whole
+    # No piece cut across words ("一只", "养了", "叫年" were the old names' pieces).
+    assert not {"一只", "养了", "叫年", "三岁"} & set(words)
+    assert all(w in "".join(CAT_ZH) for w in words)
+
+
+def test_english_scene_names_leave_filler_out_and_a_taken_name_gets_a_number():
+    name = scene_name(CODE_EN, set())
+    words = _words(name)
+    assert 1 <= len(words) <= 3
+    assert not {"user", "always", "the"} & set(words)
+    assert "code" in words or "reviews" in words
+    assert scene_name(CODE_EN, {name}) == f"{name.removesuffix('.md')}-2.md"
+
+
+def test_a_name_is_in_the_language_most_memories_are_in():
+    mixed = [*CAT_ZH, "Niangao the cat sleeps on the bookshelf."]
+    assert re.search(r"[\u4e00-\u9fff]", scene_name(mixed, set()))
+    english = [*CODE_EN, RUST_ZH[0]]
+    assert not re.search(r"[\u4e00-\u9fff]", scene_name(english, set()))
+
+
+def test_summaries_are_sentences_with_the_span_and_the_latest_change():
+    en = summary([("2026-01-05", CODE_EN[0]), ("2026-03-02", CODE_EN[2])], [])
+    assert en.endswith(".") and "from January to March 2026" in en
+    assert "Latest (2 Mar): Code reviews of the Rust services" in en
+    assert not re.match(r"^About [\w-]+, [\w-]+, ", en)              # not a keyword list
+    zh = summary([("2026-01-25", CAT_ZH[0]), ("2026-04-02", CAT_ZH[3])], [])
+    assert "年糕" in zh and "2026年1月至4月" in zh and zh.count("，") < 6
+    assert "最近（4月2日）：给年糕换了低脂猫粮" in zh
+    assert "关于" not in zh and "的记录（" not in zh                    # the old keyword form
+    opened = summary([("2026-01-25", CAT_ZH[0])], ["在考虑要不要再领养一只猫给年糕作伴。"])
+    assert "未决：在考虑要不要再领养一只猫" in opened
+
+
+def test_a_thread_opens_and_a_later_memory_closes_it_with_its_outcome(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, ("c1", "I drink a pour-over coffee every morning; Ethiopian beans are my favourite.",
+                "2026-03-01T08:00:00Z"),
+        ("c2", "Thinking about buying an espresso machine for milk coffee at home.",
+         "2026-03-05T08:00:00Z"))
+    fold(store)
+    (name,) = store.scene_names()
+    body = body_of(store, name)
+    threads = body.split("## Open threads", 1)[1].split("## Timeline", 1)[0]
+    assert "- 2026-03-05: Thinking about buying an espresso machine" in threads
+    assert "→ a decision" in threads
+    add(store, ("c3", "Decided against the espresso machine; the pour-over coffee is enough.",
+                "2026-04-10T08:00:00Z"))
+    fold(store)
+    body = body_of(store, name)
+    assert "## Open threads" not in body                            # nothing open any more
+    closed = next(line for line in body.splitlines() if line.startswith("- 2026-03-05:"))
+    assert "→ 2026-04-10: Decided against the espresso machine" in closed
+    assert "- 2026-04-10: Decided against the espresso machine" in body
+    assert trace_memory(store, "c2").scenes == [name]
+
+
+def test_a_chinese_thread_closes_when_it_is_done(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, ("k1", CAT_ZH[0], "2026-02-01T08:00:00Z"),
+        ("k2", "在考虑要不要再领养一只猫给年糕作伴。", "2026-02-10T08:00:00Z"))
+    fold(store)
+    (name,) = store.scene_names()
+    assert "在考虑要不要再领养一只猫给年糕作伴。 → 做出决定" in body_of(store, name)
+    add(store, ("k3", "从救助站领养了一只小黑猫，叫芝麻，和年糕先隔离一周。", "2026-03-01T08:00:00Z"))
+    fold(store)
+    body = body_of(store, name)
+    assert "## Open threads" not in body
+    assert "→ 2026-03-01: 从救助站领养了一只小黑猫" in body
+
+
+def test_a_full_scene_rolls_up_into_digests_that_cite_every_memory_they_hold(tmp_path):
+    store = new_store(tmp_path / "s", max_scene_chars=700, max_scenes=3)
+    rows = [(f"r{i:02d}", f"Ran {5 + i % 7} km along the river in the park, run number {i}.",
+             f"2025-{1 + i // 6:02d}-{1 + (i * 5) % 27:02d}T07:00:00Z") for i in range(40)]
+    add(store, ("w1", "Started a new job at Northwind in Lisbon.", "2025-01-02T09:00:00Z"))
+    for start in range(0, 40, 10):
+        add(store, *rows[start:start + 10])
+        fold(store)
+    bodies = {n: body_of(store, n) for n in store.scene_names()}
+    text = "\n".join(bodies.values())
+    assert "(digest)" in text                                          # it did roll up
+    cited = {i for line in text.splitlines() if "(digest)" in line
+             for i in digest_ids(line.split(": ", 1)[1])}
+    for memory in Journal(store.memories_dir).all():
+        whole = memory.content.rstrip(".") in text
+        assert whole or memory.id in cited, f"{memory.id} neither whole nor cited"
+    newest = max(rows, key=lambda r: r[2])
+    assert newest[1].rstrip(".") in text                               # newest never first
+    condensed = next(r[0] for r in rows if r[0] in cited)
+    assert any(row["how"] == "condensed" for row in trace_memory(store, condensed).lines)
+
+
+def test_the_persona_is_in_the_memories_language_and_is_refreshed_as_the_store_grows(tmp_path):
+    store = new_store(tmp_path / "s")
+    english = [(f"e{i}", text, f"2026-01-{i + 2:02d}T09:00:00Z") for i, text in enumerate(
+        ["Started a new job at Northwind in Lisbon.", "My team lead at Northwind is Marta.",
+         "Shipped the parcel-tracking API at Northwind.", "Ran 10 km along the Tejo river.",
+         "Ran a half marathon in Lisbon in 1 hour 58 minutes."])]
+    add(store, *english, ("z1", "周末和朋友去喝咖啡。", "2026-01-20T09:00:00Z"))
+    fold(store)
+    persona = store.persona_path.read_text("utf-8")
+    assert persona.startswith("# Persona") and "人物画像" not in persona
+    first = persona
+    more = [(f"g{i}", f"Practised the guitar for {20 + i} minutes with a metronome.",
+             f"2026-02-{i + 1:02d}T09:00:00Z") for i in range(20)]
+    add(store, *more)
+    fold(store)
+    persona = store.persona_path.read_text("utf-8")
+    assert persona != first                              # not left a first-batch snapshot
+    assert "guitar" in persona.lower()
+    assert persona_reason(store, False) is None          # and not due again at once
+
+
+def test_a_mostly_chinese_store_gets_a_chinese_persona(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, *[(f"k{i}", t, f"2026-02-{i + 1:02d}T08:00:00Z") for i, t in enumerate(CAT_ZH)],
+        ("e1", "Niangao the cat sleeps on the bookshelf.", "2026-02-20T08:00:00Z"))
+    fold(store)
+    persona = store.persona_path.read_text("utf-8")
+    assert persona.startswith("# 人物画像")
+    cat = next(n for n in store.scene_names() if "年糕" in body_of(store, n))
+    scene = parse_scene((store.scenes_dir / cat).read_text("utf-8"))
+    assert re.search(r"[\u4e00-\u9fff]", scene.meta["summary"])
