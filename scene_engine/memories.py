@@ -25,6 +25,9 @@ SEGMENT = 1000
 MAX_CONTENT_CHARS = 10_000
 MAX_ID_CHARS = 200
 MAX_METADATA_CHARS = 10_000   # a memory's metadata, as JSON text
+# Control characters (tab and line ends aside): a terminal escape in a memory would reach every
+# `scenes show`, and the sandbox refuses NUL in a scene. One rule for every way text comes in.
+CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 FIELDS = {"id", "content", "created_at", "role", "type", "scope", "metadata"}
 
 
@@ -247,7 +250,7 @@ def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
         raise ValueError("`content` is empty")
     if len(content) > MAX_CONTENT_CHARS:
         raise ValueError(f"`content` has {len(content)} characters; at most {MAX_CONTENT_CHARS}")
-    control = re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", content)
+    control = CONTROL_CHARS.search(content)
     if control:   # a terminal escape in a memory would reach every `scenes show`
         raise ValueError(f"`content` contains the control character "
                          f"U+{ord(control.group()):04X} at position {control.start()}")

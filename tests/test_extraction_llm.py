@@ -148,6 +148,16 @@ def test_no_valid_answer_after_three_attempts_writes_nothing(store, fake_llm, tm
     assert state_of(store) == before
 
 
+def test_control_characters_from_the_model_are_sent_back_never_written(store, fake_llm):
+    fake_llm.script([record(memory(["m1"], summary="Bazel\u0000\u0007 build")),
+                     record(memory(["m1"]))])
+    report = extract_file(store, chat_bytes(), "chat.json", settings(fake_llm))
+    assert report.added == 1
+    assert "control character" in fake_llm.requests[1]["messages"][-1]["content"]
+    journal = "".join(p.read_text() for p in store.memories_dir.glob("*.jsonl"))
+    assert "\\u0000" not in journal and "\x00" not in journal
+
+
 def test_malformed_json_is_retried_and_a_text_answer_is_accepted(store, fake_llm):
     fake_llm.script([reply(tool_calls=[call("record_memories", '{"memories": [')]),
                      reply(content="Here you go:\n```json\n" + json.dumps(
@@ -208,6 +218,17 @@ def test_doubtful_verdicts_keep_both_and_queue_the_pair(store, fake_llm, answers
     pair = review.queue(store)[0]
     assert reason in pair["reason"]
     assert (pair["left"]["status"], pair["right"]["status"]) == ("active", "active")
+
+
+def test_a_merge_draft_with_control_characters_is_never_applied(store, fake_llm):
+    bad = verdict(verdict="KEEP_LEFT", confidence=0.99, title="Bazel\u0001", summary="S\u0007")
+    fake_llm.script([*_two_blocks(fake_llm), bad, bad])
+    report = extract_file(store, chat_bytes(), "chat.json", settings(fake_llm), block_size=1)
+    assert (report.merged, report.queued) == (0, 1)
+    pair = review.queue(store)[0]
+    with pytest.raises(review.MergeRefused, match="control"):
+        review.decide(store, pair["pair"], "left", title="Bazel\x01", summary="Moved.")
+    assert review.queue(store)                               # still waiting for a person
 
 
 def test_a_confident_keep_both_is_recorded_not_queued(store, fake_llm):

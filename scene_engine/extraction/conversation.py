@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import PurePath
 
-from ..memories import MemoryInputError, _parse_time, _split_records
+from ..memories import CONTROL_CHARS, MemoryInputError, _parse_time, _split_records
 
 MAX_MESSAGE_CHARS = 50_000
 MAX_SPEAKER_CHARS = 60
@@ -289,7 +289,7 @@ def _message(mid: str, speaker: str, text: str, when, session: int, line: int,
     if len(text) > MAX_MESSAGE_CHARS:
         raise ConversationInputError([(line, f"a message of {len(text)} characters; at most "
                                              f"{MAX_MESSAGE_CHARS}")])
-    if re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", text + speaker):
+    if CONTROL_CHARS.search(text + speaker):
         raise ConversationInputError([(line, "a control character in the message")])
     return Message(id=mid, speaker=speaker, text=text, created_at=when, session=session,
                    line=line, role=role)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ..memories import Memory
+from ..memories import CONTROL_CHARS, Memory
 from ..store import StoreError
 from .events import new_event, undone_merges
 
@@ -50,6 +50,8 @@ def plan_merge(left: Memory, right: Memory, keep: str, title: str | None = None,
     title, summary = (title or "").strip(), (summary or "").strip()
     if not title or not summary:
         raise MergeRefused("a merge needs both a title and a summary")
+    if CONTROL_CHARS.search(title + summary):
+        raise MergeRefused("a merge's title and summary may not hold control characters")
     same = [m for m in (kept, other) if m.content == content_of(title, summary)]
     if same:
         # The draft is one of the two word for word: keep that one as it is (a new record of

@@ -12,6 +12,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..memories import CONTROL_CHARS
+
+
+def no_control(value: str | None) -> str | None:
+    """``value`` unchanged; ``ValueError`` if it holds a control character (the rule `add`
+    applies to content, ``memories.CONTROL_CHARS``: the text ends up in a scene)."""
+    found = CONTROL_CHARS.search(value or "")
+    if found:
+        raise ValueError(f"contains the control character U+{ord(found.group()):04X}")
+    return value
+
 SCOPES = ("session", "project", "user")
 RELATIONS = ("same_as", "supersedes", "conflicts_with")
 VERDICTS = ("KEEP_LEFT", "KEEP_RIGHT", "KEEP_BOTH", "REVIEW")
@@ -42,6 +53,8 @@ class ExtractedMemory(BaseModel):
                                                          "that directly support it.")
     relations: list[Relation] = Field(default_factory=list)
 
+    _plain_text = field_validator("title", "summary")(no_control)
+
     @field_validator("sources")
     @classmethod
     def _distinct(cls, value: list[str]) -> list[str]:
@@ -68,6 +81,8 @@ class Verdict(BaseModel):
     title: str | None = Field(None, max_length=200)
     summary: str | None = Field(None, max_length=2000)
     reason: str = ""
+
+    _plain_text = field_validator("title", "summary")(no_control)
 
     @property
     def keeps_one(self) -> bool:
