@@ -417,3 +417,18 @@ def test_a_sentence_said_twice_at_the_same_instant_is_one_memory_and_no_pair(sto
     else:                    # two blocks: the journal keeps the repeat as an alias
         assert len(same[0].aliases) == 1
     assert report.queued == 0 and cli(store, "review", "--json").output.strip() == "[]"
+
+
+def test_a_conversation_that_repeats_itself_queues_pairs_in_step_with_its_memories(store):
+    said = [{"role": "user", "created_at": f"2026-01-{1 + i % 28:02d}T{i % 24:02d}:00:00Z",
+             "content": f"Remember to water the tomato plants on the balcony before work, "
+                        f"note {i}."} for i in range(300)]
+    said += [{"role": "user", "created_at": f"2026-02-{1 + i % 28:02d}T08:{i % 60:02d}:00Z",
+              "content": "Remember to water the tomato plants on the balcony before work."}
+             for i in range(200)]
+    report = extract_file(store, json.dumps(said).encode(), "reminders.json")
+    queued = [e for e in ledger.read_events(store) if e["event"] == "queued"]
+    assert report.added > 300
+    assert len(queued) == report.queued <= 3 * report.added         # not every pair: ~n^2/2
+    repeats = [e for e in queued if e["similarity"] == 1.0]
+    assert repeats and all(e["left"] != e["right"] for e in repeats)

@@ -25,6 +25,11 @@ from .schema import AUTO_MERGE_CONFIDENCE, Verdict, parse_verdict
 
 SIMILARITY = 0.6      # Jaccard of the two memories' word sets
 MIN_TERMS = 3         # fewer words than this: too little to call two texts alike
+# Bounds, so a conversation that repeats itself (a daily reminder said 600 times) queues a
+# few pairs per memory, not every pair: the review queue and the model calls grow with the
+# memories, not with their square.
+PAIRS_PER_MEMORY = 3  # a new memory pairs with its most similar earlier ones only
+TERM_WINDOW = 200     # a word shared by many memories is compared with its latest holders
 ADJUDICATE_TOOL = tool_spec("adjudicate", "Your verdict on the two memories.",
                             Verdict.model_json_schema())
 
@@ -58,9 +63,13 @@ def candidates(existing: Iterable[Memory], new: list[Memory], skip: set[str] = f
     """Pairs (older, newer) among ``existing`` + ``new`` with at least one of them new, both
     extracted (they have a scope and a title), of the same scope, not related to each other,
     with word-set similarity at least ``SIMILARITY``. ``skip``: pair ids already queued or
-    decided. Each new memory is compared with everything before it (earlier blocks too)."""
+    decided. Each new memory is compared with what came before it (earlier blocks too): the
+    latest memory with the very same words if there is one (a repeat pairs with its last
+    repeat only), else its ``PAIRS_PER_MEMORY`` most similar (``TERM_WINDOW`` latest holders
+    of each word)."""
     pool: list[tuple[Memory, frozenset[str]]] = []
     by_term: dict[tuple[str, str], list[int]] = defaultdict(list)
+    same_words: dict[tuple[str, frozenset[str]], int] = {}
     found: list[Candidate] = []
     new_ids = {m.id for m in new}
     for memory in [*existing, *new]:
@@ -68,9 +77,17 @@ def candidates(existing: Iterable[Memory], new: list[Memory], skip: set[str] = f
             continue
         words = _words(memory)
         if memory.id in new_ids and len(words) >= MIN_TERMS:
-            found += _matches(memory, words, pool, by_term, skip)
+            twin = same_words.get((memory.scope, words))
+            if twin is not None and pool[twin][0].id != memory.id:
+                other = pool[twin][0]
+                if pair_id(other.id, memory.id) not in skip and other.id not in \
+                        {r["target"] for r in memory.relations}:
+                    found.append(Candidate(other, memory, 1.0))
+            else:
+                found += _matches(memory, words, pool, by_term, skip)[:PAIRS_PER_MEMORY]
         for term in words:
             by_term[(memory.scope, term)].append(len(pool))
+        same_words[(memory.scope, words)] = len(pool)
         pool.append((memory, words))
     return found
 
@@ -78,7 +95,7 @@ def candidates(existing: Iterable[Memory], new: list[Memory], skip: set[str] = f
 def _matches(memory: Memory, words: frozenset[str], pool, by_term, skip) -> list[Candidate]:
     shared: dict[int, int] = defaultdict(int)
     for term in words:
-        for i in by_term.get((memory.scope, term), ()):
+        for i in by_term.get((memory.scope, term), ())[-TERM_WINDOW:]:
             shared[i] += 1
     related = {r["target"] for r in memory.relations}
     out = []
@@ -88,8 +105,9 @@ def _matches(memory: Memory, words: frozenset[str], pool, by_term, skip) -> list
             continue
         similarity = n / len(words | theirs)
         if similarity >= SIMILARITY and pair_id(other.id, memory.id) not in skip:
-            out.append(Candidate(other, memory, round(similarity, 3)))
-    return out
+            out.append((-similarity, -i, Candidate(other, memory, round(similarity, 3))))
+    # Most similar first; among equals the latest (the one a person remembers).
+    return [candidate for *_, candidate in sorted(out, key=lambda t: t[:2])]
 
 
 def adjudicate(candidate: Candidate, settings: ModelSettings, quotes: dict[str, str]
