@@ -432,3 +432,31 @@ def test_a_conversation_that_repeats_itself_queues_pairs_in_step_with_its_memori
     assert len(queued) == report.queued <= 3 * report.added         # not every pair: ~n^2/2
     repeats = [e for e in queued if e["similarity"] == 1.0]
     assert repeats and all(e["left"] != e["right"] for e in repeats)
+
+
+def test_a_wrapped_transcript_line_continues_its_turn():
+    said = read_conversation(b"Ana: I moved to Lisbon in May and\nI love the light here.\n"
+                             b"Rui: Welcome!\n", "t.txt")
+    assert [m.text for m in said] == ["I moved to Lisbon in May and I love the light here.",
+                                      "Welcome!"]
+    with pytest.raises(ConversationInputError):        # nothing to continue: refused
+        read_conversation(b"just some words\nAna: hi\n", "t.txt")
+
+
+def test_undated_messages_take_the_nearest_known_time_not_today():
+    said = read_conversation(b"Ana: I live in Rome.\n\n2026-02-02\nAna: I moved to Paris.\n",
+                             "t.txt")
+    assert [m.created_at.date().isoformat() for m in said] == ["2026-02-02", "2026-02-02"]
+    chat = [{"role": "user", "content": "First, undated."},
+            {"role": "user", "content": "Dated.", "created_at": "2026-03-01T10:00:00Z"},
+            {"role": "user", "content": "After, undated."}]
+    times = [m.created_at for m in read_conversation(json.dumps(chat).encode(), "c.json")]
+    assert times[0] == times[1] == times[2]
+
+
+def test_problems_in_a_one_line_json_list_name_the_message():
+    chat = [{"role": "user", "content": "ok"}, {"role": "user"}, {"content": "x"}]
+    with pytest.raises(ConversationInputError) as caught:
+        read_conversation(json.dumps(chat).encode(), "c.json")
+    said = str(caught.value)
+    assert "message 2" in said and "message 3" in said

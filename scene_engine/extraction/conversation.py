@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import PurePath
 
@@ -82,7 +82,24 @@ def read_conversation(data: bytes, name: str = "conversation") -> list[Message]:
     if not messages:
         raise ConversationInputError([(1, "no message with text in the file")])
     _check_unique(messages)
-    return messages
+    return _with_known_times(messages)
+
+
+def _with_known_times(messages: list[Message]) -> list[Message]:
+    """Undated messages take the time of the latest dated message before them (else of the
+    first one after): an undated first session must not read as said today, after the
+    dated ones that follow it. A file with no time at all stays undated (then: now)."""
+    known = [m.created_at for m in messages if m.created_at is not None]
+    if not known or len(known) == len(messages):
+        return messages
+    out, last = [], known[0]     # before the first dated message: its time
+    for message in messages:
+        if message.created_at is not None:
+            last = message.created_at
+            out.append(message)
+        else:
+            out.append(replace(message, created_at=last))
+    return out
 
 
 def blocks(messages: list[Message], size: int = 20) -> Iterator[list[Message]]:
@@ -110,11 +127,12 @@ def _json_messages(text: str, stem: str) -> list[Message]:
     if records and all(isinstance(v, dict) and "conversation" in v for _, v in records):
         return _locomo(json.loads(text), text)     # a list of LoCoMo samples
     problems, messages = [], []
+    one_line = len({line for line, _ in records}) < len(records)   # a list on one line
     for position, (line, value) in enumerate(records, start=1):
         try:
             message = _openai_message(value, line, f"{stem}#{position}")
         except ValueError as exc:
-            problems.append((line, str(exc)))
+            problems.append((line, f"message {position}: {exc}" if one_line else str(exc)))
             continue
         if message is not None:
             messages.append(message)
@@ -252,6 +270,12 @@ def _transcript(text: str, stem: str) -> list[Message]:
             gap = False
         match = _SPEAKER_LINE.match(line)
         if not match or not match.group(2).strip() or len(match.group(1).split()) > 4:
+            if messages and not gap and messages[-1].session == session and not problems:
+                # A wrapped line: the turn goes on (common in pasted and exported chats).
+                last = messages[-1]
+                messages[-1] = _message(last.id, last.speaker, f"{last.text} {line.strip()}",
+                                        last.created_at, last.session, last.line)
+                continue
             problems.append((number, "expected `Name: text`, a date line or a blank line"))
             continue
         messages.append(_message(f"{stem}#{len(messages) + 1}", match.group(1).strip(),
