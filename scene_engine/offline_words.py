@@ -29,7 +29,7 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # Words that say nothing about which area of life a memory is from (issue 13: names such as
 # ``code-user-always``). Kept apart from STOP_WORDS, which search and recall share.
 FILLER = frozenset(("""
-user users always never still maybe perhaps pretty quite bit good great nice better best bad
+user users assistant assistants always never still maybe perhaps pretty quite bit good great nice better best bad
 worse little big small lot today tonight tomorrow morning evening afternoon night yesterday
 week weeks weekend month months year years time times day days finally anyway again even
 ever often sometimes usually already almost enough thinking whether decided decide deciding
@@ -43,7 +43,7 @@ one two three four five six seven eight nine ten eleven twelve twenty thirty for
 hundred thousand million once twice pm am km kg
 """).split())
 CJK_FILLER = frozenset("""
-我们 你们 他们 她们 自己 一个 这个 那个 这些 那些 就是 还是 已经 因为 所以 但是 而且 然后 今天
+你好 您好 谢谢 再见 好的 不客气 没问题 哈哈 早上好 晚安 用户 助手 帮你 帮您 我们 你们 他们 她们 自己 一个 这个 那个 这些 那些 就是 还是 已经 因为 所以 但是 而且 然后 今天
 昨天 明天 最近 现在 时候 开始 准备 考虑 打算 计划 决定 觉得 感觉 可以 需要 应该 一直 还有 没有
 不要 要不要 一下 一起 一切 终于 只有 还是 比较 非常 特别 有点 好多 很多 一些 这次 那次 每天 每周
 每月 每年 今年 明年 去年 上次 下次 第一次 以后 之后 之前 以前 一天 两天 时间 问题 事情 东西 感觉

@@ -115,7 +115,7 @@ def test_transcript_sessions_split_on_blank_and_date_lines():
 @pytest.mark.parametrize("data, lines", [
     (b'[{"role": "user", "content": "ok"},\n {"content": "no role"},\n'
      b' {"role": "user"},\n {"role": "user", "content": "x", "when": 1}]', [2, 3, 4]),
-    (b"Ana: fine\nthis line has no speaker\n\nBen: ok\n: empty name\n", [2, 5]),
+    (b"Ana: fine\n\nthis line has no speaker\n\nBen: ok\n: empty name\n", [3, 6]),
     (b'{"role": "user", "content": "a", "id": "m"}\n{"role": "user", "content": "b", '
      b'"id": "m"}\n', [2]),
     (b"Ana: caf\xe9\n", [1]),
@@ -460,3 +460,12 @@ def test_problems_in_a_one_line_json_list_name_the_message():
         read_conversation(json.dumps(chat).encode(), "c.json")
     said = str(caught.value)
     assert "message 2" in said and "message 3" in said
+
+
+@pytest.mark.parametrize("said, kept", [
+    ("你好！", False), ("你好，有什么可以帮你？", False), ("谢谢！", False), ("Hey Mel!", False),
+    ("How can I help you today?", False), ("Hey, I moved to Paris!", True),
+    ("我下个月搬到上海。", True), ("Hello Ana, the build broke.", True),
+])
+def test_greetings_and_stock_offers_are_dropped_in_both_languages(said, kept):
+    assert offline.says_something(said, frozenset({"caroline", "melanie"})) is kept

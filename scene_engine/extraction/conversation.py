@@ -270,7 +270,8 @@ def _transcript(text: str, stem: str) -> list[Message]:
             gap = False
         match = _SPEAKER_LINE.match(line)
         if not match or not match.group(2).strip() or len(match.group(1).split()) > 4:
-            if messages and not gap and messages[-1].session == session and not problems:
+            if messages and not gap and messages[-1].session == session and not problems \
+                    and not line.lstrip().startswith(":"):
                 # A wrapped line: the turn goes on (common in pasted and exported chats).
                 last = messages[-1]
                 messages[-1] = _message(last.id, last.speaker, f"{last.text} {line.strip()}",

@@ -50,9 +50,21 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
+# Whole greetings, thanks and an assistant's stock offers of help, English and Chinese.
+_STOCK = re.compile(r"^\W*(how (can|may) i help( you)?( today)?|what can i do for you|"
+                    r"anything else\??|你好|您好|嗨|哈喽|谢谢(你|您)?(啦|了)?|多谢|再见|拜拜|晚安|"
+                    r"早上好|好的|嗯+|哈+|不客气|没问题|有什么(可以|能)帮(你|您)(的)?(吗)?)"
+                    r"(\W+(how (can|may) i help( you)?( today)?|有什么(可以|能)帮(你|您)(的)?(吗)?))?"
+                    r"[\W\s]*$"
+                    r"|^(hi|hey|hello|hiya|dear)\W+\w+(\s\w+)?\W*$", re.IGNORECASE)   # "Hey Mel!"
+
+
 def says_something(sentence: str, names: frozenset[str] = frozenset()) -> bool:
-    """False for a greeting, thanks or a bare reaction: no word outside stop words, filler
-    and the speakers' names (CJK text: any two-character term counts)."""
+    """False for a greeting, thanks, an assistant's stock offer of help or a bare reaction:
+    no word outside stop words, filler and the speakers' names (CJK text: any two-character
+    term counts), in English and Chinese."""
+    if _STOCK.match(sentence.strip()):
+        return False
     words = [w for w in terms(sentence) if w not in FILLER and w not in names]
     return any(w not in STOP_WORDS for w in words)
 
