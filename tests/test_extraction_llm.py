@@ -109,6 +109,22 @@ def test_a_well_behaved_model_supersedes_with_context_that_is_never_a_source(sto
         index.close()
 
 
+def test_the_same_file_extracted_again_sends_the_model_nothing_it_already_read(store,
+                                                                             fake_llm):
+    fake_llm.script([record(memory(["m1", "m2"]))])
+    first = extract_file(store, chat_bytes(), "chat.json", settings(fake_llm))
+    assert first.added == 1 and len(fake_llm.requests) == 1
+    again = extract_file(store, chat_bytes(), "chat.json", settings(fake_llm))
+    assert again.added == 0 and len(fake_llm.requests) == 1       # no call, no paraphrase
+    longer = [*CHAT, {"role": "user", "id": "m3", "content": "Also, tests run on CI nightly."}]
+    fake_llm.script([record(memory(["m3"], title="CI: nightly tests",
+                                   summary="Tests run on CI every night."))])
+    later = extract_file(store, json.dumps(longer).encode(), "chat.json", settings(fake_llm))
+    assert later.added == 1
+    sent = fake_llm.requests[-1]["messages"][-1]["content"]
+    assert "nightly" in sent and CHAT[0]["content"] not in sent    # only the new message
+
+
 def test_a_bad_scope_is_sent_back_and_the_corrected_answer_is_written(store, fake_llm):
     fake_llm.script([record(memory(["m1"], scope="forever")), record(memory(["m1"]))])
     report = extract_file(store, chat_bytes(), "chat.json", settings(fake_llm))

@@ -70,7 +70,15 @@ def extract_file(store: Store, data: bytes, name: str, settings: ModelSettings |
                            messages=len(messages))
     new: list[Memory] = []
     new_events: list[dict] = []
+    # Messages a model already extracted (the same id and words, as its memories quote them)
+    # are not sent again: a second run on the same file would only paraphrase them anew.
+    quoted = {(source, text) for m in existing
+              for source, text in ((m.metadata or {}).get("quotes") or {}).items()}
     for block in blocks(messages, block_size):
+        if settings is not None:
+            block = [m for m in block if (m.id, m.text) not in quoted]
+            if not block:
+                continue
         report.blocks += 1
         if settings is None:
             output = ExtractionOutput(memories=offline.extract(block))
