@@ -426,9 +426,41 @@ def _dedupe(memories: list[Memory]) -> tuple[list[Memory], list[tuple[Memory, Me
     return kept, dropped
 
 
+def _retired(store: Store, memories: list[Memory]
+             ) -> tuple[list[Memory], list[tuple[Memory, Memory]]]:
+    """(memories still to fold, [(retired, the memory it was merged into)]): a memory a
+    merge retired (extraction's review or adjudicator, not undone) is the same fact as the
+    one the merge kept or made, so it is accounted as a duplicate of that one, not folded a
+    second time (``extraction.events``)."""
+    from .extraction.events import log_path, read_events, undone_merges
+
+    if not log_path(store).exists():
+        return memories, []
+    found = read_events(store)
+    undone = undone_merges(found)
+    into: dict[str, str] = {}
+    for event in found:
+        if event["event"] == "merge" and event["merge"] not in undone:
+            survivor = event.get("created") or event["keep"]
+            into.update((i, survivor) for i in event["retired"] if i != survivor)
+    hit = [m for m in memories if m.id in into]
+    if not hit:
+        return memories, []
+    journal = Journal(store.memories_dir)
+    pairs = []
+    for memory in hit:
+        survivor = journal.find(into[memory.id])
+        if survivor is not None:
+            pairs.append((memory, survivor))
+    gone = {m.seq for m, _ in pairs}
+    return [m for m in memories if m.seq not in gone], pairs
+
+
 def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> BatchResult:
     number = state.batch + 1
-    distinct, duplicates = _dedupe(taken)
+    fold, retired = _retired(store, taken)
+    distinct, duplicates = _dedupe(fold)
+    duplicates += retired
     try:
         job = build_job(store, number, distinct, duplicates, repo=repo)
     except SandboxError as exc:   # a scene file the sandbox cannot use: say which, no trace

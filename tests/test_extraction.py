@@ -469,3 +469,17 @@ def test_problems_in_a_one_line_json_list_name_the_message():
 ])
 def test_greetings_and_stock_offers_are_dropped_in_both_languages(said, kept):
     assert offline.says_something(said, frozenset({"caroline", "melanie"})) is kept
+
+
+def test_a_decided_pair_is_folded_once(queued):
+    store, pair = queued
+    assert cli(store, "review", pair["pair"], "--keep", "right").exit_code == 0
+    assert cli(store, "run").exit_code == 0
+    scenes_text = "".join(p.read_text("utf-8") for p in store.scenes_dir.glob("*.md"))
+    left = Journal(store.memories_dir).find(pair["left"]["id"])
+    right = Journal(store.memories_dir).find(pair["right"]["id"])
+    assert right.content in scenes_text                       # Ben's line, said on the 29th
+    assert f"{left.content}\n" not in scenes_text and "found a crash on ARM.\n" not in scenes_text
+    traced = cli(store, "trace", left.id).output
+    assert "duplicate" in traced and right.id in traced, traced
+    assert cli(store, "doctor").exit_code == 0
