@@ -39,7 +39,7 @@ from .offline_words import analyzer, rare_word
 from .offline_words import scene_name as _word_name
 from .rollup import condense
 from .routing import entry_terms, topic_evidence
-from .rules import is_report_like, merged_from
+from .rules import is_report_like, merged_from, new_scene_allowance
 from .scene import Scene, parse_scene, render_scene
 from .text import Vectorizer
 from .timeline import Draft, Entry, ordered, parse_draft, render_body
@@ -177,7 +177,8 @@ class _OfflineWorker:
         self.texts = dict(job.scene_texts)   # name -> current text (not yet read through the box)
         self.deleted: list[str] = []
         self.merged_into: dict[str, str] = {}
-        self.created: str | None = None
+        self.created: list[str] = []      # this batch's new scenes (rules.new_scene_allowance)
+        self.allowance = new_scene_allowance(len(job.context.existing), job.context.max_scenes)
         self.placed: dict[int, tuple[str, str, str]] = {}   # seq -> (outcome, scene, id)
         # One IDF for the whole batch (scenes as they were + the batch's memories): stable,
         # deterministic, and a scene's vector is recomputed only when its draft changes.
@@ -206,7 +207,7 @@ class _OfflineWorker:
 
     def _live(self) -> list[str]:
         names = [n for n in self.texts if n not in self.deleted]
-        return names + ([self.created] if self.created and self.created not in names else [])
+        return names + [n for n in self.created if n not in names]
 
     def _doc(self, name: str) -> str:
         if name in self.drafts:
@@ -269,7 +270,9 @@ class _OfflineWorker:
 
         1. memories similar enough to a scene (or naming a rare name only one scene holds)
         join it, if it can make room; 2. among the rest, the largest group of mutually
-        similar ones opens the batch's one new scene (rules: one per batch); 3. what is left
+        similar ones opens a new scene, and while the batch's allowance lasts
+        (``rules.new_scene_allowance``: up to three in a young store) the next largest group of
+        two or more opens another; 3. what is left
         waits for a later batch, where it may open a scene of its own, while there is room for
         more scenes; otherwise it joins the closest scene that can hold it. Every batch that
         defers also creates a scene, so deferral ends once the scene count reaches the cap.
@@ -295,18 +298,24 @@ class _OfflineWorker:
         if not unmatched:
             return []
         deferred: list[Memory] = []
-        if self.created is None and self._can_create():
+        target, grouped = None, set()
+        while unmatched and len(self.created) < self.allowance and self._can_create():
             group = self._largest_group(unmatched)
-            target = self._create(group, self._ranked(group[0].content))
-            if target:
-                unmatched = [m for m in unmatched if not (m in group and self._add(target, m))]
-                # A memory of the new topic that was not in the group joins it now.
-                unmatched = [m for m in unmatched
-                             if not (target in self._candidates(m) and self._add(target, m))]
-            if target and len(self._live()) < self.limit:
-                # Some evidence for a scene is enough now; none at all waits for a scene.
-                deferred = [m for m in unmatched if m not in group
-                            and not self._place(m, self._near(m))]
+            if self.created and len(group) < 2:
+                break              # a further new scene only for a topic said more than once
+            made = self._create(group, self._ranked(group[0].content))
+            if not made:
+                break
+            target = made
+            grouped.update(m.seq for m in group)
+            unmatched = [m for m in unmatched if not (m in group and self._add(made, m))]
+            # A memory of the new topic that was not in the group joins it now.
+            unmatched = [m for m in unmatched
+                         if not (made in self._candidates(m) and self._add(made, m))]
+        if unmatched and target and len(self._live()) < self.limit:
+            # Some evidence for a scene is enough now; none at all waits for a scene.
+            deferred = [m for m in unmatched if m.seq not in grouped
+                        and not self._place(m, self._near(m))]
         for memory in unmatched:
             if memory in deferred or memory.seq in self.placed:
                 continue
@@ -492,7 +501,7 @@ class _OfflineWorker:
                    for m in merged_from(parse_scene(text, name="scene.md"))}
         taken = set(self._live()) | set(self.deleted) | set(self.job.context.existing) | earlier
         name = scene_name([m.content for m in group], taken)
-        self.created = name
+        self.created.append(name)
         self.drafts[name] = Draft(name, {}, "", [], changed=True)
         return name
 
@@ -503,7 +512,7 @@ class _OfflineWorker:
         Pairs whose merged text fits ``max_scene_chars`` come first, most similar first; then
         the smallest pairs, condensed. Pinned scenes and this batch's new scene take no part.
         """
-        live = [n for n in self._live() if n != self.created
+        live = [n for n in self._live() if n not in self.created
                 and not is_pinned(self._draft(n).meta)]
         # A scene whose summary a person wrote is never the one merged away (the summary
         # would be lost with it); it can take another in.
@@ -580,11 +589,12 @@ class _OfflineWorker:
         its survivor written first), then write the new scene (it needs the room)."""
         style = self.job.config.meta_style
         changed = [d for d in self.drafts.values() if d.changed and d.name not in self.deleted]
-        for draft in sorted((d for d in changed if d.name != self.created), key=lambda d: d.name):
+        for draft in sorted((d for d in changed if d.name not in self.created),
+                            key=lambda d: d.name):
             self._call("write_to_file", path=draft.name,
                        content=render_draft(draft, style, self.zone))
         for name in self.deleted:
             self._call("write_to_file", path=name, content="[DELETED]")
-        for draft in (d for d in changed if d.name == self.created):
+        for draft in (d for d in changed if d.name in self.created):
             self._call("write_to_file", path=draft.name,
                        content=render_draft(draft, style, self.zone))

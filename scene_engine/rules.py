@@ -159,9 +159,11 @@ class ScenePolicy:
                     "the person's life or work (e.g. `career-and-projects.md`), and fold the "
                     "new facts into it as narrative.")
         created = created_names(self.box.pending(), ctx.existing)
-        if created - {name}:
-            return (f"this batch already created {', '.join(sorted(created))}; only one new "
-                    "scene per batch. Put these facts into an existing scene instead.")
+        allowed = new_scene_allowance(len(ctx.existing), ctx.max_scenes)
+        if len(created - {name}) >= allowed:
+            return (f"this batch already created {', '.join(sorted(created))}; at most "
+                    f"{allowed} new scene(s) this batch. Put these facts into an existing scene "
+                    "instead.")
         live = live_count(self.box.pending(), ctx.existing)
         if live >= ctx.max_scenes - 1:
             return (f"there are already {live} scenes and the limit is {ctx.max_scenes - 1}. "
@@ -176,6 +178,15 @@ class ScenePolicy:
                     f"(read so far: {', '.join(read) or 'none'}); the facts may belong in one "
                     "of them. Use read_file on the most related scenes first.")
         return None
+
+
+def new_scene_allowance(existing: int, max_scenes: int) -> int:
+    """How many new scenes one batch may create: one, or a quarter of the room left for scene
+    files (``max_scenes - 1 - existing``) while a store is young, at most three. A young store
+    sees several areas of life in its first batches; one scene a batch made their memories
+    wait batch after batch (issue 13: 17 batches for 151 memories). DESIGN.md "A batch" step 5
+    said one; a full store still gets one."""
+    return max(1, min(3, (max_scenes - 1 - existing) // 4))
 
 
 def created_names(pending: dict, existing: set[str]) -> set[str]:
@@ -320,7 +331,8 @@ def _summary(name: str, text: str) -> str:
 def validate_batch(pending: dict, context: RuleContext) -> list[str]:
     """Check the whole change set once the model stopped; return the problems (empty = valid).
 
-    Checks: fewer than ``max_scenes`` scenes afterwards; at most one new scene; every written
+    Checks: fewer than ``max_scenes`` scenes afterwards; at most ``new_scene_allowance`` new
+    scenes; every written
     scene readable with a summary and a body within the limit; no report-like new names; a
     scene made by merging others names them in ``merged_from`` and they no longer exist.
     Conservation: every existing scene changed was shown or read first; a scene is deleted
@@ -348,9 +360,11 @@ def validate_batch(pending: dict, context: RuleContext) -> list[str]:
                         "Merge related scenes: write the merged text into one and `[DELETED]` "
                         "into the others.")
     created = created_names(pending, context.existing)
-    if len(created) > 1:
-        problems.append(f"{len(created)} new scenes ({', '.join(sorted(created))}); at most one "
-                        "per batch. Fold the others into existing scenes and delete them.")
+    allowed = new_scene_allowance(len(context.existing), context.max_scenes)
+    if len(created) > allowed:
+        problems.append(f"{len(created)} new scenes ({', '.join(sorted(created))}); at most "
+                        f"{allowed} this batch. Fold the others into existing scenes and delete "
+                        "them.")
     remaining = {n.casefold() for n in context.existing
                  if pending.get(n) is not DELETED} | {n.casefold() for n in created}
     for name, content in sorted(pending.items()):

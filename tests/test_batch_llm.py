@@ -313,26 +313,31 @@ def test_refused_call_is_explained_and_the_batch_is_repaired(fake_llm, store, ca
     assert store.persona_path.read_bytes() == persona
 
 
-def test_second_new_scene_is_refused(fake_llm, store):
+def test_a_new_scene_past_the_batchs_allowance_is_refused(fake_llm, store):
+    # 3 scenes of 14: room for 11, so this batch may open two (rules.new_scene_allowance).
     cooking = call("write_to_file", {"path": "cooking.md", "content": model_scene(
         "Alice learns to bake.", "Alice began baking sourdough in May 2024.\n")})
     garden = call("write_to_file", {"path": "garden.md", "content": model_scene(
         "Alice's balcony garden.", "Alice planted tomatoes on the balcony.\n")})
+    travel = call("write_to_file", {"path": "travel.md", "content": model_scene(
+        "Alice's trips.", "Alice visited Porto in June 2024.\n")})
     fold = call("replace_in_file", {"path": "family.md", "old": "Pixel.\n",
-                                    "new": "Pixel.\nThey grow tomatoes on the balcony.\n"})
+                                    "new": "Pixel.\nThey went to Porto in June 2024.\n"})
     fake_llm.script([reply(tool_calls=[call("read_file", {"path": "family.md"}),
                                        call("read_file", {"path": "hobbies.md"}), cooking,
-                                       garden]),
+                                       garden, travel]),
                      reply(tool_calls=[fold, work_update()]),
-                     reply(content="Baking scene created; garden folded into family.")])
+                     reply(content="Baking and garden scenes created; Porto folded into family.")])
 
     result = run_batch(store, backend(fake_llm))
 
-    told = tool_result(fake_llm, garden)
-    assert "only one new scene per batch" in told and "cooking.md" in told
-    assert result.counts["created"] == 1
-    assert store.scene_names() == ["cooking.md", "family.md", "hobbies.md", "work.md"]
-    assert "tomatoes" in texts(store)["family.md"]
+    told = tool_result(fake_llm, travel)
+    assert "at most 2 new scene(s)" in told and "garden.md" in told
+    assert "OK" in tool_result(fake_llm, garden)
+    assert result.counts["created"] == 2
+    assert store.scene_names() == ["cooking.md", "family.md", "garden.md", "hobbies.md",
+                                   "work.md"]
+    assert "Porto" in texts(store)["family.md"]
     assert_committed_batch(store)
 
 

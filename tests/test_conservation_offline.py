@@ -63,7 +63,9 @@ def hand_write(store, name: str, text: str) -> None:
 
 
 def head_ledger(store) -> Ledger:
-    head = git.Repo(store.root).head.commit
+    """The ledger of the newest batch (a persona commit may follow it)."""
+    head = next(c for c in git.Repo(store.root).iter_commits()
+                if "Ledger" in history.trailers(c.message))
     path = history.trailers(head.message)["Ledger"]
     return Ledger.parse((head.tree / path).data_stream.read().decode())
 
