@@ -19,7 +19,7 @@ from .fsutil import read_regular_text
 from .memories import Journal, Memory
 from .rollup import cited, digest_ids
 from .scene import parse_scene
-from .store import Store
+from .store import Store, StoreError
 from .when import MONTH_ABBREVIATIONS
 
 LINE_EVIDENCE = 0.8   # a sentence states the memory if it holds this share of its words
@@ -37,11 +37,14 @@ class Trace:
     "pending" | "processed" | "forgotten";
     ``events``: oldest first, each ``{"kind", "time", "commit", ...}``; ``scenes``: the scenes
     that hold it now; ``lines``: ``{"scene", "line", "text", "batch", "kind", "how"}`` carrying
-    it now ("how": "whole" or "condensed" into a digest)."""
+    it now ("how": "whole" or "condensed" into a digest); ``fact``: an extracted memory's
+    standing in the extraction ledger ("active", "superseded", "merged", "retracted"; "" for
+    a memory added as it is)."""
 
     memory: Memory
     status: str
     asked: str = ""
+    fact: str = ""
     events: list[dict] = field(default_factory=list)
     scenes: list[str] = field(default_factory=list)
     lines: list[dict] = field(default_factory=list)
@@ -64,7 +67,7 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
               "pending" if memory.seq in state.requeued or memory.seq >= state.cursor
               else "processed")
     repo = history.open_repo(store.root)
-    trace = Trace(memory=memory, status=status, asked=memory_id)
+    trace = Trace(memory=memory, status=status, asked=memory_id, fact=_fact(store, memory))
     tracked: set[str] = set()
     batches: dict[int, set[str]] = {}    # batch that took it -> the scenes it went to
     merges: dict[int, dict[str, list[str]]] = {}   # batch -> its merges (survivor -> sources)
@@ -101,6 +104,18 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
     trace.scenes = sorted(tracked & on_disk) if status == "processed" else []
     trace.lines = _current_lines(repo, store, memory, trace.scenes)
     return trace
+
+
+def _fact(store: Store, memory: Memory) -> str:
+    """The memory's standing in the extraction ledger ("" if it was not extracted)."""
+    if not memory.status:
+        return ""
+    from .extraction.events import read_events, statuses
+
+    try:
+        return statuses([memory], read_events(store)).get(memory.id, memory.status)
+    except StoreError:        # a torn ledger: doctor names it
+        return memory.status
 
 
 def _ledger(repo, commit, found: dict) -> Ledger | None:
@@ -218,7 +233,11 @@ def render(trace: Trace) -> str:
     alias = f", asked for as its alias {trace.asked}" if trace.asked != m.id else ""
     lines = [f"memory {m.id} (#{m.seq}, {m.created_at.isoformat()}{alias})",
              f"  {m.content[:300]}",
-             f"status: {trace.status}", "history:"]
+             f"status: {trace.status}"]
+    if trace.fact:
+        sources = ", ".join(m.sources) or "none"
+        lines.append(f"extracted: {trace.fact}; scope {m.scope}; from messages {sources}")
+    lines.append("history:")
     for e in trace.events:
         when = f"  {e['time'][:19]} {e['commit'][:8]}"
         if e["kind"] == "batch":

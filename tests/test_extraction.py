@@ -482,4 +482,6 @@ def test_a_decided_pair_is_folded_once(queued):
     assert f"{left.content}\n" not in scenes_text and "found a crash on ARM.\n" not in scenes_text
     traced = cli(store, "trace", left.id).output
     assert "duplicate" in traced and right.id in traced, traced
+    assert "extracted: merged; scope session; from messages standup#2" in traced, traced
+    assert json.loads(cli(store, "trace", right.id, "--json").output)["fact"] == "active"
     assert cli(store, "doctor").exit_code == 0
