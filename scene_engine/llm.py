@@ -468,17 +468,8 @@ def complete_text(messages: list[dict], *, model: str, api_base: str | None = No
     "retries"}`` (cost in USD or None). Raises ModelError on failure, including running out of
     ``budget.max_seconds`` and a reply cut off at ``budget.max_output_tokens``.
     """
-    budget = budget or Budget()
     usage = _Usage()
-    kwargs = _request(model, list(messages), [], api_base, api_key, budget)
-    try:
-        resp, _ = _call(kwargs, budget, time.monotonic() + budget.max_seconds, usage)
-    except _OutOfTime as exc:
-        raise ModelError(f"model {model!r} did not answer within {budget.max_seconds} s") from exc
-    reply, finish, _, _ = _record(resp, kwargs, usage)
-    if finish == "length":
-        raise ModelError(f"model {model!r}: the reply was cut off at max_output_tokens "
-                         f"({budget.max_output_tokens})")
+    reply = _complete_once(messages, [], model, api_base, api_key, budget or Budget(), usage)
     return reply["content"] or "", {"prompt_tokens": usage.prompt,
                                     "completion_tokens": usage.completion,
                                     "cost": usage.cost, "retries": usage.retries}
@@ -493,8 +484,14 @@ def complete_message(messages: list[dict], tools: list[dict], *, model: str,
     Returns the assistant message as a plain dict (``content`` and, when the model called a
     tool, ``tool_calls`` in OpenAI wire form). Raises ModelError as ``complete_text``.
     """
-    budget = budget or Budget()
-    usage = _Usage()
+    return _complete_once(messages, tools, model, api_base, api_key, budget or Budget(),
+                          _Usage())
+
+
+def _complete_once(messages: list[dict], tools: list[dict], model: str, api_base: str | None,
+                   api_key: str | None, budget: Budget, usage: _Usage) -> dict:
+    """One request with the retry policy; the assistant message as a dict, ``usage`` filled.
+    Raises ModelError when time runs out or the reply is cut off at max_output_tokens."""
     kwargs = _request(model, list(messages), tools, api_base, api_key, budget)
     try:
         resp, _ = _call(kwargs, budget, time.monotonic() + budget.max_seconds, usage)
