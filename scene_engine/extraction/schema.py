@@ -111,20 +111,19 @@ class OutputError(ValueError):
 
 def parse_output(payload: dict | str) -> ExtractionOutput:
     """Validate a decoded tool-call argument (or JSON text). Raises ``OutputError``."""
-    try:
-        if isinstance(payload, str):
-            return ExtractionOutput.model_validate_json(payload)
-        return ExtractionOutput.model_validate(payload)
-    except ValidationError as exc:
-        raise OutputError([_problem(e) for e in exc.errors()[:20]]) from None
+    return _validated(ExtractionOutput, payload)
 
 
 def parse_verdict(payload: dict | str) -> Verdict:
     """Validate an adjudicator's answer. Raises ``OutputError``."""
+    return _validated(Verdict, payload)
+
+
+def _validated(model: type[BaseModel], payload: dict | str):
     try:
         if isinstance(payload, str):
-            return Verdict.model_validate_json(payload)
-        return Verdict.model_validate(payload)
+            return model.model_validate_json(payload)
+        return model.model_validate(payload)
     except ValidationError as exc:
         raise OutputError([_problem(e) for e in exc.errors()[:20]]) from None
 
