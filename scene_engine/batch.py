@@ -432,26 +432,18 @@ def _retired(store: Store, memories: list[Memory]
     merge retired (extraction's review or adjudicator, not undone) is the same fact as the
     one the merge kept or made, so it is accounted as a duplicate of that one, not folded a
     second time (``extraction.events``)."""
-    from .extraction.events import log_path, read_events, undone_merges
+    from .extraction.events import log_path, merged_into, read_events
 
     if not log_path(store).exists():
         return memories, []
-    found = read_events(store)
-    undone = undone_merges(found)
-    into: dict[str, str] = {}
-    for event in found:
-        if event["event"] == "merge" and event["merge"] not in undone:
-            survivor = event.get("created") or event["keep"]
-            into.update((i, survivor) for i in event["retired"] if i != survivor)
+    into = merged_into(read_events(store))
     hit = [m for m in memories if m.id in into]
     if not hit:
         return memories, []
-    journal = Journal(store.memories_dir)
-    pairs = []
-    for memory in hit:
-        survivor = journal.find(into[memory.id])
-        if survivor is not None:
-            pairs.append((memory, survivor))
+    wanted = {into[m.id] for m in hit}
+    survivors = {i: m for m in Journal(store.memories_dir).all()     # one read, aliases too
+                 for i in (m.id, *m.aliases) if i in wanted}
+    pairs = [(m, survivors[into[m.id]]) for m in hit if into[m.id] in survivors]
     gone = {m.seq for m, _ in pairs}
     return [m for m in memories if m.seq not in gone], pairs
 

@@ -63,6 +63,17 @@ def undone_merges(events: list[dict]) -> set[str]:
     return {e["merge"] for e in events if e["event"] == "undo"}
 
 
+def merged_into(events: list[dict]) -> dict[str, str]:
+    """Retired memory id -> the id of the memory its merge kept or made (merges not undone)."""
+    undone = undone_merges(events)
+    into: dict[str, str] = {}
+    for event in events:
+        if event["event"] == "merge" and event["merge"] not in undone:
+            survivor = event.get("created") or event["keep"]
+            into.update((i, survivor) for i in event["retired"] if i != survivor)
+    return into
+
+
 def statuses(memories: list[Memory], events: list[dict]) -> dict[str, str]:
     """Memory id -> status now: ``active``, ``superseded``, ``merged`` or ``retracted``
     (the record an undone merge created). Memories added without extraction have none."""
