@@ -98,7 +98,7 @@ def ignored_path(repo, path: Path) -> str:
     except git.GitCommandError as exc:
         if exc.status == 1:
             return ""
-        raise HistoryError(f"git check-ignore failed: {exc.stderr.strip() or exc}") from exc
+        raise HistoryError(f"git check-ignore failed: {git_said(exc)}") from exc
     return name
 
 
@@ -464,7 +464,7 @@ def blame_lines(repo, path: str) -> list[dict]:
     try:
         out = repo.git.blame("--line-porcelain", "-w", "--", path)
     except git.GitCommandError as exc:
-        raise HistoryError(f"cannot blame {path}: {exc.stderr.strip()}") from exc
+        raise HistoryError(f"cannot blame {path}: {git_said(exc)}") from exc
     rows, sha, cache = [], "", {}
     for raw in out.split("\n"):
         if raw.startswith("\t"):
@@ -498,7 +498,7 @@ def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]
     try:
         log = repo.git.log("--format=%H%x01%ae%x01%B%x02", "--", *paths)
     except git.GitCommandError as exc:
-        raise HistoryError(f"cannot read the history: {exc.stderr.strip()}") from exc
+        raise HistoryError(f"cannot read the history: {git_said(exc)}") from exc
     shas = []
     for record in filter(None, (r.strip() for r in log.split("\x02"))):
         sha, _, rest = record.partition("\x01")
@@ -512,7 +512,7 @@ def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]
             out = repo.git.show("--no-renames", "-U0", "--ignore-cr-at-eol", "--format=",
                                 *shas[start:start + 200], "--", *paths)
         except git.GitCommandError as exc:
-            raise HistoryError(f"cannot read the history: {exc.stderr.strip()}") from exc
+            raise HistoryError(f"cannot read the history: {git_said(exc)}") from exc
         lines.update(line[1:].strip() for line in out.split("\n")
                      if line.startswith("+") and not line.startswith("+++") and line[1:].strip())
     return frozenset(lines)
