@@ -265,7 +265,7 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
     olds = {n: parse_scene(t, name=n) for n, t in job.scene_texts.items()}
     deleted = {n for n, c in pending.items() if c is DELETED}
     created = [n for n, c in pending.items() if c is not DELETED and n.casefold() not in folded]
-    counts = {"updated": 0, "created": 0, "merged": 0, "deleted": len(deleted)}
+    counts = {"updated": 0, "created": 0, "merged": 0, "deleted": len(deleted), "renamed": 0}
     merges: dict[str, list[str]] = {}
     for name, content in sorted(pending.items()):
         if content is DELETED:
@@ -279,8 +279,12 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
         meta, raw = _header(scene, before, [olds[s] for s in sources], now, heat)
         if sources:
             merges[name] = sources
-            counts["merged"] += 1
-        counts["created" if name in created else "updated"] += 1
+        if name in created and len(sources) == 1:
+            counts["renamed"] += 1      # one scene under a new name: neither new nor a merge
+            counts["deleted"] -= 1
+        else:
+            counts["merged"] += bool(sources)
+            counts["created" if name in created else "updated"] += 1
         text = render_scene(Scene(name=name, meta=meta, body=scene.body, header="yaml", raw=raw),
                             style=job.config.meta_style, times=job.config.header_times)
         if before is not None and "\r\n" in job.scene_texts[before.name]:
@@ -294,7 +298,10 @@ def _header(new: Scene, before: Scene | None, sources: list[Scene], now: datetim
     """(meta, raw texts) of a written scene: engine fields, the model's summary, then the keys
     of the old header, of merged-away scenes and of the model's text, first holder wins."""
     old = before.meta if before else {}
-    meta = {"created": old.get("created") or now, "updated": now,
+    # A scene renamed or merged into a new name is as old as the oldest scene it continues.
+    born = [c if c.tzinfo else c.replace(tzinfo=UTC)      # Obsidian times are naive UTC
+            for c in (s.meta.get("created") for s in sources) if isinstance(c, datetime)]
+    meta = {"created": old.get("created") or min(born, default=now), "updated": now,
             "summary": new.meta.get("summary"), "heat": heat}
     raw: dict = {}
     if before is not None and old.get("summary") == meta["summary"]:
@@ -334,6 +341,8 @@ def commit_message(number: int, counts: dict[str, int], summary: str, memories: 
     ``Ledger`` names the per-memory ledger file in the same commit)."""
     subject = (f"batch {number}: {counts['updated']} updated, {counts['created']} created, "
                f"{counts['merged']} merged, {counts['deleted']} deleted")
+    if counts.get("renamed"):
+        subject += f", {counts['renamed']} renamed"
     ids = [m.id for m in memories]
     shown = ", ".join(ids) if len(ids) <= 20 else f"{ids[0]} .. {ids[-1]} ({len(ids)})"
     trailers = [f"Batch: {number}", f"Memories: {shown}",

@@ -35,10 +35,10 @@ from .conservation import (
 )
 from .memories import Memory
 from .offline_prose import summary as scene_summary
-from .offline_words import analyzer, rare_word
+from .offline_words import analyzer, name_fits, rare_word
 from .offline_words import scene_name as _word_name
 from .rollup import condense
-from .routing import entry_terms, topic_evidence
+from .routing import entry_terms, routing_terms, topic_evidence
 from .rules import is_report_like, merged_from, new_scene_allowance
 from .scene import Scene, parse_scene, render_scene
 from .text import Vectorizer
@@ -48,9 +48,11 @@ __all__ = ["Draft", "Entry", "OfflineBackend", "OfflineError", "parse_draft", "r
            "render_draft", "restates", "scene_name"]
 
 SIMILAR_ENOUGH = 0.2    # topic evidence (``routing.topic_evidence``) for a memory to join a scene
-WEAK_EVIDENCE = 0.15   # ... enough for a memory like no other of its batch (``_join_loners``)
+WEAK_EVIDENCE = 0.1   # ... enough for a memory like no other of its batch (``_join_loners``)
 RARITY_POWER = 1        # (``_rarity``; set on bench/bench_topics.py)
 GROUP_SIMILAR = 0.12    # cosine of two memories of a batch that may open a scene together
+RENAME_ENTRIES = 4      # a scene renamed for drift has at least this many entries (a topic)
+SAME_TOPIC = 0.15       # cosine of two scenes alike enough to merge for room (``_create``)
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _CJK_WORD = re.compile(r"[\u3400-\u9fff]{2,}")
 _NAME = re.compile(r"\b(?:[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]{2,})\b")
@@ -150,6 +152,7 @@ class OfflineBackend:
 
         worker = _OfflineWorker(job)
         deferred = worker.fold(job.memories)
+        worker.rename_drifted()
         worker.flush()
         changed = sorted(d.name for d in worker.drafts.values()
                          if d.changed and d.name not in worker.deleted)
@@ -178,6 +181,7 @@ class _OfflineWorker:
         self.deleted: list[str] = []
         self.merged_into: dict[str, str] = {}
         self.created: list[str] = []      # this batch's new scenes (rules.new_scene_allowance)
+        self.renamed: list[str] = []      # this batch's new names of existing scenes
         self.allowance = new_scene_allowance(len(job.context.existing), job.context.max_scenes)
         self.placed: dict[int, tuple[str, str, str]] = {}   # seq -> (outcome, scene, id)
         # One IDF for the whole batch (scenes as they were + the batch's memories): stable,
@@ -185,7 +189,7 @@ class _OfflineWorker:
         # Scenes are compared by name, summary and body: the header's dates would make routing
         # depend on the clock.
         self.docs = {n: _similarity_text(n, t) for n, t in self.texts.items()}
-        self.vectors = Vectorizer(analyzer).fit([*self.docs.values(), *(m.content for m in job.memories)])
+        self.vectors = Vectorizer(routing_terms).fit([*self.docs.values(), *(m.content for m in job.memories)])
         self._vectors: dict[str, dict[str, float]] = {}
         self._by_day: dict[str, list[Memory]] | None = None    # the journal by day, when read
         self._spread: tuple[list[str], Counter] | None = None   # (live scenes, term -> scenes)
@@ -321,6 +325,8 @@ class _OfflineWorker:
                 continue
             ranked = self._ranked(memory.content)
             names = [n for s, n in ranked if s > 0]
+            if not names and len(self._live()) >= self.limit:
+                names = self._closest(memory)    # no scene can open for it: the least far
             if not names and self.placed:
                 deferred.append(memory)   # about nothing a scene holds: a later batch opens one
                 continue
@@ -347,7 +353,7 @@ class _OfflineWorker:
         topic is not split over a second scene for a memory that says it in other words.
         Returns the memories still unplaced."""
         if len(memories) > 1:
-            vectors = Vectorizer(analyzer).fit(m.content for m in memories)
+            vectors = Vectorizer(routing_terms).fit(m.content for m in memories)
             vecs = [vectors.vector(m.content) for m in memories]
         left = []
         for i, memory in enumerate(memories):
@@ -365,6 +371,14 @@ class _OfflineWorker:
         near = [n for s, n in self._ranked(memory.content) if s >= WEAK_EVIDENCE]
         return self._roomiest(near, memory)
 
+    def _closest(self, memory: Memory) -> list[str]:
+        """Every live scene, the most alike to ``memory`` (cosine) first, then the smallest:
+        where a memory about no scene's topic goes when no scene can be opened for it."""
+        vec = self.vectors.vector(memory.content)
+        live = self._live()
+        return self._roomiest(sorted(live, key=lambda n: (
+            -self.vectors.similarity(vec, self._vector(n)), len(self._doc(n)), n)), memory)
+
     def _candidates(self, memory: Memory) -> list[str]:
         """Scenes that may take ``memory``: similar enough ones, best first, the one holding a
         rare name it mentions first of all."""
@@ -374,8 +388,8 @@ class _OfflineWorker:
         best_score = ranked[0][0]
         similar = [n for s, n in ranked if s >= max(SIMILAR_ENOUGH, best_score / 2)]
         named = self._named_scene(memory, ranked)
-        if named and named not in similar:
-            similar = [named, *similar]
+        if named:     # a name only that scene holds outweighs common words others share
+            similar = [named, *(n for n in similar if n != named)]
         return self._roomiest(similar, memory)
 
     def _named_scene(self, memory: Memory, ranked: list[tuple[float, str]]) -> str | None:
@@ -479,7 +493,7 @@ class _OfflineWorker:
     def _largest_group(self, memories: list[Memory]) -> list[Memory]:
         """The memory with most similar peers among ``memories``, with those peers (ties: the
         earliest), so a new scene starts from a topic, not from a stray fact."""
-        vectors = Vectorizer(analyzer).fit(m.content for m in memories)
+        vectors = Vectorizer(routing_terms).fit(m.content for m in memories)
         vecs = [vectors.vector(m.content) for m in memories]
         best: list[int] = []
         for i, vec in enumerate(vecs):
@@ -493,7 +507,11 @@ class _OfflineWorker:
         """Open the batch's new scene (merging two first at the cap); None if no room."""
         for _, name in ranked[:2]:     # the rules want two existing scenes read first
             self._draft(name)
-        if len(self._live()) >= self.limit and not self._merge_closest():
+        # At the cap a new scene costs a merge. Two scenes of one topic merge for it; two
+        # different topics never do: the group joins the closest scene instead (``fold``),
+        # and a few stray memories cost a scene's purity less than a whole other topic.
+        least = SAME_TOPIC if ranked and ranked[0][0] > 0 else 0.0
+        if len(self._live()) >= self.limit and not self._merge_closest(least):
             return None
         # Not a name an existing scene lists in merged_from: a reused name would read as if
         # the new scene had been merged into that one.
@@ -505,9 +523,10 @@ class _OfflineWorker:
         self.drafts[name] = Draft(name, {}, "", [], changed=True)
         return name
 
-    def _merge_closest(self) -> bool:
+    def _merge_closest(self, least: float = 0.0) -> bool:
         """Fold one scene into its closest peer and delete it (frees one place); False if no
-        pair can merge without losing what the merged-away scene holds.
+        pair at least ``least`` alike (cosine) can merge without losing what the merged-away
+        scene holds.
 
         Pairs whose merged text fits ``max_scene_chars`` come first, most similar first; then
         the smallest pairs, condensed. Pinned scenes and this batch's new scene take no part.
@@ -528,6 +547,7 @@ class _OfflineWorker:
 
         pairs = sorted(((self.vectors.similarity(vecs[a], vecs[b]), a, b)
                         for i, a in enumerate(live) for b in live[i + 1:]), key=rank)
+        pairs = [p for p in pairs if p[0] >= least]
         for _, a, b in pairs:
             keep, drop = (a, b) if size[a] >= size[b] else (b, a)   # the bigger name says more
             if drop in keeper_only:
@@ -584,13 +604,42 @@ class _OfflineWorker:
             self._old_bodies[name] = parse_scene(self.texts[name], name=name).body
         return self._old_bodies[name]
 
+    def rename_drifted(self) -> None:
+        """Give a new name to each scene this batch changed whose name no longer says its
+        topic (``offline_words.name_fits``): the scene is written under the new name with
+        ``merged_from: [old name]`` and the old file deleted, in this batch's commit, so git
+        sees a rename and ``trace`` and ``blame`` follow it. Only names the engine gave: a
+        scene with a person's lines or summary, or pinned, keeps its name."""
+        for draft in list(self.drafts.values()):
+            name = draft.name
+            engine = [e.text for e in draft.entries if not e.person]
+            if (not draft.changed or name in self.created or name in self.deleted
+                    or name not in self.texts or is_pinned(draft.meta) or draft.keep_summary
+                    or len(engine) < len(draft.entries) or draft.head or draft.tail
+                    or len(engine) < RENAME_ENTRIES):
+                continue
+            texts = [*engine, *(t.text for t in draft.threads)]
+            if name_fits(name, texts):
+                continue
+            taken = set(self._live()) | set(self.deleted) | set(self.job.context.existing) \
+                | {m for text in self.texts.values()
+                   for m in merged_from(parse_scene(text, name="scene.md"))}
+            new = scene_name(texts, taken - {name})
+            if new.casefold() == name.casefold():
+                continue
+            self.drafts[new] = replace(draft, name=new, merged_from=[name], changed=True)
+            draft.changed = False
+            self.deleted.append(name)
+            self.merged_into[name] = new
+            self.renamed.append(new)
+
     def flush(self) -> None:
         """Write the changed existing scenes, then delete the merged-away ones (a delete needs
         its survivor written first), then write the new scene (it needs the room)."""
         style = self.job.config.meta_style
         changed = [d for d in self.drafts.values() if d.changed and d.name not in self.deleted]
         for draft in sorted((d for d in changed if d.name not in self.created),
-                            key=lambda d: d.name):
+                            key=lambda d: d.name):     # renamed ones too: before their delete
             self._call("write_to_file", path=draft.name,
                        content=render_draft(draft, style, self.zone))
         for name in self.deleted:

@@ -220,6 +220,16 @@ def scene_name(texts: list[str], taken: set[str], rarity=None, is_report_like=No
     return name
 
 
+def name_fits(name: str, texts: list[str], k: int = 3) -> bool:
+    """True while the file name ``name`` still says the topic of ``texts`` (the scene's
+    entries): one of its words is among their ``k`` topic words (``topic_words``), compared
+    as routing terms. A scene keeps its name while its topic stays (issue 13); a name from a
+    scene's first memories that none of its words still fits ("大腿-楼梯-第二天" for a scene
+    now about baking) is due for a new one."""
+    own = set(analyzer(" ".join(name.removesuffix(".md").split("-"))))
+    return bool(own & set(analyzer(" ".join(topic_words(texts, k=k)))))
+
+
 def topic_phrase(texts: list[str], lang: str, k: int = 3) -> str:
     """The topic words of ``texts`` joined as a reader says them: ``Kafka, order and
     RabbitMQ`` / ``年糕、芝麻和猫``; "" when there are none."""

@@ -16,7 +16,18 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .areas import AREA_PREFIX, areas_of
 from .offline_words import analyzer, specificity
+
+AREA_WEIGHT = 0.5   # an area of life (``areas``) against a word: a bridge, not the topic itself
+AREA_MAJORITY = 0.5  # share of a scene's entries that speak of an area for it to be the scene's
+AREA_MISMATCH = 0.3  # evidence kept for a memory of other areas than all of the scene's
+
+
+def routing_terms(text: str) -> list[str]:
+    """The terms a memory and a scene are compared by: ``offline_words.analyzer`` (real
+    words) and the areas of life the text speaks of (``areas.areas_of``, ``"@health"``)."""
+    return [*analyzer(text), *sorted(areas_of(text))]
 
 
 def entry_terms(units: list[str]) -> tuple[Counter[str], int]:
@@ -26,7 +37,7 @@ def entry_terms(units: list[str]) -> tuple[Counter[str], int]:
     n = 0
     for unit in units:
         if unit.strip():
-            counts.update(set(analyzer(unit)))
+            counts.update(set(routing_terms(unit)))
             n += 1
     return counts, n
 
@@ -45,9 +56,17 @@ def topic_evidence(memory: str, scene: tuple[Counter[str], int], spread: dict[st
     if not entries:
         return 0.0
     score = 0.0
-    for term in set(analyzer(memory)):
+    said = set(routing_terms(memory))
+    areas = {t for t in said if t.startswith(AREA_PREFIX)}
+    # A scene's areas are those most of its entries speak of: a cat's vet visit does not
+    # make the cat's scene a health scene.
+    main = {t for t, n in counts.items() if t.startswith(AREA_PREFIX) and n >= entries * AREA_MAJORITY}
+    for term in said - (areas - main):
         n = counts.get(term, 0)
         if n:
             rare = rarity(term) if rarity else 1.0
-            score += n / (entries + 1) / max(spread.get(term, 1), 1) * specificity(term) * rare
+            weight = AREA_WEIGHT if term in areas else specificity(term)
+            score += n / (entries + 1) / max(spread.get(term, 1), 1) * weight * rare
+    if areas and main and not areas & main:
+        score *= AREA_MISMATCH     # about another area of life than the scene's
     return score

@@ -114,7 +114,8 @@ class ScenePolicy:
     """Sandbox policy hook: ``policy(change) -> refusal text | None``.
 
     Needs the sandbox (for what was read and what is staged) and a ``RuleContext``.
-    Refuses: a new scene when ``max_scenes - 1`` already exist; a second new scene in a batch;
+    Refuses: a new scene when ``max_scenes - 1`` already exist; more new scenes in a batch than
+    ``new_scene_allowance`` (a successor, ``successor_of``, is not a new scene);
     a new scene before two existing scenes (or all, if fewer) were read or shown; a report-like
     name; a body over ``max_scene_chars``; a missing summary.
     """
@@ -140,7 +141,8 @@ class ScenePolicy:
             found = deletion_problems(existing or change.name, pending, ctx)
             return " ".join(found) or None
         if change.created:
-            refusal = self._creation_refusal(change.name)
+            refusal = self._creation_refusal(
+                change.name, bool(successor_of(change.name, change.new, ctx.existing)))
             if refusal:
                 return refusal
         problems = content_problems(change.name, change.new, ctx.max_scene_chars)
@@ -152,20 +154,22 @@ class ScenePolicy:
                         + shrink_problems(existing, pending, ctx))
         return " ".join(problems) or None
 
-    def _creation_refusal(self, name: str) -> str | None:
+    def _creation_refusal(self, name: str, successor: bool = False) -> str | None:
+        """Why creating ``name`` is refused (None: allowed); a ``successor`` (a rename or a
+        merge into a new name, ``successor_of``) adds no scene, so no count applies to it."""
         ctx = self.context
         if is_report_like(name):
             return (f"{name} looks like a report or log name. Name a scene after an area of "
                     "the person's life or work (e.g. `career-and-projects.md`), and fold the "
                     "new facts into it as narrative.")
-        created = created_names(self.box.pending(), ctx.existing)
+        created = new_names(self.box.pending(), ctx.existing)
         allowed = new_scene_allowance(len(ctx.existing), ctx.max_scenes)
-        if len(created - {name}) >= allowed:
+        if not successor and len(created - {name}) >= allowed:
             return (f"this batch already created {', '.join(sorted(created))}; at most "
                     f"{allowed} new scene(s) this batch. Put these facts into an existing scene "
                     "instead.")
         live = live_count(self.box.pending(), ctx.existing)
-        if live >= ctx.max_scenes - 1:
+        if not successor and live >= ctx.max_scenes - 1:
             return (f"there are already {live} scenes and the limit is {ctx.max_scenes - 1}. "
                     "Update an existing scene, or merge two related scenes first (write the "
                     "merged text into one, then write `[DELETED]` to the other).")
@@ -193,6 +197,25 @@ def created_names(pending: dict, existing: set[str]) -> set[str]:
     """Names staged as written that did not exist when the batch started."""
     folded = {n.casefold() for n in existing}
     return {n for n, c in pending.items() if c is not DELETED and n.casefold() not in folded}
+
+
+def successor_of(name: str, content, existing: set[str]) -> list[str]:
+    """The existing scenes a newly written scene ``name`` takes over: those its
+    ``merged_from`` names (a rename, or a merge into a new name). Such a scene replaces
+    them rather than adds one: it is not a new scene for ``new_scene_allowance`` nor for the
+    count while the old ones wait to be deleted (``validate_batch`` refuses the batch if they
+    still exist at its end, and ``deletion_problems`` if their words are not held)."""
+    if content is DELETED or not isinstance(content, str):
+        return []
+    folded = {n.casefold(): n for n in existing}
+    return [folded[m.casefold()] for m in _merged_from_text(name, content)
+            if m.casefold() in folded and m.casefold() != name.casefold()]
+
+
+def new_names(pending: dict, existing: set[str]) -> set[str]:
+    """``created_names`` that are not successors (``successor_of``): the scenes a batch adds."""
+    return {n for n in created_names(pending, existing)
+            if not successor_of(n, pending[n], existing)}
 
 
 def live_count(pending: dict, existing: set[str]) -> int:
@@ -360,9 +383,10 @@ def validate_batch(pending: dict, context: RuleContext) -> list[str]:
                         "Merge related scenes: write the merged text into one and `[DELETED]` "
                         "into the others.")
     created = created_names(pending, context.existing)
+    added = new_names(pending, context.existing)
     allowed = new_scene_allowance(len(context.existing), context.max_scenes)
-    if len(created) > allowed:
-        problems.append(f"{len(created)} new scenes ({', '.join(sorted(created))}); at most "
+    if len(added) > allowed:
+        problems.append(f"{len(added)} new scenes ({', '.join(sorted(added))}); at most "
                         f"{allowed} this batch. Fold the others into existing scenes and delete "
                         "them.")
     remaining = {n.casefold() for n in context.existing

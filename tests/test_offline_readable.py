@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 
+import git
 from test_conservation_offline import add, body_of, fold, new_store
 
+from scene_engine import history
 from scene_engine.memories import Journal
 from scene_engine.offline_prose import summary
 from scene_engine.offline_words import scene_name
@@ -157,3 +159,96 @@ def test_a_mostly_chinese_store_gets_a_chinese_persona(tmp_path):
     cat = next(n for n in store.scene_names() if "年糕" in body_of(store, n))
     scene = parse_scene((store.scenes_dir / cat).read_text("utf-8"))
     assert re.search(r"[\u4e00-\u9fff]", scene.meta["summary"])
+
+
+KNEES = [("k1", "My knees hurt on the stairs after a 5 km run.", "2026-03-01T08:00:00Z"),
+         ("k2", "Knees still hurt on the stairs the next day; ice helped.", "2026-03-02T08:00:00Z")]
+RUNS = [("r1", "Ran 8 km with the running club along the bay.", "2026-03-08T08:00:00Z"),
+        ("r2", "Signed up for the city half marathon in November; running three times a week.",
+         "2026-03-15T08:00:00Z"),
+        ("r3", "Running club tempo run: 8 km at 5:10 pace.", "2026-03-22T08:00:00Z"),
+        ("r4", "Half marathon training: long run of 15 km with the running club.",
+         "2026-03-29T08:00:00Z")]
+
+
+def test_one_memory_at_a_time_joins_its_topic_instead_of_opening_a_scene_each(tmp_path):
+    # An agent that runs a batch after every memory: each related memory joins the scene
+    # it has some evidence for, instead of a new scene per memory until the cap.
+    store = new_store(tmp_path / "s")
+    for row in [*KNEES, *RUNS]:
+        add(store, row)
+        fold(store)
+    assert len(store.scene_names()) == 1
+
+
+def test_a_scene_whose_topic_drifted_is_renamed_in_its_batch_and_history_follows(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, *KNEES)
+    fold(store)
+    (first,) = store.scene_names()
+    assert "knees" in first or "stairs" in first
+    created = parse_scene((store.scenes_dir / first).read_text("utf-8"), first).meta["created"]
+    for row in RUNS:
+        add(store, row)
+        fold(store)
+    (name,) = store.scene_names()
+    assert name != first and "run" in name.removesuffix(".md").split("-")
+    scene = parse_scene((store.scenes_dir / name).read_text("utf-8"), name)
+    assert scene.meta["merged_from"] == [first]
+    assert scene.meta["created"] == created                  # as old as the scene it continues
+    assert "My knees hurt on the stairs" in scene.body        # nothing left behind
+    repo = git.Repo(store.root)
+    subject = next(c.message for c in repo.iter_commits() if "renamed" in c.message)
+    assert re.match(r"batch \d+: .*, 1 renamed", subject)
+    # git sees a rename, so `git log --follow` reaches the first batch.
+    follows = repo.git.log("--follow", "--format=%s", "--", f"scenes/{name}").splitlines()
+    assert any(s.startswith("batch 1:") for s in follows)
+    # trace follows the first memory into the renamed scene.
+    assert name in trace_memory(store, "k1").scenes
+
+
+def test_a_scene_a_person_wrote_in_keeps_its_name_however_its_topic_moves(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, *KNEES)
+    fold(store)
+    (first,) = store.scene_names()
+    text = (store.scenes_dir / first).read_text("utf-8")
+    (store.scenes_dir / first).write_text(text + "\nMy physio is Dr. Lin.\n", encoding="utf-8")
+    history.commit_files(git.Repo(store.root), "hand edit", [f"scenes/{first}"])
+    for row in RUNS:
+        add(store, row)
+        fold(store)
+    assert first in store.scene_names()
+    assert "renamed" not in git.Repo(store.root).git.log("--format=%s")
+
+
+def test_a_rename_is_not_a_new_scene_but_must_delete_the_old_one(tmp_path):
+    from scene_engine.rules import new_names, successor_of
+
+    old = "stairs-hurt-knees.md"
+    renamed = "---\nsummary: Running.\nmerged_from: [stairs-hurt-knees.md]\n---\nRuns.\n"
+    assert successor_of("run-club.md", renamed, {old}) == [old]
+    assert new_names({"run-club.md": renamed}, {old}) == set()
+    assert new_names({"run-club.md": renamed.replace("merged_from: [stairs-hurt-knees.md]\n",
+                                                     "")}, {old}) == {"run-club.md"}
+
+
+def test_areas_of_life_bridge_wordings_and_languages():
+    from scene_engine.areas import areas_of
+
+    assert "@health" in areas_of("最近失眠，晚上十二点以后才能睡着。")
+    assert "@health" in areas_of("牙医说我有两颗龋齿，需要补牙。")
+    assert "@languages" in areas_of("Japanese class on Tuesday evenings.") & areas_of("开始学日语")
+    assert "@money" not in areas_of("Aliases save a lot of time.")   # a verb, not savings
+
+
+def test_a_memory_about_another_area_does_not_join_a_scene_that_once_mentioned_it(tmp_path):
+    # The cat's scene mentions the pet hospital, a vaccine and a doctor once; the person's
+    # own flu shot says those words too, but it is health, not the cat: it stays out.
+    store = new_store(tmp_path / "s")
+    add(store, *[(f"c{i}", text, f"2026-01-0{i + 1}T08:00:00Z") for i, text in enumerate(CAT_ZH)])
+    fold(store)
+    (cat,) = store.scene_names()
+    add(store, ("h1", "自己去医院打了流感疫苗，医生说这周别剧烈运动。", "2026-02-01T08:00:00Z"))
+    fold(store)
+    assert "流感" not in body_of(store, cat)
