@@ -251,8 +251,9 @@ def _authorship_of(repo, texts: dict[str, str]):
 # ---------------------------------------------------------------- engine-owned header fields
 
 def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict[str, list[str]]]:
-    """Set the engine-owned header fields on every written scene; return (change counts,
-    merges: surviving scene -> scenes merged into it).
+    """Set the engine-owned header fields on every written scene; return (change counts:
+    updated, created, merged, deleted, and renamed when a new name continues one deleted
+    scene (``rules.successor_of``); merges: surviving scene -> scenes merged into it).
 
     ``created``/``updated``/``heat`` are the engine's (heat, DESIGN.md "Scene file": new 1;
     changed +1; made by merging: the merged scenes' heats summed + 1, plus its own if it
@@ -265,7 +266,7 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
     olds = {n: parse_scene(t, name=n) for n, t in job.scene_texts.items()}
     deleted = {n for n, c in pending.items() if c is DELETED}
     created = [n for n, c in pending.items() if c is not DELETED and n.casefold() not in folded]
-    counts = {"updated": 0, "created": 0, "merged": 0, "deleted": len(deleted), "renamed": 0}
+    counts = {"updated": 0, "created": 0, "merged": 0, "deleted": len(deleted)}
     merges: dict[str, list[str]] = {}
     for name, content in sorted(pending.items()):
         if content is DELETED:
@@ -280,7 +281,8 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
         if sources:
             merges[name] = sources
         if name in created and len(sources) == 1:
-            counts["renamed"] += 1      # one scene under a new name: neither new nor a merge
+            # One scene under a new name: neither new nor a merge ("renamed" only when some are).
+            counts["renamed"] = counts.get("renamed", 0) + 1
             counts["deleted"] -= 1
         else:
             counts["merged"] += bool(sources)
