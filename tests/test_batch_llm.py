@@ -686,3 +686,56 @@ def test_a_missing_api_key_fails_at_once_with_a_clear_message(store, monkeypatch
     assert "needs an API key" in str(caught.value) and "OPENAI_API_KEY" in str(caught.value)
     assert "retries" not in str(caught.value)              # a set-up problem is not retried
     assert_nothing_written(store, before)
+
+
+CLIFFS = "Alice now climbs outdoors at the sea cliffs every Sunday instead of the gym."
+
+
+def _store_at_the_cap(root: Path) -> Store:
+    """The three scenes of ``store`` with ``max_scenes = 4`` (no room for a new one)."""
+    store = make_store(root, {"work.md": (*WORK, 3), "family.md": (*FAMILY, 2),
+                              "hobbies.md": (*HOBBIES, 1)}, [CLIFFS])
+    config = store.config_path.read_text("utf-8").replace("max_scenes = 15", "max_scenes = 4")
+    store.config_path.write_text(config, "utf-8")
+    history.commit_files(history.open_repo(root), "hand edit: config", [".scene-engine/config.toml"])
+    return open_store(root)
+
+
+def test_a_model_renames_a_scene_at_the_cap_and_history_follows(fake_llm, tmp_path):
+    store = _store_at_the_cap(tmp_path / "mem")
+    renamed = model_scene("Alice's climbing, from the gym to the sea cliffs.",
+                          HOBBIES[1] + "Since May 2024 Alice climbs at the sea cliffs every Sunday.\n",
+                          merged_from=["hobbies.md"])
+    fake_llm.script([
+        reply(tool_calls=[call("read_file", {"path": "hobbies.md"}),
+                          call("read_file", {"path": "work.md"})]),
+        reply(tool_calls=[call("write_to_file", {"path": "climbing.md", "content": renamed}),
+                          call("write_to_file", {"path": "hobbies.md", "content": "[DELETED]"})]),
+        reply(content="Renamed hobbies to climbing; added the sea cliffs."),
+    ])
+    result = run_batch(store, backend(fake_llm))
+
+    assert result is not None and result.counts.get("renamed") == 1
+    assert sorted(store.scene_names()) == ["climbing.md", "family.md", "work.md"]
+    scene = read_scene(store.scenes_dir / "climbing.md")
+    assert scene.meta["merged_from"] == ["hobbies.md"] and scene.meta["heat"] == 2
+    assert last_commit(store).message.splitlines()[0].endswith(", 1 renamed")
+    assert check_store(store) == []
+
+
+def test_a_new_name_that_keeps_the_old_scene_is_a_new_scene_and_is_refused_at_the_cap(
+        fake_llm, tmp_path):
+    store = _store_at_the_cap(tmp_path / "mem")
+    head = last_commit(store).hexsha
+    copy = model_scene("Alice's climbing.", HOBBIES[1] + "Sea cliffs every Sunday since May.\n",
+                       merged_from=["hobbies.md"])
+    fake_llm.script([
+        reply(tool_calls=[call("read_file", {"path": "hobbies.md"}),
+                          call("read_file", {"path": "work.md"})]),
+        reply(tool_calls=[call("write_to_file", {"path": "climbing.md", "content": copy})]),
+        reply(content="Made climbing.md."),
+    ] * 3)
+    with pytest.raises(BatchError, match="hobbies.md, which still exist"):
+        run_batch(store, backend(fake_llm), attempts=1)
+    assert last_commit(store).hexsha == head
+    assert sorted(store.scene_names()) == ["family.md", "hobbies.md", "work.md"]
