@@ -57,7 +57,7 @@ CJK_STOP_WORDS = frozenset("""
 这儿 那儿 哪 哪里 哪儿 哪个 哪些 哪位 什么 啥 怎么 怎样 怎么样 如何 为什么 为啥 多少 几 谁 何时
 什么时候 时候 当时 后来 现在 平时 一般 为何 是否 是不是 有没有 能不能 会不会 要不要 请问 一下 告诉 知道 记得 一个 吗 呢 之 其 而 得 地
 """.split())
-DICTIONARY_VERSION = 1   # bump when the dictionary table's layout changes
+DICTIONARY_VERSION = 2   # bump when the dictionary table's layout or content rule changes
 # "几岁" (how old), "几点": the question character goes, the unit stays ("岁"), unless
 # what stays says nothing alone ("多久", "多大", "几个").
 _QUESTION_HEADS = ("几", "多")
@@ -300,7 +300,8 @@ def _dictionary() -> tuple[sqlite3.Connection, int]:
     version in the cache folder; in memory if no cache folder can be written."""
     jieba = _import_jieba()
     source = Path(jieba.__file__).with_name("dict.txt")
-    stamp = f"{DICTIONARY_VERSION}-{source.stat().st_size}-{source.stat().st_mtime_ns}"
+    extra = SUPPLEMENT.stat().st_size if SUPPLEMENT.exists() else 0
+    stamp = f"{DICTIONARY_VERSION}-{source.stat().st_size}-{source.stat().st_mtime_ns}-{extra}"
     for folder in _cache_folders():
         path = folder / f"jieba-{stamp}.sqlite"
         with contextlib.suppress(OSError, sqlite3.Error):
@@ -331,6 +332,19 @@ def _build_dictionary(source: Path, path: Path) -> None:
     os.replace(partial, path)
 
 
+SUPPLEMENT = Path(__file__).with_name("words_zh.txt")   # words jieba's 2013 dictionary lacks
+SUPPLEMENT_COUNT = 2000   # a common word's count in jieba's table: enough to be cut whole
+
+
+def supplement_words() -> list[str]:
+    """The words of ``words_zh.txt`` (``#`` lines are comments), in file order."""
+    try:
+        text = SUPPLEMENT.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    return [w for line in text.splitlines() if not line.startswith("#") for w in line.split()]
+
+
 def _fill_dictionary(conn: sqlite3.Connection, source: Path) -> None:
     rows = []
     total = 0
@@ -341,6 +355,12 @@ def _fill_dictionary(conn: sqlite3.Connection, source: Path) -> None:
                 count = int(parts[1])
                 rows.append((parts[0], count))
                 total += count
+    known = {word for word, _ in rows}
+    for word in supplement_words():       # jieba's own count wins where it has the word
+        if word not in known:
+            known.add(word)
+            rows.append((word, SUPPLEMENT_COUNT))
+            total += SUPPLEMENT_COUNT
     conn.executescript("CREATE TABLE words (word TEXT PRIMARY KEY, freq INTEGER) WITHOUT ROWID;"
                        "CREATE TABLE meta (total INTEGER);")
     conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?)", rows)

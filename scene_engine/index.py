@@ -38,7 +38,7 @@ from .analysis import CJK_RUN, QueryTerm, index_text, literal_query, query_terms
 from .fsutil import NotRegularFile, read_regular
 from .layout import StoreError, is_utf8_name
 
-SCHEMA_VERSION = 8   # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes
+SCHEMA_VERSION = 9   # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes; 9: words_zh.txt
 # A file modified this close to the moment it was indexed may change again within the clock's
 # granularity with the same size; don't trust size+mtime for it next time (git's "racy clean").
 RACY_NS = 2_000_000_000

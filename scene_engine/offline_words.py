@@ -41,6 +41,11 @@ bought buy buys booked book started starts began begin finished done did came co
 made took put set saw see seen looked look said asked told let lets still just ago since
 one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
 hundred thousand million once twice pm am km kg
+instead everyone everybody making make makes made weekends evenings mornings nights hours hour
+minutes minute completely really understood between things thing stuff lots way ways
+monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
+thursdays fridays saturdays sundays january february march april may june july august
+september october november december
 """).split())
 CJK_FILLER = frozenset("""
 你好 您好 谢谢 再见 好的 不客气 没问题 哈哈 早上好 晚安 用户 助手 帮你 帮您 我们 你们 他们 她们 自己 一个 这个 那个 这些 那些 就是 还是 已经 因为 所以 但是 而且 然后 今天
@@ -48,6 +53,7 @@ CJK_FILLER = frozenset("""
 不要 要不要 一下 一起 一切 终于 只有 还是 比较 非常 特别 有点 好多 很多 一些 这次 那次 每天 每周
 每月 每年 今年 明年 去年 上次 下次 第一次 以后 之后 之前 以前 一天 两天 时间 问题 事情 东西 感觉
 起来 出来 回来 过来 下来 上来 怎么 什么 为什么 如果 虽然 不过 只是 其实 可能 一定 终于 真的 还要
+开心 高兴 不错 挺好 很好 满意 顺利 小时 分钟 太难 好几 几个 觉得 喜欢 特别 还行 一点
 """.split())
 # Past forms the stemmer cannot bring home ("ran" and "run" are one word).
 IRREGULAR = {"ran": "run", "swam": "swim", "rode": "ride", "wrote": "write", "ate": "eat",

@@ -252,3 +252,25 @@ def test_a_memory_about_another_area_does_not_join_a_scene_that_once_mentioned_i
     add(store, ("h1", "自己去医院打了流感疫苗，医生说这周别剧烈运动。", "2026-02-01T08:00:00Z"))
     fold(store)
     assert "流感" not in body_of(store, cat)
+
+
+def test_words_newer_than_jiebas_dictionary_are_cut_whole_in_names_and_search():
+    from scene_engine.analysis import segment
+
+    # jieba's 2013 dictionary cut "比手冲" as 比手/冲 and "微信" as 微/信 (the demo's
+    # `咖啡-比手-爱乐.md`); scene_engine/words_zh.txt adds such words to it.
+    assert {"爱乐压", "手冲"} <= set(segment("李伟教我用爱乐压做咖啡比手冲更省时间"))
+    assert {"微信", "小程序"} <= set(segment("用微信小程序扫码打卡"))
+    coffee = ["我每天早上都要喝一杯手冲咖啡，最喜欢埃塞俄比亚的豆子。",
+              "李伟教我用爱乐压做咖啡，比手冲更省时间。",
+              "下午喝咖啡会失眠，所以改成下午只喝绿茶。"]
+    words = _words(scene_name(coffee, set()))
+    assert "咖啡" in words and not {"比手", "爱乐"} & set(words)
+
+
+def test_weekdays_and_filler_do_not_name_a_scene():
+    name = scene_name(["Japanese class on Tuesday evenings: we started keigo.",
+                       "Japanese class on Tuesday: keigo again, everyone struggled.",
+                       "Running instead of Japanese class this Tuesday."], set())
+    assert "japanese" in _words(name)
+    assert not {"tuesday", "evenings", "everyone", "instead"} & set(_words(name))
