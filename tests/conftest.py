@@ -3,10 +3,18 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 from fakellm import FakeLLM
+from hypothesis import settings
+
+# Property tests draw the same examples every run, so CI cannot fail on a draw no one has seen
+# (it once drew U+1D1BB); `HYPOTHESIS_PROFILE=explore pytest` draws new ones to hunt with.
+settings.register_profile("default", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(autouse=True)
