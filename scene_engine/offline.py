@@ -49,7 +49,7 @@ __all__ = ["Draft", "Entry", "OfflineBackend", "OfflineError", "parse_draft", "r
            "render_draft", "restates", "scene_name"]
 
 SIMILAR_ENOUGH = 0.2    # topic evidence (``routing.topic_evidence``) for a memory to join a scene
-WEAK_EVIDENCE = 0.1   # ... enough for a memory like no other of its batch (``_join_loners``)
+WEAK_EVIDENCE = 0.1     # ... enough for a memory like no other of its batch (``_join_loners``)
 RARITY_POWER = 1        # (``_rarity``; set on bench/bench_topics.py)
 GROUP_SIMILAR = 0.12    # cosine of two memories of a batch that may open a scene together
 RENAME_ENTRIES = 4      # a scene renamed for drift has at least this many entries (a topic)
@@ -182,7 +182,6 @@ class _OfflineWorker:
         self.deleted: list[str] = []
         self.merged_into: dict[str, str] = {}
         self.created: list[str] = []      # this batch's new scenes (rules.new_scene_allowance)
-        self.renamed: list[str] = []      # this batch's new names of existing scenes
         self.allowance = new_scene_allowance(len(job.context.existing), job.context.max_scenes)
         self.placed: dict[int, tuple[str, str, str]] = {}   # seq -> (outcome, scene, id)
         # One IDF for the whole batch (scenes as they were + the batch's memories): stable,
@@ -509,8 +508,10 @@ class _OfflineWorker:
         for _, name in ranked[:2]:     # the rules want two existing scenes read first
             self._draft(name)
         # At the cap a new scene costs a merge. Two scenes of one topic merge for it; two
-        # different topics never do: the group joins the closest scene instead (``fold``),
-        # and a few stray memories cost a scene's purity less than a whole other topic.
+        # different topics do not while the group has some evidence for a scene: it joins
+        # that one instead (``fold``), as a few stray memories cost a scene's purity less than
+        # a whole other topic. A group about nothing any scene holds may still merge the
+        # closest pair, or it would join a scene it has nothing to do with.
         least = SAME_TOPIC if ranked and ranked[0][0] > 0 else 0.0
         if len(self._live()) >= self.limit and not self._merge_closest(least):
             return None
@@ -631,6 +632,7 @@ class _OfflineWorker:
             if (not draft.changed or name in self.created or name in self.deleted
                     or name not in self.texts or is_pinned(draft.meta) or draft.keep_summary
                     or len(engine) < len(draft.entries) or draft.head or draft.tail
+                    or draft.heading or draft.own_threads
                     or len(engine) < RENAME_ENTRIES):
                 continue
             texts = [*engine, *(t.text for t in draft.threads)]
@@ -648,7 +650,6 @@ class _OfflineWorker:
             draft.changed = False
             self.deleted.append(name)
             self.merged_into[name] = new
-            self.renamed.append(new)
 
     def flush(self) -> None:
         """Write the changed existing scenes, then delete the merged-away ones (a delete needs
