@@ -14,7 +14,8 @@ following later merges and renames. Targets (issue 13):
 
 - purity: memories in their scene's main topic, over all memories (the field's clustering
   purity), at least 0.9; the lowest scene's share is printed beside it;
-- spread: no topic is spread over more than two scenes while the scene cap is not reached;
+- spread: no topic is spread over more than two scenes while the scene cap is not reached
+  (measured at the last batch that left the store below the cap);
 - batches: at most 10 batches per 100 memories.
 
 ``--show`` prints each scene's name, summary and topics. Exits 1 when a target is missed.
@@ -70,6 +71,17 @@ def measure(rows: list[dict], show: bool = False) -> dict:
         cap = store.config.max_scenes - 1
         summaries = {n: parse_scene((store.scenes_dir / n).read_text(encoding="utf-8"), name=n)
                      .meta.get("summary", "") for n in scenes}
+    # The spread target holds while the cap is not reached: measure it at the last batch that
+    # left the store below the cap too.
+    live, below = 0, 0
+    for i, result in enumerate(results):
+        counts = result.counts
+        live += counts.get("created", 0) - counts.get("deleted", 0)
+        if live < cap:
+            below = i + 1
+    before_cap: dict[str, set[str]] = defaultdict(set)
+    for memory_id, scene in placements(results[:below]).items():
+        before_cap[topic[memory_id]].add(scene)
     by_scene: dict[str, Counter] = defaultdict(Counter)
     for memory_id, scene in where.items():
         by_scene[scene][topic[memory_id]] += 1
@@ -88,6 +100,8 @@ def measure(rows: list[dict], show: bool = False) -> dict:
             "purity": sum(c.most_common(1)[0][1] for c in by_scene.values()) / len(where),
             "mean_purity": sum(purity.values()) / len(purity),
             "max_spread": max(len(s) for s in spread.values()),
+            "spread_below_cap": max((len(s) for s in before_cap.values()), default=0),
+            "batches_below_cap": below,
             "spread": {t: len(s) for t, s in sorted(spread.items())},
             "batches_per_100": 100 * len(results) / len(rows), "seconds": seconds}
 
@@ -97,9 +111,8 @@ def main() -> int:
     path = Path(args[args.index("--set") + 1]) if "--set" in args else SET
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     fig = measure(rows, show="--show" in sys.argv[1:])
-    below_cap = fig["scenes"] < fig["cap"]
     ok = {"purity": fig["purity"] >= PURITY,
-          "spread": fig["max_spread"] <= SPREAD or not below_cap,
+          "spread": fig["spread_below_cap"] <= SPREAD,
           "batches": fig["batches_per_100"] <= BATCHES_PER_100}
     mark = {k: "yes" if v else "NO" for k, v in ok.items()}
     spread = ", ".join(f"{t} {n}" for t, n in fig["spread"].items())
@@ -111,8 +124,9 @@ def main() -> int:
           f"| {mark['purity']} |")
     print(f"| purity, lowest scene (mean of scenes) | {fig['min_purity']:.2f} "
           f"({fig['mean_purity']:.2f}) | | |")
-    print(f"| scenes a topic is spread over, most | {fig['max_spread']} | <= {SPREAD} below the cap "
-          f"| {mark['spread']} |")
+    print(f"| scenes a topic is spread over, most, below the cap (batches 1-"
+          f"{fig['batches_below_cap']}) | {fig['spread_below_cap']} | <= {SPREAD} | {mark['spread']} |")
+    print(f"| scenes a topic is spread over, most, at the end | {fig['max_spread']} | | |")
     print(f"| batches per 100 memories | {fig['batches_per_100']:.1f} | <= {BATCHES_PER_100} "
           f"| {mark['batches']} |")
     print(f"\nScenes per topic: {spread}.")
