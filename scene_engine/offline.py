@@ -26,7 +26,6 @@ from dataclasses import replace
 
 from . import threads
 from .accounting import Declaration
-from .areas import AREA_PREFIX
 from .conservation import (
     ENGINE_KEYS,
     KEEP_COVERAGE,
@@ -39,7 +38,7 @@ from .offline_prose import summary as scene_summary
 from .offline_words import analyzer, name_fits, rare_word
 from .offline_words import scene_name as _word_name
 from .rollup import condense
-from .routing import AREA_MAJORITY, entry_terms, routing_terms, topic_evidence
+from .routing import entry_terms, routing_terms, topic_evidence
 from .rules import is_report_like, merged_from, new_scene_allowance
 from .scene import Scene, parse_scene, render_scene
 from .text import Vectorizer
@@ -547,15 +546,7 @@ class _OfflineWorker:
             fits = combined <= self.limit_chars
             return (not fits, -sim if fits else combined, a, b)
 
-        areas = {n: self._main_areas(n) for n in live}
-
-        def alike(a: str, b: str) -> float:
-            # Two scenes whose entries speak mostly of the same areas of life are one topic
-            # said in other words or another language (a split), however few words they share.
-            same = SAME_TOPIC if areas[a] and areas[a] == areas[b] else 0.0
-            return max(self.vectors.similarity(vecs[a], vecs[b]), same)
-
-        pairs = sorted(((alike(a, b), a, b)
+        pairs = sorted(((self.vectors.similarity(vecs[a], vecs[b]), a, b)
                         for i, a in enumerate(live) for b in live[i + 1:]), key=rank)
         pairs = [p for p in pairs if p[0] >= least]
         for _, a, b in pairs:
@@ -573,12 +564,6 @@ class _OfflineWorker:
                 self.merged_into[drop] = keep
                 return True
         return False
-
-    def _main_areas(self, name: str) -> frozenset[str]:
-        """The areas of life (``areas``) most of scene ``name``'s entries speak of."""
-        counts, entries = self._units(name)
-        return frozenset(t for t, n in counts.items()
-                         if t.startswith(AREA_PREFIX) and n >= entries * AREA_MAJORITY)
 
     def _merged(self, keep: str, drop: str) -> Draft | None:
         """``keep`` with ``drop`` folded in, or None when it cannot hold ``drop``'s content
@@ -642,8 +627,8 @@ class _OfflineWorker:
                 | {m for text in self.texts.values()
                    for m in merged_from(parse_scene(text, name="scene.md"))}
             new = scene_name(texts, taken - {name})
-            if new.casefold() == name.casefold():
-                continue
+            if new.casefold() == name.casefold() or new != scene_name(texts, set()):
+                continue   # the same name, or its name is taken (a numbered copy reads worse)
             # It keeps what it took in this batch: a scene merged into it is deleted too.
             self.drafts[new] = replace(draft, name=new, merged_from=[*draft.merged_from, name],
                                        changed=True)

@@ -156,7 +156,8 @@ class ScenePolicy:
 
     def _creation_refusal(self, name: str, successor: bool = False) -> str | None:
         """Why creating ``name`` is refused (None: allowed); a ``successor`` (a rename or a
-        merge into a new name, ``successor_of``) adds no scene, so no count applies to it."""
+        merge into a new name, ``successor_of``) adds no scene, so no count applies to it, nor
+        the rule to read two scenes first (which guards against a needless new scene)."""
         ctx = self.context
         if is_report_like(name):
             return (f"{name} looks like a report or log name. Name a scene after an area of "
@@ -173,6 +174,8 @@ class ScenePolicy:
             return (f"there are already {live} scenes and the limit is {ctx.max_scenes - 1}. "
                     "Update an existing scene, or merge two related scenes first (write the "
                     "merged text into one, then write `[DELETED]` to the other).")
+        if successor:      # it continues scenes it had to read to delete them: nothing new
+            return None
         readable = [n for n in ctx.existing if n not in ctx.frozen]   # frozen: unreadable
         needed = min(2, len(readable))
         seen = {n.casefold() for n in (self.box.read_names | ctx.shown)}

@@ -274,3 +274,27 @@ def test_weekdays_and_filler_do_not_name_a_scene():
                        "Running instead of Japanese class this Tuesday."], set())
     assert "japanese" in _words(name)
     assert not {"tuesday", "evenings", "everyone", "instead"} & set(_words(name))
+
+
+def test_a_rename_in_a_store_of_several_scenes_reads_only_the_scene_it_renames(tmp_path):
+    # The rule "read two scenes before creating one" guards against needless new scenes; a
+    # rename adds none, and a batch that read only the renamed scene used to fail for ever.
+    store = new_store(tmp_path / "s")
+    add(store, ("g1", "Bought a second-hand acoustic guitar and practised chords.",
+                "2025-12-20T09:00:00Z"))
+    fold(store)
+    (guitar,) = store.scene_names()
+    knee = ["My left knee hurts after climbing stairs.",
+            "The knee pain got worse; saw a physio about my knee.",
+            "Physio said my knee pain comes from weak hips; doing knee exercises daily.",
+            "Knee feels better; the physio cleared me to start jogging slowly.",
+            "Went jogging for 20 minutes, no knee pain.",
+            "Joined a running club that meets on Saturday mornings.",
+            "Ran 10 km with the running club for the first time.",
+            "Signed up for the Berlin marathon in September."]
+    for i, text in enumerate(knee):
+        add(store, (f"k{i}", text, f"2026-01-{i * 4 + 3:02d}T09:00:00Z"))
+        fold(store)                     # raised BatchError at the renaming batch
+    assert guitar in store.scene_names()
+    assert "renamed" in git.Repo(store.root).git.log("--format=%s")
+    assert fold(store) == []            # nothing left pending
