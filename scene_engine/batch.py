@@ -135,16 +135,19 @@ def select_batch(store: Store, state: State, size: int) -> list[Memory]:
     return Journal(store.memories_dir).read(seqs)
 
 
-def advance_state(state: State, taken: list[Memory], deferred: list[int] = ()) -> State:
-    """The state after a batch: cursor past everything it selected, ``taken`` out of the
-    re-queue, ``deferred`` memories (selected but left by the backend) re-queued, batch + 1."""
+def advance_state(state: State, taken: list[Memory], deferred: list[int] = (),
+                  number: int | None = None) -> State:
+    """The state after batch ``number`` (default: the state's next): cursor past everything
+    it selected, ``taken`` out of the re-queue, ``deferred`` memories (selected but left by the
+    backend) re-queued, the batch counter at ``number``."""
     taken_seqs = {m.seq for m in taken} | set(deferred)
     requeued = [s for s in state.requeued if s not in taken_seqs] + sorted(deferred)
     cursor = state.cursor
     while cursor < state.next_seq and (cursor in taken_seqs or cursor in set(state.forgotten)):
         cursor += 1
     return state.model_copy(update={
-        "cursor": cursor, "requeued": requeued, "batch": state.batch + 1,
+        "cursor": cursor, "requeued": requeued,
+        "batch": state.batch + 1 if number is None else number,
         "since_persona": state.since_persona + len(taken)})
 
 
@@ -460,7 +463,7 @@ def _retired(store: Store, memories: list[Memory]
 
 
 def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> BatchResult:
-    number = state.batch + 1
+    number = max(state.batch, history.last_batch_number(repo)) + 1
     fold, retired = _retired(store, taken)
     distinct, duplicates = _dedupe(fold)
     duplicates += retired
@@ -502,7 +505,7 @@ def _run_job(store: Store, repo, backend, state: State, taken: list[Memory], job
     # Every selected memory is accounted for in the ledger, except those the backend
     # deferred: they are pending again and belong to a later batch.
     taken = [m for m in taken if m.seq not in deferred]
-    new_state = advance_state(state, taken, sorted(deferred))
+    new_state = advance_state(state, taken, sorted(deferred), number)
     if new_state.pending >= state.pending:   # a batch that settles nothing would run for ever
         raise BatchError(f"batch {number} would leave as many memories pending as before "
                          f"({state.pending}); nothing written. `scenes doctor` says why")

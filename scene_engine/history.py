@@ -378,6 +378,21 @@ def live_batches(repo) -> dict[int, object]:
     return live
 
 
+def last_batch_number(repo) -> int:
+    """The highest ``Batch: N`` any commit of the store's history carries (0 if none): a
+    plain ``git revert`` of a batch puts ``state.json``'s counter back, and a new batch must
+    not take a number an earlier commit already has (``undo N`` would not know which)."""
+    if not repo.head.is_valid():
+        return 0
+    git = _git()
+    try:
+        out = repo.git.log("-E", "--grep=^Batch: [0-9]+$", "--format=%(trailers:key=Batch,"
+                           "valueonly)", "--", *STORE_PATHS)
+    except git.GitCommandError as exc:
+        raise HistoryError(f"cannot read the history: {git_said(exc)}") from exc
+    return max((int(v) for v in out.split() if v.isdigit()), default=0)
+
+
 def reverted_commit(message: str) -> str:
     """The sha a plain ``git revert`` commit names ("This reverts commit SHA."), else ""."""
     match = _REVERTS.search(message)
@@ -509,7 +524,8 @@ def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]
     for start in range(0, len(shas), 200):   # a bounded command line
         try:
             # A line whose only change is its end (an editor saving CRLF) stays whose it was.
-            out = repo.git.show("--no-renames", "-U0", "--ignore-cr-at-eol", "--format=",
+            # -M: a renamed file is no new text (a person who renames a scene writes no line).
+            out = repo.git.show("-M", "-U0", "--ignore-cr-at-eol", "--format=",
                                 *shas[start:start + 200], "--", *paths)
         except git.GitCommandError as exc:
             raise HistoryError(f"cannot read the history: {git_said(exc)}") from exc

@@ -71,13 +71,21 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
     tracked: set[str] = set()
     batches: dict[int, set[str]] = {}    # batch that took it -> the scenes it went to
     merges: dict[int, dict[str, list[str]]] = {}   # batch -> its merges (survivor -> sources)
+    reverts: dict[str, tuple[int, bool]] = {}   # sha -> (batch, True if it made it live)
     for commit in history.engine_commits(repo):
         found = history.trailers(commit.message)
         kind = history.commit_kind(commit.message, commit.author.email)
         base = {"time": commit.committed_datetime.isoformat(), "commit": commit.hexsha}
+        reverted = history.reverted_commit(commit.message)
+        if reverted in reverts:       # a plain `git revert`: an undo, or a redo of one
+            number, was_live = reverts[reverted]
+            reverts[commit.hexsha] = (number, not was_live)
+            kind, found = ("undo", {"Undo-Batch": str(number)}) if was_live else \
+                ("redo", {"Redo-Batch": str(number)})
         if kind == "batch":
             ledger = _ledger(repo, commit, found)
             number = int(found["Batch"])
+            reverts[commit.hexsha] = (number, True)
             merges[number] = ledger.merges if ledger else {}
             if memory.seq in expand_seqs(found.get("Memory-Seqs", "")):
                 entry = _entry(ledger, memory.seq)
@@ -98,8 +106,8 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
                 reverse = kind == "undo"
                 tracked = _follow_merges(trace, base, int(number), merges[int(number)],
                                          tracked, reverse)
-        elif kind == "hand edit" and tracked:
-            tracked = _follow_hand_edit(trace, base, repo, commit, tracked)
+        elif tracked and history.is_person_commit(commit.message, commit.author.email):
+            tracked = _follow_hand_edit(trace, base, repo, commit, tracked)   # theirs, any way
     on_disk = set(store.scene_names())
     trace.scenes = sorted(tracked & on_disk) if status == "processed" else []
     trace.lines = _current_lines(repo, store, memory, trace.scenes)

@@ -298,3 +298,48 @@ def test_a_rename_in_a_store_of_several_scenes_reads_only_the_scene_it_renames(t
     assert guitar in store.scene_names()
     assert "renamed" in git.Repo(store.root).git.log("--format=%s")
     assert fold(store) == []            # nothing left pending
+
+
+def _person(repo) -> None:
+    """The person's git identity in this repository (tests run with none)."""
+    with repo.config_writer() as config:
+        config.set_value("user", "name", "Ana")
+        config.set_value("user", "email", "ana@example.org")
+
+
+def test_a_person_renaming_a_scene_writes_none_of_its_lines_and_trace_follows(tmp_path):
+    from scene_engine.conservation import authorship
+
+    store = new_store(tmp_path / "s")
+    add(store, *KNEES)
+    fold(store)
+    (first,) = store.scene_names()
+    repo = git.Repo(store.root)
+    _person(repo)
+    repo.git.mv(f"scenes/{first}", "scenes/my-knees.md")
+    repo.git.commit("-m", "rename my scene")
+    text = (store.scenes_dir / "my-knees.md").read_text("utf-8")
+    assert authorship(text, history.person_texts(repo)).lines == ()   # a rename wrote no line
+    assert trace_memory(store, "k1").scenes == ["my-knees.md"]
+    add(store, ("k3", "Knees still sore on the stairs after the weekend.", "2026-03-04T08:00:00Z"))
+    fold(store)
+    summary = str(parse_scene((store.scenes_dir / "my-knees.md").read_text("utf-8"),
+                              "my-knees.md").meta["summary"])
+    assert "3 entries" in summary          # the engine still writes its summary
+
+
+def test_a_plain_git_revert_of_a_batch_is_an_undo_and_its_number_is_not_reused(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, *KNEES)
+    fold(store)
+    add(store, RUNS[0])
+    fold(store)
+    repo = git.Repo(store.root)
+    _person(repo)
+    head = next(c for c in repo.iter_commits() if c.message.startswith("batch 2:"))
+    repo.git.revert("--no-edit", head.hexsha)
+    kinds = [e["kind"] for e in trace_memory(store, "r1").events]
+    assert kinds == ["batch", "undo"]
+    fold(store)
+    subjects = repo.git.log("--format=%s").splitlines()
+    assert subjects[0].startswith("batch 3:") and sum(s.startswith("batch 2:") for s in subjects) == 1
