@@ -477,7 +477,10 @@ def blame_lines(repo, path: str) -> list[dict]:
     """
     git = _git()
     try:
-        out = repo.git.blame("--line-porcelain", "-w", "--", path)
+        # -C: a line a batch carried over from a scene it renamed or merged away (deleted in
+        # the same commit) keeps the commit that wrote it; git's rename detection alone misses
+        # a small scene renamed with a new entry and summary.
+        out = repo.git.blame("--line-porcelain", "-w", "-C", "--", path)
     except git.GitCommandError as exc:
         raise HistoryError(f"cannot blame {path}: {git_said(exc)}") from exc
     rows, sha, cache = [], "", {}

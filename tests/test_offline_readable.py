@@ -203,8 +203,12 @@ def test_a_scene_whose_topic_drifted_is_renamed_in_its_batch_and_history_follows
     # git sees a rename, so `git log --follow` reaches the first batch.
     follows = repo.git.log("--follow", "--format=%s", "--", f"scenes/{name}").splitlines()
     assert any(s.startswith("batch 1:") for s in follows)
-    # trace follows the first memory into the renamed scene.
+    # trace follows the first memory into the renamed scene, and blame credits its line to
+    # the batch that wrote it, not to the renaming one.
     assert name in trace_memory(store, "k1").scenes
+    rows = history.blame_lines(repo, f"scenes/{name}")
+    knee = next(r for r in rows if "My knees hurt on the stairs" in r["text"])
+    assert knee["batch"] == 1
 
 
 def test_a_scene_a_person_wrote_in_keeps_its_name_however_its_topic_moves(tmp_path):
@@ -343,3 +347,25 @@ def test_a_plain_git_revert_of_a_batch_is_an_undo_and_its_number_is_not_reused(t
     fold(store)
     subjects = repo.git.log("--format=%s").splitlines()
     assert subjects[0].startswith("batch 3:") and sum(s.startswith("batch 2:") for s in subjects) == 1
+
+
+def test_blame_credits_a_renamed_small_scene_s_lines_to_the_batches_that_wrote_them(tmp_path):
+    # A short scene renamed with new entries and a new summary is too different for git's
+    # rename detection (50 %): blame must find its lines in the scene deleted in the same
+    # commit (-C), or the renaming batch takes credit for every line.
+    repo = git.Repo.init(tmp_path / "r")
+    _person(repo)
+    old = ["- 2026-01-03: My left knee hurts after climbing stairs.",
+           "- 2026-01-10: The knee pain got worse; saw a physio about my knee."]
+    new = [f"- 2026-02-{d:02d}: Ran {d} km with the running club along the river today."
+           for d in range(1, 9)]
+    (tmp_path / "r" / "scenes").mkdir()
+    (tmp_path / "r" / "scenes" / "stairs.md").write_text("\n".join(old) + "\n")
+    repo.git.add("-A")
+    repo.git.commit("-m", "batch 1: 0 updated, 1 created\n\nBatch: 1\nMemories: k0, k1")
+    repo.git.mv("scenes/stairs.md", "scenes/running.md")
+    (tmp_path / "r" / "scenes" / "running.md").write_text("\n".join(old + new) + "\n")
+    repo.git.add("-A")
+    repo.git.commit("-m", "batch 2: 1 renamed\n\nBatch: 2\nMemories: r1")
+    rows = history.blame_lines(repo, "scenes/running.md")
+    assert [r["batch"] for r in rows[:2]] == [1, 1] and rows[2]["batch"] == 2
