@@ -740,6 +740,10 @@ def undo(target: Annotated[str | None, typer.Argument(
             "forget": "forgotten"}[result.action]
     typer.echo(f"{result.action} {what}: commit {result.commit[:8]}; "
                f"{result.memories} memories {fate}")
+    from .persona import relink
+
+    if relink(_store()):     # an undone rename or merge: the persona names the scenes there are
+        typer.echo("persona: regenerated (it named scenes that are gone)")
 
 
 @app.command()

@@ -94,7 +94,7 @@ def _ambiguous_names(names: list[str]) -> list[str]:
 
 
 def _check_persona(store: Store) -> list[str]:
-    return [f"persona: [[{link}]] names no scene (renamed or merged away); the next "
+    return [f"persona: {link} names no scene (renamed or merged away); the next "
             "refresh rewrites the list, or `scenes persona --force` now"
             for link in dangling_links(store)]
 

@@ -34,18 +34,39 @@ def refresh_every(store: Store) -> int:
     return min(store.config.persona_every, max(MIN_REFRESH, taken // 2))
 
 
+_LISTED = re.compile(r"^- \*\*([^*\n]+)\*\* \((?:heat|热度) \d+\)", re.MULTILINE)
+
+
 def dangling_links(store: Store) -> list[str]:
-    """The ``[[wiki-links]]`` in ``persona.md`` that name no scene file (a scene renamed by
-    hand or merged away since the persona was written); [] when ``wiki_links`` is off."""
-    if not store.config.wiki_links or not store.persona_path.is_file():
+    """The scenes ``persona.md`` names that are gone (renamed, by a batch or by hand, merged
+    away, or brought back by an undo under their old name): its ``[[wiki-links]]`` when
+    ``wiki_links`` is on, and the names of its scene list (``- **name** (heat N)``)."""
+    if not store.persona_path.is_file():
         return []
     try:
         text = read_regular_text(store.persona_path, errors="replace")
     except OSError:
         return []
     stems = {name.removesuffix(".md") for name in store.scene_names()}
-    linked = [m.split("|", 1)[0].strip() for m in re.findall(r"\[\[([^\]]+)\]\]", text)]
-    return sorted({link for link in linked if link not in stems})
+    linked = _LISTED.findall(text)
+    if store.config.wiki_links:
+        linked += [m.split("|", 1)[0].strip() for m in re.findall(r"\[\[([^\]]+)\]\]", text)]
+    return sorted({link.strip() for link in linked if link.strip() not in stems})
+
+
+def relink(store: Store) -> str:
+    """After an undo or redo: regenerate an extractive persona (the offline backend's) that
+    names scenes that are gone; a model's or a person's persona waits for the next batch,
+    which refreshes it (``persona_reason``). Returns the commit sha, "" if nothing changed."""
+    try:
+        text = read_regular_text(store.persona_path, errors="replace")
+    except OSError:
+        return ""
+    if not dangling_links(store) or not any(marker in text for marker in OFFLINE_MARKERS):
+        return ""
+    from .offline import OfflineBackend
+
+    return regenerate(store, OfflineBackend(), "it named scenes that are gone")
 
 
 def persona_reason(store: Store, requested: bool) -> str | None:

@@ -369,3 +369,34 @@ def test_blame_credits_a_renamed_small_scene_s_lines_to_the_batches_that_wrote_t
     repo.git.commit("-m", "batch 2: 1 renamed\n\nBatch: 2\nMemories: r1")
     rows = history.blame_lines(repo, "scenes/running.md")
     assert [r["batch"] for r in rows[:2]] == [1, 1] and rows[2]["batch"] == 2
+
+
+def test_the_persona_follows_a_rename_and_its_undo(tmp_path):
+    from typer.testing import CliRunner
+
+    from scene_engine.cli import app
+    from scene_engine.doctor import check_store
+
+    store = new_store(tmp_path / "s")
+    add(store, *KNEES)
+    fold(store)
+    (first,) = store.scene_names()
+    for row in RUNS:
+        add(store, row)
+        fold(store)
+    (name,) = store.scene_names()
+    persona = store.persona_path.read_text("utf-8")
+    assert f"**{name.removesuffix('.md')}**" in persona
+    assert first.removesuffix(".md") not in persona
+    # Undo the renaming batch: the old name is back, and so is it in the persona.
+    repo = git.Repo(store.root)
+    renaming = next(c for c in repo.iter_commits() if "renamed" in c.message.split("\n")[0])
+    number = history.trailers(renaming.message)["Batch"]
+    while True:        # undo the newest batches down to the renaming one
+        result = CliRunner().invoke(app, ["--dir", str(store.root), "undo"])
+        assert result.exit_code == 0, result.output
+        if f"undo batch {number}:" in result.output:
+            break
+    assert store.scene_names() == [first]
+    assert f"**{first.removesuffix('.md')}**" in store.persona_path.read_text("utf-8")
+    assert check_store(store) == []
