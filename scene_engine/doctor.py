@@ -19,7 +19,7 @@ from .batch import expand_seqs
 from .fsutil import read_regular, read_regular_text
 from .layout import is_utf8_name
 from .memories import Journal
-from .persona import MAX_PERSONA_CHARS, dangling_links
+from .persona import MAX_PERSONA_CHARS, dangling_links, scene_link
 from .scene import SceneHeaderWarning, read_scene
 from .store import Store
 
@@ -94,8 +94,8 @@ def _ambiguous_names(names: list[str]) -> list[str]:
 
 
 def _check_persona(store: Store) -> list[str]:
-    return [f"persona: {link} names no scene (renamed or merged away); the next "
-            "refresh rewrites the list, or `scenes persona --force` now"
+    return [f"persona: {scene_link(link, store.config.wiki_links)} names no scene (renamed "
+            "or merged away); the next refresh rewrites the list, or `scenes persona --force` now"
             for link in dangling_links(store)]
 
 
