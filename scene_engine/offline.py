@@ -54,6 +54,7 @@ GROUP_SIMILAR = 0.12    # cosine of two memories of a batch that may open a scen
 RENAME_ENTRIES = 4      # a scene renamed for drift has at least this many entries (a topic)
 SAME_TOPIC = 0.15       # cosine of two scenes alike enough to merge for room (``_create``)
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_DATED_LINE = re.compile(r"^\s*[-*]\s*(?:\d{4}-\d{2}-\d{2}\s*:\s*)?")
 _CJK_WORD = re.compile(r"[\u3400-\u9fff]{2,}")
 _NAME = re.compile(r"\b(?:[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]{2,})\b")
 
@@ -428,7 +429,9 @@ class _OfflineWorker:
         draft = self._draft(name)
         day = memory.created_at.astimezone(self.tz).date().isoformat()
         for i, entry in enumerate(draft.entries):
-            if entry.day == day and restates(memory.content, [entry.text]):
+            # A person's line is kept as they wrote it, its date and bullet included.
+            said = _DATED_LINE.sub("", entry.text) if entry.person else entry.text
+            if entry.day == day and restates(memory.content, [said]):
                 # Said again that day, adding nothing: recorded there, and as fresh as a new
                 # fact (this batch does not condense what it just found confirmed).
                 draft.entries[i] = replace(entry, fresh=True)

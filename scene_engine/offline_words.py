@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -219,9 +220,14 @@ def scene_name(texts: list[str], taken: set[str], rarity=None, is_report_like=No
     stem_ = "-".join(w for w in words_ if w)[:60].strip("-") or "notes"
     if is_report_like and is_report_like(stem_):
         stem_ = f"about-{stem_}"
-    folded = {t.casefold() for t in taken}
+    # As the file system and the sandbox compare names: case aside, and NFC (a name typed on
+    # macOS is NFD: "café" is two names to Python, one to the sandbox).
+    def key(n: str) -> str:
+        return unicodedata.normalize("NFC", n).casefold()
+
+    folded = {key(t) for t in taken}
     name, n = f"{stem_}.md", 2
-    while name.casefold() in folded:
+    while key(name) in folded:
         name, n = f"{stem_}-{n}.md", n + 1
     return name
 

@@ -4,6 +4,7 @@ in the memories' language that keeps up with the store. Small inputs of our own.
 
 from __future__ import annotations
 
+import json
 import re
 
 import git
@@ -400,3 +401,36 @@ def test_the_persona_follows_a_rename_and_its_undo(tmp_path):
     assert store.scene_names() == [first]
     assert f"**{first.removesuffix('.md')}**" in store.persona_path.read_text("utf-8")
     assert check_store(store) == []
+
+
+def test_a_pending_memory_a_person_already_wrote_down_is_recorded_not_a_stuck_batch(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, *KNEES)
+    fold(store)
+    (name,) = store.scene_names()
+    add(store, ("k9", "Knee pain on the office stairs again after the physio session.",
+                "2026-03-05T09:00:00Z"))
+    path = store.scenes_dir / name
+    path.write_text(path.read_text("utf-8")
+                    + "- 2026-03-05: Knee pain on the office stairs again after the physio "
+                      "session.\n", encoding="utf-8")
+    fold(store)                                   # failed on every run before
+    ledger = json.loads(next((store.root / ".scene-engine" / "ledger").glob("000002.json"))
+                        .read_text("utf-8"))
+    assert [e["outcome"] for e in ledger["memories"]] == ["recorded"]
+
+
+def test_a_new_scene_name_never_takes_an_nfd_name_a_person_gave_in_nfc(tmp_path):
+    import unicodedata
+
+    store = new_store(tmp_path / "s")
+    nfd = unicodedata.normalize("NFD", "zürich-café-meet.md")
+    (store.scenes_dir / nfd).write_text("---\nsummary: My tax notes.\n---\nTax return filed "
+                                        "in March; the adviser charged 300 francs.\n",
+                                        encoding="utf-8")
+    history.commit_files(git.Repo(store.root), "hand edit", [f"scenes/{nfd}"])
+    assert scene_name(["Met Zoë at the café in Zürich."], set()) == \
+        unicodedata.normalize("NFC", nfd)        # the name the engine picks is the same name
+    add(store, ("z1", "Met Zoë at the café in Zürich.", "2026-03-05T09:00:00Z"))
+    fold(store)                                   # refused for ever before: the same file
+    assert "My tax notes." in (store.scenes_dir / nfd).read_text("utf-8")
