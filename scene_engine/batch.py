@@ -28,7 +28,7 @@ from .lock import store_lock
 from .memories import Journal, Memory
 from .numbering import check_numbering
 from .prompt import SceneInfo, batch_messages, choose_language
-from .rules import RuleContext, ScenePolicy, merged_from, parse_checked, validate_batch
+from .rules import RuleContext, ScenePolicy, merged_from, parse_checked, successors, validate_batch
 from .scene import BEFORE, EPILOGUE, PREAMBLE, Scene, parse_scene, render_scene
 from .store import State, Store, render_state
 from .text import Vectorizer
@@ -270,6 +270,7 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
     deleted = {n for n, c in pending.items() if c is DELETED}
     created = [n for n, c in pending.items() if c is not DELETED and n.casefold() not in folded]
     counts = {"updated": 0, "created": 0, "merged": 0, "deleted": len(deleted)}
+    renames = set(successors(pending, set(job.scene_texts)))    # new names of one old scene
     merges: dict[str, list[str]] = {}
     for name, content in sorted(pending.items()):
         if content is DELETED:
@@ -283,7 +284,7 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
         meta, raw = _header(scene, before, [olds[s] for s in sources], now, heat)
         if sources:
             merges[name] = sources
-        if name in created and len(sources) == 1:
+        if name in renames and len(sources) == 1:
             # One scene under a new name: neither new nor a merge ("renamed" only when some are).
             counts["renamed"] = counts.get("renamed", 0) + 1
             counts["deleted"] -= 1
@@ -311,8 +312,9 @@ def _header(new: Scene, before: Scene | None, sources: list[Scene], now: datetim
     raw: dict = {}
     if before is not None and old.get("summary") == meta["summary"]:
         raw["summary"] = before.raw.get("summary")   # unchanged: as the person spelled it
-    if sources:
-        meta["merged_from"] = [s.name for s in sources]
+    if sources:   # the whole chain: a name a scene once had is never given to another one
+        chain = [m for s in sources for m in (*merged_from(s), s.name)]
+        meta["merged_from"] = list(dict.fromkeys(chain))
     elif "merged_from" in old:
         meta["merged_from"] = old["merged_from"]
         raw["merged_from"] = before.raw.get("merged_from")

@@ -510,12 +510,9 @@ class _OfflineWorker:
         for _, name in ranked[:2]:     # the rules want two existing scenes read first
             self._draft(name)
         # At the cap a new scene costs a merge. Two scenes of one topic merge for it; two
-        # different topics do not while the group has some evidence for a scene: it joins
-        # that one instead (``fold``), as a few stray memories cost a scene's purity less than
-        # a whole other topic. A group about nothing any scene holds may still merge the
-        # closest pair, or it would join a scene it has nothing to do with.
-        least = SAME_TOPIC if ranked and ranked[0][0] > 0 else 0.0
-        if len(self._live()) >= self.limit and not self._merge_closest(least):
+        # different topics never do: the group joins the closest scene instead (``fold``), as
+        # a few stray memories cost a scene's purity less than a whole other topic.
+        if len(self._live()) >= self.limit and not self._merge_closest(SAME_TOPIC):
             return None
         # Not a name an existing scene lists in merged_from: a reused name would read as if
         # the new scene had been merged into that one.

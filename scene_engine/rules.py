@@ -141,8 +141,10 @@ class ScenePolicy:
             found = deletion_problems(existing or change.name, pending, ctx)
             return " ".join(found) or None
         if change.created:
+            staged = dict(self.box.pending())
+            staged[change.name] = change.new
             refusal = self._creation_refusal(
-                change.name, bool(successor_of(change.name, change.new, ctx.existing)))
+                change.name, change.name in successors(staged, ctx.existing))
             if refusal:
                 return refusal
         problems = content_problems(change.name, change.new, ctx.max_scene_chars)
@@ -215,10 +217,23 @@ def successor_of(name: str, content, existing: set[str]) -> list[str]:
             if m.casefold() in folded and m.casefold() != name.casefold()]
 
 
+def successors(pending: dict, existing: set[str]) -> dict[str, list[str]]:
+    """Created name -> the existing scenes it takes over (``successor_of``), one successor an
+    old scene: when several new names claim one old scene (a split), the first by name is
+    its successor and the others are new scenes."""
+    claimed: set[str] = set()
+    found: dict[str, list[str]] = {}
+    for name in sorted(created_names(pending, existing)):
+        olds = [o for o in successor_of(name, pending[name], existing) if o not in claimed]
+        if olds:
+            claimed.update(olds)
+            found[name] = olds
+    return found
+
+
 def new_names(pending: dict, existing: set[str]) -> set[str]:
-    """``created_names`` that are not successors (``successor_of``): the scenes a batch adds."""
-    return {n for n in created_names(pending, existing)
-            if not successor_of(n, pending[n], existing)}
+    """``created_names`` that are not successors (``successors``): the scenes a batch adds."""
+    return created_names(pending, existing) - set(successors(pending, existing))
 
 
 def live_count(pending: dict, existing: set[str]) -> int:
@@ -400,6 +415,12 @@ def validate_batch(pending: dict, context: RuleContext) -> list[str]:
         problems += content_problems(name, content, context.max_scene_chars)
         if name in created and is_report_like(name):
             problems.append(f"{name} is a report-like name; rename it after an area of life.")
+        if name in created:
+            holders = [n for n, c in after_batch(pending, context).items() if n != name
+                       and name.casefold() in {m.casefold() for m in _merged_from_text(n, c)}]
+            if holders:
+                problems.append(f"{name} is a name {holders[0]} lists in merged_from (a scene "
+                                "it took in): choose another name.")
         scene, _ = parse_checked(name, content)
         # Names merged in by earlier batches may have been given to new scenes since.
         earlier = {m.casefold() for m in _merged_from_text(name, context.old_texts.get(

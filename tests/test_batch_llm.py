@@ -739,3 +739,23 @@ def test_a_new_name_that_keeps_the_old_scene_is_a_new_scene_and_is_refused_at_th
         run_batch(store, backend(fake_llm), attempts=1)
     assert last_commit(store).hexsha == head
     assert sorted(store.scene_names()) == ["family.md", "hobbies.md", "work.md"]
+
+
+def test_one_scene_split_into_several_new_names_is_one_rename_and_new_scenes(fake_llm, tmp_path):
+    # Three new names each claiming hobbies.md: only one continues it; the others are new
+    # scenes, and at the cap there is no room for them: refused, the rename goes through.
+    store = _store_at_the_cap(tmp_path / "mem")
+    parts = [call("write_to_file", {"path": f"{n}.md", "content": model_scene(
+        f"Alice's {n}.", HOBBIES[1] + f"{CLIFFS} ({n})\n", merged_from=["hobbies.md"])})
+        for n in ("bouldering", "climbing", "gym")]
+    fake_llm.script([
+        reply(tool_calls=[call("read_file", {"path": "hobbies.md"}),
+                          call("read_file", {"path": "work.md"})]),
+        reply(tool_calls=[*parts, call("write_to_file", {"path": "hobbies.md",
+                                                         "content": "[DELETED]"})]),
+        reply(content="Split hobbies."),
+    ] * 3)
+    result = run_batch(store, backend(fake_llm), attempts=1)
+    assert result is not None and result.counts.get("renamed") == 1
+    assert result.counts["created"] == 0 and result.counts["deleted"] == 0
+    assert sorted(store.scene_names()) == ["bouldering.md", "family.md", "work.md"]

@@ -434,3 +434,23 @@ def test_a_new_scene_name_never_takes_an_nfd_name_a_person_gave_in_nfc(tmp_path)
     add(store, ("z1", "Met Zoë at the café in Zürich.", "2026-03-05T09:00:00Z"))
     fold(store)                                   # refused for ever before: the same file
     assert "My tax notes." in (store.scenes_dir / nfd).read_text("utf-8")
+
+
+def test_a_rename_keeps_the_whole_chain_of_names_and_no_new_scene_takes_one_of_them():
+    from datetime import UTC, datetime
+
+    from scene_engine.batch import _header
+    from scene_engine.rules import RuleContext, validate_batch
+    from scene_engine.scene import Scene
+
+    # B (once A) renamed to C: C's merged_from names both, so A is never handed out again.
+    b = Scene(name="b.md", meta={"summary": "B.", "merged_from": ["a.md"]}, body="x\n")
+    c = Scene(name="c.md", meta={"summary": "C."}, body="x\n")
+    meta, _ = _header(c, None, [b], datetime.now(UTC), 2)
+    assert meta["merged_from"] == ["a.md", "b.md"]
+    # A new scene named after one a live scene took in reads as if it had been merged there.
+    kept = "---\nsummary: Knees and running.\nmerged_from: [a.md]\nheat: 3\n---\nRuns.\n"
+    context = RuleContext(existing={"c.md"}, max_scenes=15, max_scene_chars=1500,
+                          old_texts={"c.md": kept}, read={"c.md"})
+    problems = validate_batch({"a.md": "---\nsummary: New.\n---\nSomething new.\n"}, context)
+    assert any("lists in merged_from" in p for p in problems)
