@@ -288,6 +288,12 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
             # One scene under a new name: neither new nor a merge ("renamed" only when some are).
             counts["renamed"] = counts.get("renamed", 0) + 1
             counts["deleted"] -= 1
+            if job.config.wiki_links:     # Obsidian resolves [[old name]] links by aliases
+                old = sources[0].removesuffix(".md")
+                aliases = meta.get("aliases")
+                aliases = [aliases] if isinstance(aliases, str) else list(aliases or [])
+                meta["aliases"] = aliases + [old] * (old not in aliases)
+                raw.pop("aliases", None)
         else:
             counts["merged"] += bool(sources)
             counts["created" if name in created else "updated"] += 1

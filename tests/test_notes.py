@@ -647,3 +647,27 @@ def test_persona_links_follow_a_renamed_scene_and_doctor_names_a_dangling_one(tm
     persona = (vault / "memory" / "persona.md").read_text()
     assert "[[my-garden]]" in persona and f"[[{scene.stem}]]" not in persona
     assert scenes("--dir", str(vault), "doctor").exit_code == 0
+
+
+def test_a_scene_the_engine_renames_in_a_vault_keeps_its_old_name_as_an_alias(tmp_path):
+    # A person's note that links [[old name]] still resolves in Obsidian (aliases property).
+    vault = make_vault(tmp_path / "vault")
+    ok("init", str(vault), "--prefix", "memory")
+    rows = [("k1", "My knees hurt on the stairs after a 5 km run.", "2026-03-01"),
+            ("k2", "Knees still hurt on the stairs the next day; ice helped.", "2026-03-02"),
+            ("r1", "Ran 8 km with the running club along the bay.", "2026-03-08"),
+            ("r2", "Signed up for the city half marathon in November; running three times a "
+                   "week.", "2026-03-15"),
+            ("r3", "Running club tempo run: 8 km at 5:10 pace.", "2026-03-22"),
+            ("r4", "Half marathon training: long run of 15 km with the running club.",
+             "2026-03-29")]
+    first = None
+    for i, (mid, text, day) in enumerate(rows):
+        line = json.dumps({"id": mid, "content": text, "created_at": f"{day}T08:00:00Z"})
+        ok("--dir", str(vault), "ingest", "-", stdin=line + "\n")
+        if i == 1:
+            (first,) = [p.stem for p in (vault / "memory" / "scenes").glob("*.md")]
+    (renamed,) = list((vault / "memory" / "scenes").glob("*.md"))
+    assert renamed.stem != first
+    header = renamed.read_text().split("---")[1]
+    assert f"aliases:\n- {first}" in header or f"aliases: [{first}]" in header, header
