@@ -20,6 +20,7 @@ from .fsutil import read_regular, read_regular_text
 from .layout import is_utf8_name
 from .memories import Journal
 from .persona import MAX_PERSONA_CHARS, dangling_links, scene_link
+from .rules import merged_from
 from .scene import SceneHeaderWarning, read_scene
 from .store import Store
 
@@ -54,6 +55,7 @@ def _check_scenes(store: Store) -> list[str]:
                             "(`scenes persona --force` rewrites it)")
     broken = 0
     problems += _ambiguous_names(names)
+    taken_in: dict[str, str] = {}       # a name some scene's merged_from lists -> that scene
     for name in names:
         try:
             with warnings.catch_warnings(record=True) as caught:
@@ -74,6 +76,12 @@ def _check_scenes(store: Store) -> list[str]:
             problems.append(f"scene {name} has no header (start it with `---`, "
                             "`summary: ...`, `---`)")
         broken += scene.header is None
+        taken_in.update((m.casefold(), name) for m in merged_from(scene))
+    # A scene merged away or renamed that exists again (an editor saving an old buffer, a
+    # restored backup): the same facts twice, under a name the survivor claims.
+    problems += [f"scenes: {name} exists again, but {taken_in[name.casefold()]} took it in "
+                 "(merged_from); merge what is new in it by hand and delete it"
+                 for name in names if taken_in.get(name.casefold(), name) != name]
     if len(names) >= store.config.max_scenes:
         problems.append(
             f"scenes: {len(names)} scenes, at or over the cap of {store.config.max_scenes - 1}; "

@@ -454,3 +454,21 @@ def test_a_rename_keeps_the_whole_chain_of_names_and_no_new_scene_takes_one_of_t
                           old_texts={"c.md": kept}, read={"c.md"})
     problems = validate_batch({"a.md": "---\nsummary: New.\n---\nSomething new.\n"}, context)
     assert any("lists in merged_from" in p for p in problems)
+
+
+def test_doctor_names_a_renamed_scene_that_an_old_editor_buffer_brought_back(tmp_path):
+    from scene_engine.doctor import check_store
+
+    store = new_store(tmp_path / "s")
+    add(store, *KNEES)
+    fold(store)
+    (first,) = store.scene_names()
+    old_buffer = (store.scenes_dir / first).read_text("utf-8")
+    for row in RUNS:
+        add(store, row)
+        fold(store)
+    (name,) = store.scene_names()
+    (store.scenes_dir / first).write_text(old_buffer + "- 2026-04-01: one more line.\n",
+                                          encoding="utf-8")
+    problems = check_store(store)
+    assert any(f"{first} exists again, but {name} took it in" in p for p in problems), problems
