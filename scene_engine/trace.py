@@ -111,6 +111,13 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
     on_disk = set(store.scene_names())
     trace.scenes = sorted(tracked & on_disk) if status == "processed" else []
     trace.lines = _current_lines(repo, store, memory, trace.scenes)
+    if status == "processed" and not trace.lines:
+        # Its scene went where history cannot follow (moved and rewritten by hand in one
+        # step, so git sees a delete and an add): the scenes that state it now, by its words.
+        found = _current_lines(repo, store, memory, _mentioning(store, memory, on_disk))
+        if found:
+            trace.lines = found
+            trace.scenes = sorted({row["scene"] for row in found})
     return trace
 
 
@@ -181,6 +188,20 @@ def _follow_hand_edit(trace: Trace, base: dict, repo, commit, tracked: set[str])
             tracked = tracked - {old}
             trace.events.append(base | {"kind": "deleted by hand", "from": old})
     return tracked
+
+
+def _mentioning(store: Store, memory: Memory, names: set[str]) -> list[str]:
+    """Those of ``names`` whose text holds the memory's words (cheap, before any blame)."""
+    wanted = " ".join(memory.content.split()).casefold()[:80]
+    found = []
+    for name in sorted(names):
+        try:
+            text = read_regular_text(store.scenes_dir / name, errors="replace")
+        except OSError:
+            continue
+        if wanted and wanted in " ".join(text.split()).casefold():
+            found.append(name)
+    return found
 
 
 def _current_lines(repo, store: Store, memory: Memory, scenes: list[str]) -> list[dict]:

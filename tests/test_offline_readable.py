@@ -472,3 +472,18 @@ def test_doctor_names_a_renamed_scene_that_an_old_editor_buffer_brought_back(tmp
                                           encoding="utf-8")
     problems = check_store(store)
     assert any(f"{first} exists again, but {name} took it in" in p for p in problems), problems
+
+
+def test_trace_finds_a_memory_in_a_scene_a_person_moved_and_rewrote_in_one_step(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, *KNEES)
+    fold(store)
+    (first,) = store.scene_names()
+    text = (store.scenes_dir / first).read_text("utf-8")
+    (store.scenes_dir / first).unlink()
+    more = "".join(f"- 2026-04-{d:02d}: Physio exercise set number {d} done at home.\n"
+                   for d in range(1, 15))
+    (store.scenes_dir / "my-body.md").write_text(text + more, encoding="utf-8")
+    history.commit_hand_edits(git.Repo(store.root))      # git sees a delete and an add
+    trace = trace_memory(store, "k1")
+    assert trace.scenes == ["my-body.md"] and trace.lines
