@@ -330,6 +330,8 @@ class _OfflineWorker:
             if not names and self.placed:
                 deferred.append(memory)   # about nothing a scene holds: a later batch opens one
                 continue
+            if self._is_long(memory):
+                names = self._roomiest(names, memory)
             if not self.placed:     # nothing placed yet: any scene rather than fail the batch
                 names += [n for _, n in ranked if n not in names]
             if self._place(memory, names):
@@ -390,6 +392,11 @@ class _OfflineWorker:
         named = self._named_scene(memory, ranked)
         if named:     # a name only that scene holds outweighs common words others share
             similar = [named, *(n for n in similar if n != named)]
+        if self._is_long(memory):
+            # A memory of a third of a scene or more would roll a whole scene's detail up into
+            # digests: it joins only a scene with room for it, or opens its own while it can
+            # (at the cap, ``fold`` puts it where there is most room).
+            similar = [n for n in similar if self._has_room(n, memory)]
         return self._roomiest(similar, memory)
 
     def _named_scene(self, memory: Memory, ranked: list[tuple[float, str]]) -> str | None:
@@ -409,11 +416,18 @@ class _OfflineWorker:
                   if len(held) == 1 and held[0][1] >= 2}
         return next((n for _, n in ranked if n in unique), None)
 
+    def _is_long(self, memory: Memory) -> bool:
+        """A memory of a third of a scene's room or more."""
+        return len(memory.content) * 3 > self.limit_chars
+
+    def _has_room(self, name: str, memory: Memory) -> bool:
+        """True when scene ``name`` holds ``memory`` without condensing anything."""
+        return len(self._doc(name)) + len(self._fitting(memory.content)) + 16 <= self.limit_chars
+
     def _roomiest(self, names: list[str], memory: Memory) -> list[str]:
         """``names`` with those that hold the memory without condensing first (a full scene
         would give up old detail for it), otherwise in the same order."""
-        room = [n for n in names
-                if len(self._doc(n)) + len(memory.content) + 16 <= self.limit_chars]
+        room = [n for n in names if self._has_room(n, memory)]
         return room + [n for n in names if n not in room]
 
     def _place(self, memory: Memory, names: list[str], deep: bool = False) -> bool:

@@ -43,6 +43,7 @@ made took put set saw see seen looked look said asked told let lets still just a
 one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
 hundred thousand million once twice pm am km kg
 instead everyone everybody making make makes made weekends evenings mornings nights hours hour
+along across through
 minutes minute completely really understood between things thing stuff lots way ways
 monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
 thursdays fridays saturdays sundays january february march april may june july august
@@ -55,6 +56,9 @@ CJK_FILLER = frozenset("""
 每月 每年 今年 明年 去年 上次 下次 第一次 以后 之后 之前 以前 一天 两天 时间 问题 事情 东西 感觉
 起来 出来 回来 过来 下来 上来 怎么 什么 为什么 如果 虽然 不过 只是 其实 可能 一定 终于 真的 还要
 开心 高兴 不错 挺好 很好 满意 顺利 小时 分钟 太难 好几 几个 觉得 喜欢 特别 还行 一点
+周一 周二 周三 周四 周五 周六 周日 周天 周末 星期一 星期二 星期三 星期四 星期五 星期六 星期日
+星期天 每周一 每周二 每周三 每周四 每周五 每周六 每周日 每周末 上午 下午 晚上 早上 中午 傍晚
+左边 右边 参加 报名 这周 上周 下周 这个月 上个月 下个月
 """.split())
 # Past forms the stemmer cannot bring home ("ran" and "run" are one word).
 IRREGULAR = {"ran": "run", "swam": "swim", "rode": "ride", "wrote": "write", "ate": "eat",

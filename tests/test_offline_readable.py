@@ -487,3 +487,37 @@ def test_trace_finds_a_memory_in_a_scene_a_person_moved_and_rewrote_in_one_step(
     history.commit_hand_edits(git.Repo(store.root))      # git sees a delete and an add
     trace = trace_memory(store, "k1")
     assert trace.scenes == ["my-body.md"] and trace.lines
+
+
+def test_a_chinese_race_thread_closes_when_it_is_run_and_weekdays_name_no_scene():
+    from scene_engine.threads import closes, opens
+
+    thread = opens("报名了九月份的北京马拉松。")
+    assert thread is not None and closes(thread, "跑完了北京马拉松，用时四小时十分。")
+    name = scene_name(["每周六早上和球友打羽毛球。", "周六的羽毛球课练了反手。",
+                       "羽毛球比赛周六开始，报名参加了双打。"], set())
+    assert "羽毛球" in _words(name) and not {"周六", "每周六", "参加"} & set(_words(name))
+
+
+def test_a_very_long_memory_at_the_cap_goes_where_there_is_room_not_into_a_full_scene(tmp_path):
+    # At the cap (two scene files) a long memory about the running scene's words would roll
+    # that full scene up into digests; it goes to the scene with room instead.
+    store = new_store(tmp_path / "s", max_scenes=3, max_scene_chars=1200)
+    add(store, *KNEES, *RUNS, *[(f"x{i}", f"Running club long run number {i}: {10 + i} km "
+                                 "along the bay with the half marathon group.",
+                                 f"2026-04-{i + 1:02d}T08:00:00Z") for i in range(8)])
+    fold(store)
+    add(store, ("g1", "Bought a second-hand acoustic guitar and practised chords.",
+                "2026-04-20T09:00:00Z"),
+        ("g2", "Guitar lesson: chords G, C and D, and a strumming pattern.",
+         "2026-04-21T09:00:00Z"))
+    fold(store)
+    assert len(store.scene_names()) == 2
+    running = next(n for n in store.scene_names() if "g1" not in (store.scenes_dir / n).read_text("utf-8")
+                   and "guitar" not in n)
+    before = body_of(store, running)
+    long = " ".join(f"Day {i}: walked past the running club's half marathon training run "
+                    "with the dog Bruno." for i in range(1, 40))[:500]
+    add(store, ("l1", long, "2026-05-01T09:00:00Z"))
+    fold(store)
+    assert body_of(store, running) == before
