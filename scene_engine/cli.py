@@ -784,12 +784,11 @@ def trace(memory_id: Annotated[str, typer.Argument(help="A memory id (or an alia
 
 
 def _scene_match(store, name: str) -> str:
-    from .listing import match_scene
+    from .listing import match_scene, missing_scene
 
     found = match_scene(store, name)
     if found is None:
-        wanted = name if name.lower().endswith(".md") else f"{name}.md"
-        _fail(f"no scene named {wanted}; `scenes list` shows them", 2)
+        _fail(missing_scene(store, name, "`scenes list`"), 2)
     return found
 
 

@@ -46,3 +46,33 @@ def match_scene(store: Store, name: str) -> str | None:
         if unicodedata.normalize("NFC", existing).casefold() == key:
             return existing
     return None
+
+
+def successor_of(store: Store, name: str) -> str | None:
+    """The live scene that took scene ``name`` in (its ``merged_from`` lists it: a rename or a
+    merge), or None: where a person who asks for an old name should look."""
+    from .rules import merged_from
+    from .scene import read_scene
+
+    wanted = name if name.lower().endswith(".md") else f"{name}.md"
+    key = unicodedata.normalize("NFC", wanted).casefold()
+    for existing in store.scene_names():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                scene = read_scene(store.scenes_dir / existing)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if any(unicodedata.normalize("NFC", m).casefold() == key for m in merged_from(scene)):
+            return existing
+    return None
+
+
+def missing_scene(store: Store, name: str, listing: str) -> str:
+    """The message for a scene name that matches none: where it went, if a scene took it in
+    (``successor_of``), else ``listing`` (the command that lists scenes)."""
+    wanted = name if name.lower().endswith(".md") else f"{name}.md"
+    into = successor_of(store, wanted)
+    if into:
+        return f"no scene named {wanted}: it was renamed or merged into {into}"
+    return f"no scene named {wanted}; {listing} shows them"

@@ -210,6 +210,12 @@ def test_a_scene_whose_topic_drifted_is_renamed_in_its_batch_and_history_follows
     rows = history.blame_lines(repo, f"scenes/{name}")
     knee = next(r for r in rows if "My knees hurt on the stairs" in r["text"])
     assert knee["batch"] == 1
+    # Asking for the old name says where it went.
+    from typer.testing import CliRunner
+
+    from scene_engine.cli import app
+    shown = CliRunner().invoke(app, ["--dir", str(store.root), "show", first])
+    assert shown.exit_code == 2 and f"renamed or merged into {name}" in shown.output
 
 
 def test_a_scene_a_person_wrote_in_keeps_its_name_however_its_topic_moves(tmp_path):

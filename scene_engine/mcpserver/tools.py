@@ -113,12 +113,12 @@ def read_scene(store: Store, name: str) -> str:
     """The scene file ``name`` (with or without ``.md``) as it is on disk. Raises
     ``ToolInputError`` when no scene has that name (a path never names one)."""
     from ..fsutil import read_regular_text
-    from ..listing import match_scene
+    from ..listing import match_scene, missing_scene
 
     _need_text(name, "name")
     found = match_scene(store, name)
     if found is None:
-        raise ToolInputError(f"no scene named {name!r}; list_scenes shows them")
+        raise ToolInputError(missing_scene(store, name, "list_scenes"))
     return read_regular_text(store.scenes_dir / found)
 
 
