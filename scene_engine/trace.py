@@ -95,7 +95,8 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
                                     | (entry or {"outcome": "unknown (batch made before "
                                                             "ledgers were kept)"}))
             elif ledger and tracked:
-                tracked = _follow_merges(trace, base, number, ledger.merges, tracked)
+                tracked = _follow_merges(trace, base, number, ledger.merges, tracked,
+                                         new=_new_names(repo, commit, ledger.merges))
         elif kind in ("undo", "redo", "forget"):
             number = found.get("Undo-Batch") or found.get("Redo-Batch") or found.get("Forget-Batch")
             if number and int(number) in batches:
@@ -152,9 +153,25 @@ def _entry(ledger: Ledger | None, seq: int) -> dict | None:
         if match else None
 
 
+def _new_names(repo, commit, merges: dict[str, list[str]]) -> set[str]:
+    """The survivors of ``merges`` that did not exist before ``commit``: new names."""
+    if not commit.parents:
+        return set(merges)
+    parent = commit.parents[0].tree
+    new = set()
+    for survivor in merges:
+        try:
+            parent / history.tree_path(repo, f"scenes/{survivor}")
+        except KeyError:
+            new.add(survivor)
+    return new
+
+
 def _follow_merges(trace: Trace, base: dict, batch: int, merges: dict[str, list[str]],
-                   tracked: set[str], reverse: bool = False) -> set[str]:
-    """Move ``tracked`` along a batch's merges (back again when ``reverse``: an undo)."""
+                   tracked: set[str], reverse: bool = False, new: set[str] = frozenset()
+                   ) -> set[str]:
+    """Move ``tracked`` along a batch's merges (back again when ``reverse``: an undo); a
+    survivor in ``new`` that took in one scene is that scene renamed."""
     for survivor, sources in merges.items():
         if reverse:
             if survivor in tracked:
@@ -163,9 +180,10 @@ def _follow_merges(trace: Trace, base: dict, batch: int, merges: dict[str, list[
                                      "from": survivor, "into": ", ".join(sources)})
             continue
         moved = tracked & set(sources)
+        renamed = survivor in new and len(sources) == 1
         for source in sorted(moved):
-            trace.events.append({**base, "kind": "merge", "batch": batch, "from": source,
-                                 "into": survivor})
+            trace.events.append({**base, "kind": "rename" if renamed else "merge",
+                                 "batch": batch, "from": source, "into": survivor})
         if moved:
             tracked = (tracked - moved) | {survivor}
     return tracked
@@ -275,6 +293,8 @@ def render(trace: Trace) -> str:
             lines.append(f"{when} batch {e['batch']}: {e['outcome']} -> {where}{reason}")
         elif e["kind"] == "merge":
             lines.append(f"{when} batch {e['batch']}: {e['from']} merged into {e['into']}")
+        elif e["kind"] == "rename":
+            lines.append(f"{when} batch {e['batch']}: {e['from']} renamed {e['into']}")
         elif e["kind"] == "merge undone":
             lines.append(f"{when} undo of batch {e['batch']}: {e['from']} split back into "
                          f"{e['into']}")

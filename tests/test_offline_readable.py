@@ -206,7 +206,10 @@ def test_a_scene_whose_topic_drifted_is_renamed_in_its_batch_and_history_follows
     assert any(s.startswith("batch 1:") for s in follows)
     # trace follows the first memory into the renamed scene, and blame credits its line to
     # the batch that wrote it, not to the renaming one.
-    assert name in trace_memory(store, "k1").scenes
+    traced = trace_memory(store, "k1")
+    assert name in traced.scenes
+    assert [(e["kind"], e["from"], e["into"]) for e in traced.events if "into" in e] == \
+        [("rename", first, name)]
     rows = history.blame_lines(repo, f"scenes/{name}")
     knee = next(r for r in rows if "My knees hurt on the stairs" in r["text"])
     assert knee["batch"] == 1
