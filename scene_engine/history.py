@@ -378,19 +378,23 @@ def live_batches(repo) -> dict[int, object]:
     return live
 
 
-def last_batch_number(repo) -> int:
-    """The highest ``Batch: N`` any commit of the store's history carries (0 if none): a
-    plain ``git revert`` of a batch puts ``state.json``'s counter back, and a new batch must
-    not take a number an earlier commit already has (``undo N`` would not know which)."""
+def last_batch_number(repo, depth: int = 200) -> int:
+    """The ``Batch: N`` of the newest batch commit on the branch (0 if none within ``depth``
+    commits): a plain ``git revert`` of a batch puts ``state.json``'s counter back, and a new
+    batch must not take a number an earlier commit already has (``undo N`` would not know
+    which). Walks commits in-process from HEAD (GitPython's object reader, no new git
+    process): the newest batch is a few commits back."""
     if not repo.head.is_valid():
         return 0
-    git = _git()
-    try:
-        out = repo.git.log("-E", "--grep=^Batch: [0-9]+$", "--format=%(trailers:key=Batch,"
-                           "valueonly)", "--", *STORE_PATHS)
-    except git.GitCommandError as exc:
-        raise HistoryError(f"cannot read the history: {git_said(exc)}") from exc
-    return max((int(v) for v in out.split() if v.isdigit()), default=0)
+    commit = repo.head.commit
+    for _ in range(depth):
+        number = trailers(commit.message).get("Batch", "")
+        if number.isdigit():
+            return int(number)
+        if not commit.parents:
+            break
+        commit = commit.parents[0]
+    return 0
 
 
 def reverted_commit(message: str) -> str:
