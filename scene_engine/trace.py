@@ -246,8 +246,11 @@ def _states(memory: Memory, line: str, tz) -> str:
     """"whole" when a sentence of ``line`` states the memory, "condensed" when a fact of a
     month digest was cut from it (its words, on the memory's own day), else ""."""
     text, content = line.strip(), memory.content
-    if not text:
+    if not text or text.startswith("#"):      # a heading states no memory
         return ""
+    if not content_terms(content, numbers=True):
+        # No word to compare (only emoji, only marks): the memory's text itself is the fact.
+        return "whole" if " ".join(content.split()) in " ".join(text.split()) else ""
     digest = _DIGEST.match(text)
     if digest:
         if memory.id in digest_ids(digest.group(2)) or any(

@@ -530,3 +530,11 @@ def test_a_very_long_memory_at_the_cap_goes_where_there_is_room_not_into_a_full_
     add(store, ("l1", long, "2026-05-01T09:00:00Z"))
     fold(store)
     assert body_of(store, running) == before
+
+
+def test_trace_of_an_emoji_only_memory_shows_its_line_not_a_heading(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, *KNEES, ("e1", "🏃‍♂️🏃‍♂️🎉", "2026-03-03T09:00:00Z"))
+    fold(store)
+    lines = trace_memory(store, "e1").lines
+    assert lines and all("🏃" in row["text"] for row in lines)
