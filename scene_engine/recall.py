@@ -55,6 +55,7 @@ _MORE = re.compile(r"^\d+ more(?: \(.*\))?$")
 _DIGEST_DAY = re.compile(r"^(\d{1,2}) ([A-Z][a-z]{2}): (.*)$")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
+_CLOSED = re.compile(r"\s*→\s*\d{4}-\d{2}-\d{2}: ")     # ``threads.ARROW`` and a day
 _SHORTEST_LINE = 8        # no passage line is shorter ("- " and a few words): stop looking
 
 # ``terms -> (documents, {term: documents holding it})``: the statistics IDF is taken from.
@@ -153,6 +154,9 @@ def _sentences(scene: str, body: str) -> tuple[tuple[str, date | None], ...]:
             day = _day(*found.groups()[:3])
             line = found.group(4) if day else line
         line = line.lstrip("-* ")
+        # A closed thread ("plan. → 2026-11-15: outcome…"): the outcome's whole text is the
+        # timeline's entry of its own day, so the clipped copy after the arrow is no passage.
+        line = _CLOSED.split(line, 1)[0]
         for sentence in _SENTENCE.split(line):
             if sentence.strip():
                 text = sentence.strip()

@@ -538,3 +538,14 @@ def test_trace_of_an_emoji_only_memory_shows_its_line_not_a_heading(tmp_path):
     fold(store)
     lines = trace_memory(store, "e1").lines
     assert lines and all("🏃" in row["text"] for row in lines)
+
+
+def test_a_closed_thread_line_recalls_as_its_plan_on_its_day_without_the_clipped_outcome():
+    from scene_engine.recall import split_passages
+
+    body = ("## Timeline (UTC)\n"
+            "- 2026-08-01: Thinking about leaving Northwind. → 2026-11-15: Told Marta I am…\n"
+            "- 2026-11-15: Told Marta I am staying at Northwind after all.\n")
+    passages = [(p.text, str(p.day)) for p in split_passages("work.md", body)]
+    assert passages == [("Thinking about leaving Northwind.", "2026-08-01"),
+                        ("Told Marta I am staying at Northwind after all.", "2026-11-15")]
