@@ -86,6 +86,9 @@ class BatchJob:
     # () -> every memory of the journal: for a backend that must name the memories behind
     # a line an earlier batch wrote (the offline rollups cite them); read only when called.
     journal: Callable[[], list[Memory]] | None = None
+    # name -> True when a person gave the scene its name (created or renamed it): the offline
+    # backend never renames such a scene. Asked only for a scene that is due for a new name.
+    named_by_person: Callable[[str], bool] | None = None
 
     def validate(self) -> list[str]:
         """The scene-rule problems of the staged change set (empty when it may be applied)."""
@@ -217,11 +220,11 @@ def build_job(store: Store, number: int, memories: list[Memory],
     for name, text in related.items():
         box.note_seen(name, text)
     pinned = {n for n in texts if is_pinned(metas[n])}
+    repo = repo or history.open_repo(store.root)
     context = RuleContext(existing=set(every), max_scenes=config.max_scenes,
                           max_scene_chars=config.max_scene_chars, shown=set(related),
                           frozen=frozen, read=box.read_names, old_texts=texts, pinned=pinned,
-                          authorship=_authorship_of(repo or history.open_repo(store.root),
-                                                    texts))
+                          authorship=_authorship_of(repo, texts))
     box.add_policy(ScenePolicy(box, context))
     language = choose_language(config.language, memories)
     messages = batch_messages(language=language, batch=number, memories=memories,
@@ -231,7 +234,8 @@ def build_job(store: Store, number: int, memories: list[Memory],
     return BatchJob(number=number, box=box, memories=memories, scene_texts=texts,
                     context=context, config=config, language=language, messages=messages,
                     scene_meta={n: metas[n] for n in texts}, duplicates=list(duplicates),
-                    journal=lambda: Journal(store.memories_dir).all())
+                    journal=lambda: Journal(store.memories_dir).all(),
+                    named_by_person=lambda name: history.named_by_person(repo, f"scenes/{name}"))
 
 
 def _authorship_of(repo, texts: dict[str, str]):

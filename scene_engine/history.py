@@ -378,6 +378,23 @@ def live_batches(repo) -> dict[int, object]:
     return live
 
 
+def named_by_person(repo, path: str) -> bool:
+    """True when the newest commit that brought ``path`` (relative to the store root) into
+    being under that name is a person's (``is_person_commit``): they created the file or
+    renamed a scene to it. A name a person chose is theirs to keep (the offline renames).
+    False for a file no commit added yet. Raises ``HistoryError`` if git fails."""
+    git = _git()
+    if not repo.head.is_valid():
+        return False
+    try:
+        out = repo.git.log("-1", "--no-renames", "--diff-filter=A", "--format=%ae%x01%B",
+                           "--", path)
+    except git.GitCommandError as exc:
+        raise HistoryError(f"cannot read the history: {git_said(exc)}") from exc
+    email, _, message = out.partition("\x01")
+    return bool(message) and is_person_commit(message, email)
+
+
 def last_batch_number(repo, depth: int = 200) -> int:
     """The ``Batch: N`` of the newest batch commit on the branch (0 if none within ``depth``
     commits): a plain ``git revert`` of a batch puts ``state.json``'s counter back, and a new

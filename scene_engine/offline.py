@@ -637,6 +637,9 @@ class _OfflineWorker:
             texts = [*engine, *(t.text for t in draft.threads)]
             if name_fits(name, texts):
                 continue
+            named_by_person = getattr(self.job, "named_by_person", None)
+            if named_by_person and named_by_person(name):
+                continue          # a person chose this name (created or renamed the file)
             taken = set(self._live()) | set(self.deleted) | set(self.job.context.existing) \
                 | {m for text in self.texts.values()
                    for m in merged_from(parse_scene(text, name="scene.md"))}

@@ -549,3 +549,19 @@ def test_a_closed_thread_line_recalls_as_its_plan_on_its_day_without_the_clipped
     passages = [(p.text, str(p.day)) for p in split_passages("work.md", body)]
     assert passages == [("Thinking about leaving Northwind.", "2026-08-01"),
                         ("Told Marta I am staying at Northwind after all.", "2026-11-15")]
+
+
+def test_a_name_a_person_gave_by_renaming_a_scene_is_never_renamed_back(tmp_path):
+    store = new_store(tmp_path / "s")
+    add(store, *KNEES)
+    fold(store)
+    (first,) = store.scene_names()
+    repo = git.Repo(store.root)
+    _person(repo)
+    repo.git.mv(f"scenes/{first}", "scenes/diary.md")        # none of the topic's words
+    repo.git.commit("-m", "my name")
+    for row in RUNS:
+        add(store, row)
+        fold(store)
+    assert store.scene_names() == ["diary.md"]
+    assert "renamed" not in repo.git.log("--format=%s")
