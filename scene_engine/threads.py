@@ -36,10 +36,10 @@ _OPENERS = (
 # What settles a thread of each kind: a result (an exam, an application), a decision, or
 # being done (a plan carried out). A step on the way ("bought the exam voucher") is not one.
 _SETTLE = {
-    # A race or an exam one signed up for is settled by taking part, too ("finished", "跑完").
+    # Not "finished" or "跑完": a training run finishes too, long before the race.
     "result": (r"\b(?:passed|failed|results? (?:came|is|are|arrived)|got (?:the|my) results?|"
-               r"accepted|rejected|admitted|certified|finished|completed)\b",
-               r"通过|没过|挂了|成绩出来|结果出来|录取|考过|考完|跑完|完赛|完成|参加了|结束了"),
+               r"accepted|rejected|admitted|certified)\b",
+               r"通过|没过|挂了|成绩出来|结果出来|录取|考过|完赛"),
     "decide": (r"\b(?:decided|chose|chosen|bought|adopted|signed|declined|against|instead|"
                r"gave up|dropped|approved|booked|went with|settled on|no longer|after all|"
                r"staying|turned down|won't|will not)\b",

@@ -498,11 +498,16 @@ def test_trace_finds_a_memory_in_a_scene_a_person_moved_and_rewrote_in_one_step(
     assert trace.scenes == ["my-body.md"] and trace.lines
 
 
-def test_a_chinese_race_thread_closes_when_it_is_run_and_weekdays_name_no_scene():
+def test_a_race_thread_closes_at_the_race_not_at_a_training_run_and_weekdays_name_no_scene():
     from scene_engine.threads import closes, opens
 
     thread = opens("报名了九月份的北京马拉松。")
-    assert thread is not None and closes(thread, "跑完了北京马拉松，用时四小时十分。")
+    assert thread is not None and closes(thread, "北京马拉松完赛了，用时四小时十分。")
+    # A training run finishes too: it settles no race (a thread stays open until then).
+    assert not closes(thread, "马拉松训练：跑团晨跑十公里，跑完后大家一起去吃了早餐。")
+    race = opens("Preparing for the York marathon in October.")
+    assert race is not None
+    assert not closes(race, "Finished a 12 km marathon training run, then had breakfast.")
     name = scene_name(["每周六早上和球友打羽毛球。", "周六的羽毛球课练了反手。",
                        "羽毛球比赛周六开始，报名参加了双打。"], set())
     assert "羽毛球" in _words(name) and not {"周六", "每周六", "参加"} & set(_words(name))
