@@ -274,7 +274,8 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
     deleted = {n for n, c in pending.items() if c is DELETED}
     created = [n for n, c in pending.items() if c is not DELETED and n.casefold() not in folded]
     counts = {"updated": 0, "created": 0, "merged": 0, "deleted": len(deleted)}
-    renames = set(successors(pending, set(job.scene_texts)))    # new names of one old scene
+    found = successors(pending, set(job.scene_texts))    # new names that continue old scenes
+    renames, claimed = set(found), {old for olds in found.values() for old in olds}
     merges: dict[str, list[str]] = {}
     for name, content in sorted(pending.items()):
         if content is DELETED:
@@ -283,6 +284,10 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
         before = olds.get(folded.get(name.casefold(), ""))
         sources = [folded[m.casefold()] for m in merged_from(scene)
                    if folded.get(m.casefold()) in deleted and folded[m.casefold()] != name]
+        if name in created and name not in renames:
+            # A new scene that names an old one its successor (``renames``) took in: a copy
+            # of a split, not a merge; it starts as a new scene.
+            sources = [s for s in sources if s not in claimed]
         heat = int((before.meta if before else {}).get("heat") or 0) + 1
         heat += sum(int(olds[s].meta.get("heat") or 0) for s in sources)
         meta, raw = _header(scene, before, [olds[s] for s in sources], now, heat)

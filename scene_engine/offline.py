@@ -331,6 +331,14 @@ class _OfflineWorker:
                 deferred.append(memory)   # about nothing a scene holds: a later batch opens one
                 continue
             if self._is_long(memory):
+                # Among the scenes it is clearly about, condensing them at the cap if need be:
+                # filling an unrelated scene with room would make it look like this topic,
+                # and the next merge would join the two. About none (a word or two in
+                # common): the scene with most room, rather than roll one up for it.
+                near = [n for s, n in ranked if s >= SIMILAR_ENOUGH]
+                at_cap = len(self._live()) >= self.limit
+                if near and self._place(memory, self._roomiest(near, memory), deep=at_cap):
+                    continue
                 names = self._roomiest(names, memory)
             if not self.placed:     # nothing placed yet: any scene rather than fail the batch
                 names += [n for _, n in ranked if n not in names]

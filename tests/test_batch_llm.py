@@ -759,3 +759,26 @@ def test_one_scene_split_into_several_new_names_is_one_rename_and_new_scenes(fak
     assert result is not None and result.counts.get("renamed") == 1
     assert result.counts["created"] == 0 and result.counts["deleted"] == 0
     assert sorted(store.scene_names()) == ["bouldering.md", "family.md", "work.md"]
+
+
+def test_a_split_with_room_is_one_rename_and_new_scenes_not_merges(fake_llm, tmp_path):
+    store = make_store(tmp_path / "mem", {"work.md": (*WORK, 3), "family.md": (*FAMILY, 2),
+                                          "hobbies.md": (*HOBBIES, 1)}, [CLIFFS])
+    parts = [call("write_to_file", {"path": f"{n}.md", "content": model_scene(
+        f"Alice's {n}.", HOBBIES[1] + f"{CLIFFS} ({n})\n", merged_from=["hobbies.md"])})
+        for n in ("bouldering", "climbing", "gym")]
+    fake_llm.script([
+        reply(tool_calls=[call("read_file", {"path": "hobbies.md"}),
+                          call("read_file", {"path": "work.md"})]),
+        reply(tool_calls=[*parts, call("write_to_file", {"path": "hobbies.md",
+                                                         "content": "[DELETED]"})]),
+        reply(content="Split hobbies."),
+    ])
+    result = run_batch(store, backend(fake_llm))
+    assert result is not None
+    assert result.counts == {"updated": 0, "created": 2, "merged": 0, "deleted": 0,
+                             "renamed": 1}
+    for name in ("climbing.md", "gym.md"):
+        scene = read_scene(store.scenes_dir / name)
+        assert scene.meta["heat"] == 1 and "merged_from" not in scene.meta
+    assert read_scene(store.scenes_dir / "bouldering.md").meta["merged_from"] == ["hobbies.md"]

@@ -514,8 +514,8 @@ def test_a_race_thread_closes_at_the_race_not_at_a_training_run_and_weekdays_nam
 
 
 def test_a_very_long_memory_at_the_cap_goes_where_there_is_room_not_into_a_full_scene(tmp_path):
-    # At the cap (two scene files) a long memory about the running scene's words would roll
-    # that full scene up into digests; it goes to the scene with room instead.
+    # At the cap (two scene files) a long memory that shares a word or two with the full
+    # running scene would roll it up into digests; it goes to the scene with room instead.
     store = new_store(tmp_path / "s", max_scenes=3, max_scene_chars=1200)
     add(store, *KNEES, *RUNS, *[(f"x{i}", f"Running club long run number {i}: {10 + i} km "
                                  "along the bay with the half marathon group.",
@@ -530,8 +530,8 @@ def test_a_very_long_memory_at_the_cap_goes_where_there_is_room_not_into_a_full_
     running = next(n for n in store.scene_names() if "g1" not in (store.scenes_dir / n).read_text("utf-8")
                    and "guitar" not in n)
     before = body_of(store, running)
-    long = " ".join(f"Day {i}: walked past the running club's half marathon training run "
-                    "with the dog Bruno." for i in range(1, 40))[:500]
+    long = " ".join(f"Day {i}: walked the dog Bruno by the bay and met our neighbour Carla."
+                    for i in range(1, 40))[:500]
     add(store, ("l1", long, "2026-05-01T09:00:00Z"))
     fold(store)
     assert body_of(store, running) == before
@@ -570,3 +570,22 @@ def test_a_name_a_person_gave_by_renaming_a_scene_is_never_renamed_back(tmp_path
         fold(store)
     assert store.scene_names() == ["diary.md"]
     assert "renamed" not in repo.git.log("--format=%s")
+
+
+def test_long_memories_at_the_cap_stay_out_of_a_scene_they_are_not_about(tmp_path):
+    # The roomiest scene is where a long memory goes only among the scenes it is about: an
+    # unrelated garden scene filled with race reports would look like running and be merged.
+    store = new_store(tmp_path / "s", max_scenes=3)
+    add(store, *KNEES, *RUNS)
+    fold(store)
+    add(store, ("g1", "Planted tomatoes and basil on the balcony garden.", "2026-04-01T09:00:00Z"),
+        ("g2", "The balcony garden tomatoes need watering twice a day.", "2026-04-02T09:00:00Z"))
+    fold(store)
+    assert len(store.scene_names()) == 2
+    garden = next(n for n in store.scene_names() if "tomatoes" in body_of(store, n))
+    before = body_of(store, garden)
+    for i in range(3):
+        report = (f"Race report {i}: ran the half marathon with the running club; " * 12)[:600]
+        add(store, (f"big{i}", report, f"2026-05-1{i}T09:00:00Z"))
+        fold(store)
+    assert body_of(store, garden) == before
