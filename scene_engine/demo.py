@@ -32,4 +32,10 @@ def build_demo(directory: Path, on_batch=None):
     store = init_store(directory, own_repo=True)
     report = add_memories(store, demo_memories())
     results = run_pending(store, OfflineBackend(), on_batch=on_batch)
+    if store.load_state().since_persona:
+        # The persona is refreshed every so many memories; a new user reads it right away,
+        # so the demo ends with one made from the scenes as they are now.
+        from .persona import regenerate
+
+        regenerate(store, OfflineBackend(), "the demo's memories are all in")
     return store, report, results

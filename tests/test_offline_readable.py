@@ -589,3 +589,13 @@ def test_long_memories_at_the_cap_stay_out_of_a_scene_they_are_not_about(tmp_pat
         add(store, (f"big{i}", report, f"2026-05-1{i}T09:00:00Z"))
         fold(store)
     assert body_of(store, garden) == before
+
+
+def test_the_demo_ends_with_a_persona_made_from_its_scenes_as_they_are(tmp_path):
+    from scene_engine.demo import build_demo
+
+    store, _, _ = build_demo(tmp_path / "demo")
+    persona = store.persona_path.read_text("utf-8")
+    assert store.load_state().since_persona == 0
+    assert "Thinking about leaving Northwind" not in persona     # settled in November
+    assert git.Repo(store.root).head.commit.message.startswith("persona: ")
