@@ -163,6 +163,12 @@ class OfflineBackend:
         if deferred:
             summary += (f" {len(deferred)} unrelated {'memory waits' if len(deferred) == 1 else 'memories wait'}"
                         " for a scene of its own.")
+        renamed = [(old, new) for old, new in worker.merged_into.items()
+                   if new in worker.drafts and worker.drafts[new].merged_from[-1:] == [old]
+                   and new not in job.scene_texts]
+        if renamed:     # the log's "1 renamed" says which
+            summary += " " + " ".join(f"Renamed {old} to {new} (its topic moved)."
+                                      for old, new in renamed)
         return BackendResult(final_text=summary, steps=len(job.box.calls),
                              deferred=[m.seq for m in deferred], declared=worker.declarations(),
                              may_skip=False)

@@ -199,8 +199,9 @@ def test_a_scene_whose_topic_drifted_is_renamed_in_its_batch_and_history_follows
     assert scene.meta["created"] == created                  # as old as the scene it continues
     assert "My knees hurt on the stairs" in scene.body        # nothing left behind
     repo = git.Repo(store.root)
-    subject = next(c.message for c in repo.iter_commits() if "renamed" in c.message)
-    assert re.match(r"batch \d+: .*, 1 renamed", subject)
+    message = next(c.message for c in repo.iter_commits() if "renamed" in c.message)
+    assert re.match(r"batch \d+: .*, 1 renamed", message)
+    assert f"Renamed {first} to {name}" in message            # the log says which
     # git sees a rename, so `git log --follow` reaches the first batch.
     follows = repo.git.log("--follow", "--format=%s", "--", f"scenes/{name}").splitlines()
     assert any(s.startswith("batch 1:") for s in follows)
