@@ -615,13 +615,19 @@ def run_pending(store: Store, backend, max_batches: int | None = None,
     ``on_batch(result)`` is called after each committed batch (progress bars). Raises
     ``BatchError`` on the first failed batch; the batches before it stay committed.
     """
-    from .persona import persona_reason, regenerate
+    from .persona import GONE, persona_reason, regenerate
 
     _prepare(store, backend)
     results, persona_kept = [], False
     while max_batches is None or len(results) < max_batches:
         result = run_batch(store, backend, size=size)
         if result is None:
+            # Nothing left, maybe because another run took it: that run's last batch may
+            # have renamed or merged a scene this persona names, and its own refresh may
+            # have found the store busy with this one. Look once more.
+            reason = persona_reason(store, False) if not persona_kept else None
+            if reason == GONE:
+                regenerate(store, backend, reason)
             break
         results.append(result)
         reason = persona_reason(store, result.persona_requested)

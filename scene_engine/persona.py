@@ -22,6 +22,7 @@ from .store import Store, render_state
 
 MAX_PERSONA_CHARS = 2000
 MIN_UNNAMED = 3         # scenes an offline persona must miss before it is due for that
+GONE = "it names scenes that are gone"   # the ``persona_reason`` a rename or merge gives
 OFFLINE_MARKERS = ("Main areas of life, hottest first:", "主要生活领域（按热度）：")
 MIN_REFRESH = 20        # memories: the soonest a small store's persona is refreshed again
 _ENTRY = re.compile(r"^\s*- (?:\d{4}[-\d Q]*(?: \(digest\))?: )?(.+)$")
@@ -79,7 +80,7 @@ def persona_reason(store: Store, requested: bool) -> str | None:
     if not names:
         return None
     if dangling_links(store):
-        return "it links scenes that are gone"
+        return GONE
     every = refresh_every(store)
     if store.load_state().since_persona >= every:
         return f"{every} memories since the last persona"
