@@ -424,8 +424,10 @@ def test_undoing_a_hand_rename_brings_the_old_name_back(tmp_path):
     text = old.read_text(encoding="utf-8")
     old.rename(root / "scenes" / "kitchen.md")
     ok(root, "run")                                         # commits the rename as a hand edit
-    rename = git.Repo(root).head.commit
-    assert rename.message.startswith("hand edit")
+    # ... and refreshes the persona, which named the old scene.
+    rename = next(c for c in git.Repo(root).iter_commits(max_count=2)
+                  if c.message.startswith("hand edit"))
+    assert "kitchen" in (root / "persona.md").read_text(encoding="utf-8")
     ok(root, "undo", rename.hexsha[:10])
     assert old.read_text(encoding="utf-8") == text
     assert not (root / "scenes" / "kitchen.md").exists()
