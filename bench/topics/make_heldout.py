@@ -16,10 +16,7 @@ Deterministic: the same file every run.
 
 from __future__ import annotations
 
-import json
-import random
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from make_set import spread, write  # this folder: run as `python bench/topics/<script>`
 
 TOPICS: dict[str, list[str]] = {
     "teaching": [
@@ -215,7 +212,6 @@ TOPICS: dict[str, list[str]] = {
     ],
 }
 
-START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
 # When each area was active (day of 2026, first and last). Teaching covers the spring term
 # and the summer before taking the class into its final year; the wedding is planned from
 # February and held in late autumn, so the cake, the pet hotel and the braces fall around it; the
@@ -228,25 +224,12 @@ SPANS = {
 
 
 def build(seed: int = 29) -> list[dict]:
-    """Every memory with id, content, created_at (ISO) and metadata.topic, oldest first."""
-    rng = random.Random(seed)
-    rows = []
-    for topic, texts in TOPICS.items():
-        first, last = SPANS[topic]
-        days = sorted(rng.sample(range(first, last), len(texts)))
-        for n, (day, text) in enumerate(zip(days, texts, strict=True)):
-            when = START + timedelta(days=day, hours=rng.randint(0, 13), minutes=rng.randint(0, 59))
-            rows.append({"id": f"{topic}-{n + 1:02d}", "content": text,
-                         "created_at": when.isoformat(), "metadata": {"topic": topic}})
-    rows.sort(key=lambda r: (r["created_at"], r["id"]))
-    return rows
+    """Every memory of this set, spread as make_set.py spreads its own."""
+    return spread(TOPICS, SPANS, seed)
 
 
 def main() -> None:
-    out = Path(__file__).with_name("heldout.jsonl")
-    rows = build()
-    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    print(f"wrote {len(rows)} memories over {len(TOPICS)} topics to {out}")
+    write(build(), "heldout.jsonl")
 
 
 if __name__ == "__main__":

@@ -206,12 +206,15 @@ SPANS = {
 }
 
 
-def build(seed: int = 13) -> list[dict]:
-    """Every memory with id, content, created_at (ISO) and metadata.topic, oldest first."""
+def spread(topics: dict[str, list[str]], spans: dict[str, tuple[int, int]],
+           seed: int) -> list[dict]:
+    """Each topic's memories in their written order, on days drawn (seeded) within its span:
+    rows with id, content, created_at (ISO) and metadata.topic, oldest first. The other
+    labelled sets (make_heldout.py, make_third.py) are spread the same way."""
     rng = random.Random(seed)
     rows = []
-    for topic, texts in TOPICS.items():
-        first, last = SPANS[topic]
+    for topic, texts in topics.items():
+        first, last = spans[topic]
         days = sorted(rng.sample(range(first, last), len(texts)))
         for n, (day, text) in enumerate(zip(days, texts, strict=True)):
             when = START + timedelta(days=day, hours=rng.randint(0, 13), minutes=rng.randint(0, 59))
@@ -221,11 +224,21 @@ def build(seed: int = 13) -> list[dict]:
     return rows
 
 
-def main() -> None:
-    out = Path(__file__).with_name("memories.jsonl")
-    rows = build()
+def write(rows: list[dict], name: str) -> None:
+    """Write ``rows`` as JSON lines to ``name`` beside this script, and say so."""
+    out = Path(__file__).with_name(name)
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    print(f"wrote {len(rows)} memories over {len(TOPICS)} topics to {out}")
+    topics = len({r["metadata"]["topic"] for r in rows})
+    print(f"wrote {len(rows)} memories over {topics} topics to {out}")
+
+
+def build(seed: int = 13) -> list[dict]:
+    """Every memory of this set (``spread``)."""
+    return spread(TOPICS, SPANS, seed)
+
+
+def main() -> None:
+    write(build(), "memories.jsonl")
 
 
 if __name__ == "__main__":

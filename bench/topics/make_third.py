@@ -20,10 +20,7 @@ before the physio's advice to cycle). Deterministic: the same file every run.
 
 from __future__ import annotations
 
-import json
-import random
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from make_set import spread, write  # this folder: run as `python bench/topics/<script>`
 
 TOPICS: dict[str, list[str]] = {
     "kid-school": [
@@ -209,7 +206,6 @@ TOPICS: dict[str, list[str]] = {
     ],
 }
 
-START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
 # When each area was active (day of 2026, first and last). The knee goes in spring on Baiyun
 # Mountain and mends by autumn; cycling starts on the physio's advice; the Spain trip is
 # planned from early spring and taken in the July holidays; taxes are filed in spring; the
@@ -225,25 +221,12 @@ SEED = 89309
 
 
 def build(seed: int = SEED) -> list[dict]:
-    """Every memory with id, content, created_at (ISO) and metadata.topic, oldest first."""
-    rng = random.Random(seed)
-    rows = []
-    for topic, texts in TOPICS.items():
-        first, last = SPANS[topic]
-        days = sorted(rng.sample(range(first, last), len(texts)))
-        for n, (day, text) in enumerate(zip(days, texts, strict=True)):
-            when = START + timedelta(days=day, hours=rng.randint(0, 13), minutes=rng.randint(0, 59))
-            rows.append({"id": f"{topic}-{n + 1:02d}", "content": text,
-                         "created_at": when.isoformat(), "metadata": {"topic": topic}})
-    rows.sort(key=lambda r: (r["created_at"], r["id"]))
-    return rows
+    """Every memory of this set, spread as make_set.py spreads its own."""
+    return spread(TOPICS, SPANS, seed)
 
 
 def main() -> None:
-    out = Path(__file__).with_name("third.jsonl")
-    rows = build()
-    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    print(f"wrote {len(rows)} memories over {len(TOPICS)} topics to {out}")
+    write(build(), "third.jsonl")
 
 
 if __name__ == "__main__":
