@@ -741,20 +741,26 @@ def test_a_new_name_that_keeps_the_old_scene_is_a_new_scene_and_is_refused_at_th
     assert sorted(store.scene_names()) == ["family.md", "hobbies.md", "work.md"]
 
 
-def test_one_scene_split_into_several_new_names_is_one_rename_and_new_scenes(fake_llm, tmp_path):
-    # Three new names each claiming hobbies.md: only one continues it; the others are new
-    # scenes, and at the cap there is no room for them: refused, the rename goes through.
-    store = _store_at_the_cap(tmp_path / "mem")
+def _split_hobbies() -> list:
+    """A model's replies that split hobbies.md into three new names, each with
+    ``merged_from: [hobbies.md]``, then delete it."""
     parts = [call("write_to_file", {"path": f"{n}.md", "content": model_scene(
         f"Alice's {n}.", HOBBIES[1] + f"{CLIFFS} ({n})\n", merged_from=["hobbies.md"])})
         for n in ("bouldering", "climbing", "gym")]
-    fake_llm.script([
+    return [
         reply(tool_calls=[call("read_file", {"path": "hobbies.md"}),
                           call("read_file", {"path": "work.md"})]),
         reply(tool_calls=[*parts, call("write_to_file", {"path": "hobbies.md",
                                                          "content": "[DELETED]"})]),
         reply(content="Split hobbies."),
-    ] * 3)
+    ]
+
+
+def test_one_scene_split_into_several_new_names_is_one_rename_and_new_scenes(fake_llm, tmp_path):
+    # Three new names each claiming hobbies.md: only one continues it; the others are new
+    # scenes, and at the cap there is no room for them: refused, the rename goes through.
+    store = _store_at_the_cap(tmp_path / "mem")
+    fake_llm.script(_split_hobbies() * 3)
     result = run_batch(store, backend(fake_llm), attempts=1)
     assert result is not None and result.counts.get("renamed") == 1
     assert result.counts["created"] == 0 and result.counts["deleted"] == 0
@@ -764,16 +770,7 @@ def test_one_scene_split_into_several_new_names_is_one_rename_and_new_scenes(fak
 def test_a_split_with_room_is_one_rename_and_new_scenes_not_merges(fake_llm, tmp_path):
     store = make_store(tmp_path / "mem", {"work.md": (*WORK, 3), "family.md": (*FAMILY, 2),
                                           "hobbies.md": (*HOBBIES, 1)}, [CLIFFS])
-    parts = [call("write_to_file", {"path": f"{n}.md", "content": model_scene(
-        f"Alice's {n}.", HOBBIES[1] + f"{CLIFFS} ({n})\n", merged_from=["hobbies.md"])})
-        for n in ("bouldering", "climbing", "gym")]
-    fake_llm.script([
-        reply(tool_calls=[call("read_file", {"path": "hobbies.md"}),
-                          call("read_file", {"path": "work.md"})]),
-        reply(tool_calls=[*parts, call("write_to_file", {"path": "hobbies.md",
-                                                         "content": "[DELETED]"})]),
-        reply(content="Split hobbies."),
-    ])
+    fake_llm.script(_split_hobbies())
     result = run_batch(store, backend(fake_llm))
     assert result is not None
     assert result.counts == {"updated": 0, "created": 2, "merged": 0, "deleted": 0,

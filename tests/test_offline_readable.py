@@ -172,6 +172,31 @@ RUNS = [("r1", "Ran 8 km with the running club along the bay.", "2026-03-08T08:0
          "2026-03-29T08:00:00Z")]
 
 
+def _knee_store(tmp_path):
+    """A new store with ``KNEES`` folded into its one scene: (store, that scene's name)."""
+    store = new_store(tmp_path / "s")
+    add(store, *KNEES)
+    fold(store)
+    (first,) = store.scene_names()
+    return store, first
+
+
+def _person(repo) -> None:
+    """The person's git identity in this repository (tests run with none)."""
+    with repo.config_writer() as config:
+        config.set_value("user", "name", "Ana")
+        config.set_value("user", "email", "ana@example.org")
+
+
+def _rename_as_person(store, old: str, new: str):
+    """The person renames scene ``old`` to ``new`` with git mv and commits it; their repo."""
+    repo = git.Repo(store.root)
+    _person(repo)
+    repo.git.mv(f"scenes/{old}", f"scenes/{new}")
+    repo.git.commit("-m", f"rename {old} to {new}")
+    return repo
+
+
 def test_one_memory_at_a_time_joins_its_topic_instead_of_opening_a_scene_each(tmp_path):
     # An agent that runs a batch after every memory: each related memory joins the scene
     # it has some evidence for, instead of a new scene per memory until the cap.
@@ -183,10 +208,7 @@ def test_one_memory_at_a_time_joins_its_topic_instead_of_opening_a_scene_each(tm
 
 
 def test_a_scene_whose_topic_drifted_is_renamed_in_its_batch_and_history_follows(tmp_path):
-    store = new_store(tmp_path / "s")
-    add(store, *KNEES)
-    fold(store)
-    (first,) = store.scene_names()
+    store, first = _knee_store(tmp_path)
     assert "knees" in first or "stairs" in first
     created = parse_scene((store.scenes_dir / first).read_text("utf-8"), first).meta["created"]
     for row in RUNS:
@@ -223,10 +245,7 @@ def test_a_scene_whose_topic_drifted_is_renamed_in_its_batch_and_history_follows
 
 
 def test_a_scene_a_person_wrote_in_keeps_its_name_however_its_topic_moves(tmp_path):
-    store = new_store(tmp_path / "s")
-    add(store, *KNEES)
-    fold(store)
-    (first,) = store.scene_names()
+    store, first = _knee_store(tmp_path)
     text = (store.scenes_dir / first).read_text("utf-8")
     (store.scenes_dir / first).write_text(text + "\nMy physio is Dr. Lin.\n", encoding="utf-8")
     history.commit_files(git.Repo(store.root), "hand edit", [f"scenes/{first}"])
@@ -315,24 +334,11 @@ def test_a_rename_in_a_store_of_several_scenes_reads_only_the_scene_it_renames(t
     assert fold(store) == []            # nothing left pending
 
 
-def _person(repo) -> None:
-    """The person's git identity in this repository (tests run with none)."""
-    with repo.config_writer() as config:
-        config.set_value("user", "name", "Ana")
-        config.set_value("user", "email", "ana@example.org")
-
-
 def test_a_person_renaming_a_scene_writes_none_of_its_lines_and_trace_follows(tmp_path):
     from scene_engine.conservation import authorship
 
-    store = new_store(tmp_path / "s")
-    add(store, *KNEES)
-    fold(store)
-    (first,) = store.scene_names()
-    repo = git.Repo(store.root)
-    _person(repo)
-    repo.git.mv(f"scenes/{first}", "scenes/my-knees.md")
-    repo.git.commit("-m", "rename my scene")
+    store, first = _knee_store(tmp_path)
+    repo = _rename_as_person(store, first, "my-knees.md")
     text = (store.scenes_dir / "my-knees.md").read_text("utf-8")
     assert authorship(text, history.person_texts(repo)).lines == ()   # a rename wrote no line
     assert trace_memory(store, "k1").scenes == ["my-knees.md"]
@@ -388,10 +394,7 @@ def test_the_persona_follows_a_rename_and_its_undo(tmp_path):
     from scene_engine.cli import app
     from scene_engine.doctor import check_store
 
-    store = new_store(tmp_path / "s")
-    add(store, *KNEES)
-    fold(store)
-    (first,) = store.scene_names()
+    store, first = _knee_store(tmp_path)
     for row in RUNS:
         add(store, row)
         fold(store)
@@ -469,10 +472,7 @@ def test_a_rename_keeps_the_whole_chain_of_names_and_no_new_scene_takes_one_of_t
 def test_doctor_names_a_renamed_scene_that_an_old_editor_buffer_brought_back(tmp_path):
     from scene_engine.doctor import check_store
 
-    store = new_store(tmp_path / "s")
-    add(store, *KNEES)
-    fold(store)
-    (first,) = store.scene_names()
+    store, first = _knee_store(tmp_path)
     old_buffer = (store.scenes_dir / first).read_text("utf-8")
     for row in RUNS:
         add(store, row)
@@ -485,10 +485,7 @@ def test_doctor_names_a_renamed_scene_that_an_old_editor_buffer_brought_back(tmp
 
 
 def test_trace_finds_a_memory_in_a_scene_a_person_moved_and_rewrote_in_one_step(tmp_path):
-    store = new_store(tmp_path / "s")
-    add(store, *KNEES)
-    fold(store)
-    (first,) = store.scene_names()
+    store, first = _knee_store(tmp_path)
     text = (store.scenes_dir / first).read_text("utf-8")
     (store.scenes_dir / first).unlink()
     more = "".join(f"- 2026-04-{d:02d}: Physio exercise set number {d} done at home.\n"
@@ -558,14 +555,8 @@ def test_a_closed_thread_line_recalls_as_its_plan_on_its_day_without_the_clipped
 
 
 def test_a_name_a_person_gave_by_renaming_a_scene_is_never_renamed_back(tmp_path):
-    store = new_store(tmp_path / "s")
-    add(store, *KNEES)
-    fold(store)
-    (first,) = store.scene_names()
-    repo = git.Repo(store.root)
-    _person(repo)
-    repo.git.mv(f"scenes/{first}", "scenes/diary.md")        # none of the topic's words
-    repo.git.commit("-m", "my name")
+    store, first = _knee_store(tmp_path)
+    repo = _rename_as_person(store, first, "diary.md")        # none of the topic's words
     for row in RUNS:
         add(store, row)
         fold(store)
