@@ -163,12 +163,9 @@ class OfflineBackend:
         if deferred:
             summary += (f" {len(deferred)} unrelated {'memory waits' if len(deferred) == 1 else 'memories wait'}"
                         " for a scene of its own.")
-        renamed = [(old, new) for old, new in worker.merged_into.items()
-                   if new in worker.drafts and worker.drafts[new].merged_from[-1:] == [old]
-                   and new not in job.scene_texts]
-        if renamed:     # the log's "1 renamed" says which
+        if worker.renamed:     # the log's "1 renamed" says which
             summary += " " + " ".join(f"Renamed {old} to {new} (its topic moved)."
-                                      for old, new in renamed)
+                                      for old, new in worker.renamed)
         return BackendResult(final_text=summary, steps=len(job.box.calls),
                              deferred=[m.seq for m in deferred], declared=worker.declarations(),
                              may_skip=False)
@@ -188,6 +185,7 @@ class _OfflineWorker:
         self.deleted: list[str] = []
         self.merged_into: dict[str, str] = {}
         self.created: list[str] = []      # this batch's new scenes (rules.new_scene_allowance)
+        self.renamed: list[tuple[str, str]] = []    # (old name, new name) this batch
         self.allowance = new_scene_allowance(len(job.context.existing), job.context.max_scenes)
         self.placed: dict[int, tuple[str, str, str]] = {}   # seq -> (outcome, scene, id)
         # One IDF for the whole batch (scenes as they were + the batch's memories): stable,
@@ -542,15 +540,20 @@ class _OfflineWorker:
         # a few stray memories cost a scene's purity less than a whole other topic.
         if len(self._live()) >= self.limit and not self._merge_closest(SAME_TOPIC):
             return None
-        # Not a name an existing scene lists in merged_from: a reused name would read as if
-        # the new scene had been merged into that one.
-        earlier = {m for text in self.texts.values()
-                   for m in merged_from(parse_scene(text, name="scene.md"))}
-        taken = set(self._live()) | set(self.deleted) | set(self.job.context.existing) | earlier
-        name = scene_name([m.content for m in group], taken)
+        name = scene_name([m.content for m in group], self._taken_names())
         self.created.append(name)
         self.drafts[name] = Draft(name, {}, "", [], changed=True)
         return name
+
+    def _taken_names(self) -> set[str]:
+        """Names a new or renamed scene may not take: live, deleted or given by a rename this
+        batch, existing when it began, and any an existing scene lists in ``merged_from`` (a
+        reused name would read as if that scene had been merged into the other one)."""
+        earlier = {m for text in self.texts.values()
+                   for m in merged_from(parse_scene(text, name="scene.md"))}
+        renamed = {new for _, new in self.renamed}
+        return (set(self._live()) | set(self.deleted) | set(self.job.context.existing)
+                | earlier | renamed)
 
     def _merge_closest(self, least: float = 0.0) -> bool:
         """Fold one scene into its closest peer and delete it (frees one place); False if no
@@ -654,10 +657,7 @@ class _OfflineWorker:
             named_by_person = getattr(self.job, "named_by_person", None)
             if named_by_person and named_by_person(name):
                 continue          # a person chose this name (created or renamed the file)
-            taken = set(self._live()) | set(self.deleted) | set(self.job.context.existing) \
-                | {m for text in self.texts.values()
-                   for m in merged_from(parse_scene(text, name="scene.md"))}
-            new = scene_name(texts, taken - {name})
+            new = scene_name(texts, self._taken_names() - {name})
             if new.casefold() == name.casefold() or new != scene_name(texts, set()):
                 continue   # the same name, or its name is taken (a numbered copy reads worse)
             # It keeps what it took in this batch: a scene merged into it is deleted too.
@@ -666,6 +666,7 @@ class _OfflineWorker:
             draft.changed = False
             self.deleted.append(name)
             self.merged_into[name] = new
+            self.renamed.append((name, new))
 
     def flush(self) -> None:
         """Write the changed existing scenes, then delete the merged-away ones (a delete needs
