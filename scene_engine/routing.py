@@ -23,7 +23,6 @@ AREA_WEIGHT = 0.5   # an area of life (``areas``) against a word: a bridge, not 
 AREA_MAJORITY = 0.5  # share of a scene's entries that speak of an area for it to be the scene's
 HAPAX_WEIGHT = 0.5   # a word one entry of a scene of HAPAX_ENTRIES+ says: half a topic word
 HAPAX_ENTRIES = 3
-ONE_WORD = 1.0
 AREA_MISMATCH = 0.3  # evidence kept for a memory of other areas than all of the scene's
 
 
@@ -64,7 +63,6 @@ def topic_evidence(memory: str, scene: tuple[Counter[str], int], spread: dict[st
     # A scene's areas are those most of its entries speak of: a cat's vet visit does not
     # make the cat's scene a health scene.
     main = {t for t, n in counts.items() if t.startswith(AREA_PREFIX) and n >= entries * AREA_MAJORITY}
-    words = [counts.get(t, 0) for t in said - areas if counts.get(t, 0)]
     for term in said - (areas - main):
         n = counts.get(term, 0)
         if n:
@@ -73,8 +71,6 @@ def topic_evidence(memory: str, scene: tuple[Counter[str], int], spread: dict[st
             if n == 1 and entries >= HAPAX_ENTRIES:
                 weight *= HAPAX_WEIGHT   # said once in a scene of several entries: no topic word
             score += n / (entries + 1) / max(spread.get(term, 1), 1) * weight * rare
-    if len(words) < 2 and not any(n >= 2 for n in words):
-        score *= ONE_WORD   # one word in common, said once there: a coincidence, not a topic
     if areas and main and not areas & main:
         score *= AREA_MISMATCH     # about another area of life than the scene's
     return score
