@@ -359,7 +359,6 @@ def live_batches(repo) -> dict[int, object]:
     reverts: dict[str, tuple[int, bool]] = {}   # sha -> (batch, True if it makes it live)
     for c in engine_commits(repo):
         found = trailers(c.message)
-        reverted = reverted_commit(c.message)
         if "Batch" in found and "Undo-Batch" not in found:
             made[int(found["Batch"])] = c
             live[int(found["Batch"])] = c
@@ -368,14 +367,25 @@ def live_batches(repo) -> dict[int, object]:
             live.pop(int(found["Undo-Batch"]), None)
         elif "Redo-Batch" in found and int(found["Redo-Batch"]) in made:
             live[int(found["Redo-Batch"])] = made[int(found["Redo-Batch"])]
-        elif reverted in reverts:
-            number, was_live = reverts[reverted]
-            reverts[c.hexsha] = (number, not was_live)
-            if was_live:
+        elif (plain := plain_revert(reverts, c)) is not None:
+            number, now_live = plain
+            if not now_live:
                 live.pop(number, None)
             elif number in made:
                 live[number] = made[number]
     return live
+
+
+def plain_revert(reverts: dict[str, tuple[int, bool]], commit) -> tuple[int, bool] | None:
+    """For a plain ``git revert`` of a commit in ``reverts`` (sha -> (batch, whether the batch
+    is live after it): a batch commit, or a revert of one), ``(batch, live after this one)``,
+    recorded in ``reverts`` for this commit too; None for any other commit."""
+    reverted = reverted_commit(commit.message)
+    if reverted not in reverts:
+        return None
+    number, was_live = reverts[reverted]
+    reverts[commit.hexsha] = (number, not was_live)
+    return number, not was_live
 
 
 def named_by_person(repo, path: str) -> bool:

@@ -76,12 +76,11 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
         found = history.trailers(commit.message)
         kind = history.commit_kind(commit.message, commit.author.email)
         base = {"time": commit.committed_datetime.isoformat(), "commit": commit.hexsha}
-        reverted = history.reverted_commit(commit.message)
-        if reverted in reverts:       # a plain `git revert`: an undo, or a redo of one
-            number, was_live = reverts[reverted]
-            reverts[commit.hexsha] = (number, not was_live)
-            kind, found = ("undo", {"Undo-Batch": str(number)}) if was_live else \
-                ("redo", {"Redo-Batch": str(number)})
+        plain = history.plain_revert(reverts, commit)
+        if plain is not None:        # a plain `git revert`: an undo, or a redo of one
+            number, now_live = plain
+            kind, found = ("redo", {"Redo-Batch": str(number)}) if now_live else \
+                ("undo", {"Undo-Batch": str(number)})
         if kind == "batch":
             ledger = _ledger(repo, commit, found)
             number = int(found["Batch"])
