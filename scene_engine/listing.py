@@ -48,7 +48,7 @@ def match_scene(store: Store, name: str) -> str | None:
     return None
 
 
-def successor_of(store: Store, name: str) -> str | None:
+def taken_in_by(store: Store, name: str) -> str | None:
     """The live scene that took scene ``name`` in (its ``merged_from`` lists it: a rename or a
     merge), or None: where a person who asks for an old name should look."""
     from .rules import merged_from
@@ -70,9 +70,9 @@ def successor_of(store: Store, name: str) -> str | None:
 
 def missing_scene(store: Store, name: str, listing: str) -> str:
     """The message for a scene name that matches none: where it went, if a scene took it in
-    (``successor_of``), else ``listing`` (the command that lists scenes)."""
+    (``taken_in_by``), else ``listing`` (the command that lists scenes)."""
     wanted = name if name.lower().endswith(".md") else f"{name}.md"
-    into = successor_of(store, wanted)
+    into = taken_in_by(store, wanted)
     if into:
         return f"no scene named {wanted}: it was renamed or merged into {into}"
     return f"no scene named {wanted}; {listing} shows them"
