@@ -409,18 +409,21 @@ def validate_batch(pending: dict, context: RuleContext) -> list[str]:
                         "them.")
     remaining = {n.casefold() for n in context.existing
                  if pending.get(n) is not DELETED} | {n.casefold() for n in created}
+    listed: dict[str, list[str]] = {}     # a name -> the scenes after the batch listing it
+    if created:
+        for holder, text in sorted(after_batch(pending, context).items()):
+            for m in _merged_from_text(holder, text):
+                listed.setdefault(m.casefold(), []).append(holder)
     for name, content in sorted(pending.items()):
         if content is DELETED:
             continue
         problems += content_problems(name, content, context.max_scene_chars)
         if name in created and is_report_like(name):
             problems.append(f"{name} is a report-like name; rename it after an area of life.")
-        if name in created:
-            holders = [n for n, c in after_batch(pending, context).items() if n != name
-                       and name.casefold() in {m.casefold() for m in _merged_from_text(n, c)}]
-            if holders:
-                problems.append(f"{name} is a name {holders[0]} lists in merged_from (a scene "
-                                "it took in): choose another name.")
+        holder = next((h for h in listed.get(name.casefold(), []) if h != name), None)
+        if name in created and holder:
+            problems.append(f"{name} is a name {holder} lists in merged_from (a scene it took "
+                            "in): choose another name.")
         scene, _ = parse_checked(name, content)
         # Names merged in by earlier batches may have been given to new scenes since.
         earlier = {m.casefold() for m in _merged_from_text(name, context.old_texts.get(
