@@ -9,7 +9,8 @@ A model says what it did with a memory in its final answer, one line each:
 ``NO_CHANGE: m12 already in work.md``, ``SKIP: m13 <reason>``, ``PLACED: m14 -> work.md``.
 A memory it does not mention is placed where the text the batch added covers it
 (``PLACED_EVIDENCE`` of its words). Claims are checked against the files: a batch that changed
-nothing and says nothing is refused, not committed.
+nothing and says nothing is refused, not committed. A memory that corrects or contradicts a
+scene is never skipped (``corrects_a_scene``): the seed's rule writes it into the scene.
 """
 
 from __future__ import annotations
@@ -38,6 +39,68 @@ _KEYWORDS = {"nochange": "recorded", "recorded": "recorded", "skip": "skipped",
 _DECLARATION = re.compile(r"^\s*(?:[-*]\s*)?\**(NO[_ ]?CHANGE|RECORDED|SKIP(?:PED)?|PLACED)\**"
                           r"\s*[:：]?\s*(.*)$", re.I)
 _SCENE_NAME = re.compile(r"[^\s`'\"()\[\],;:]+\.md\b", re.I)
+
+# A reason that says the memory conflicts with, corrects or updates what a scene holds. Such a
+# memory is the newest word on a fact, not noise: skipped, the scene keeps only the old fact
+# (issue 21). The seed's rule: it is written into the scene (its Evolution, or an open
+# question). CONFLICT: the two disagree; REVISION: the memory changes or corrects the fact.
+_CONFLICT_EN = (r"contradict\w*|conflict\w*|inconsisten\w*|incompatib\w*|disagree\w*|"
+                r"at odds|mismatch\w*|clash\w*|contrary|opposite|oppos(?:es|ed|ing)|"
+                r"discrepan\w*|differ(?:s|ed|ing)?\s+from|refut\w*|disput\w*|instead of|"
+                r"(?:says|states|said|stated|claims)\s+otherwise|untrue|not true|inaccura\w*")
+_CONFLICT_ZH = "不一致|不相符|不符|矛盾|冲突|相悖|相左|相反|抵触|出入|有误|不对|错了|说错|不同于"
+_REVISION_EN = (r"(?:in)?correct(?:s|ed|ing|ion|ions)?|wrong\w*|mistake\w*|mistaken|erroneous|"
+                r"updat\w*|supersed\w*|supercede\w*|replac\w*|overrid\w*|overrode|overwr\w*|"
+                r"outdated|out[- ]of[- ]date|obsolete\w*|stale|revis\w*|amend\w*|retract\w*|"
+                r"invalidat\w*|modif\w*|revers\w*|no longer|newer|more recent|"
+                r"chang(?:e|es|ed|ing)")
+_REVISION_ZH = ("更正|纠正|修正|改正|订正|勘误|更新|取代|替代|替换|代替|覆盖|推翻|过时|过期|作废|"
+                "失效|变更|改变|变化|修改|改为|改成|改了|变了|不再|否定|撤回")
+
+
+def _words(english: str, chinese: str) -> re.Pattern:
+    # English words stand alone ("correct" is not "correctly"); Chinese has no spaces.
+    return re.compile(rf"(?<![a-z])(?:{english})(?![a-z])|(?:{chinese})", re.I)
+
+
+_CONFLICT_RE = _words(_CONFLICT_EN, _CONFLICT_ZH)
+_CORRECTION_RE = _words(f"{_CONFLICT_EN}|{_REVISION_EN}", f"{_CONFLICT_ZH}|{_REVISION_ZH}")
+# A negation counts in its own clause only: "not noise, it contradicts work.md" is a conflict.
+_CLAUSE = re.compile(r"[,.;:!?()\[\]，。；：！？、（）]|\b(?:but|however|though|although|"
+                     r"yet|whereas|while)\b|但是|但|却|不过|而是", re.I)
+_NEGATION_EN = frozenset("no not never without nothing none neither nor nobody cannot isn't "
+                         "doesn't don't didn't wasn't aren't won't can't".split())
+_NEGATION_ZH = re.compile(r"(?:不|没|无|未|并非)[^不没无未]{0,3}$")
+_NOT_NEGATION_ZH = ("不少", "不久", "不断", "不错", "不仅", "不同")   # 不 that negates nothing
+_NEGATION_AFTER = frozenset("nothing none no neither nobody".split())
+
+
+def corrects_a_scene(reason: str, conflict_only: bool = False) -> bool:
+    """True when ``reason`` (a model's words for a SKIP or NO_CHANGE) says the memory
+    conflicts with, contradicts, corrects, updates, supersedes or replaces what a scene holds,
+    in English or Chinese, in any casing ("contradicts work.md", "CORRECTION", "与场景矛盾",
+    "更正了旧的说法"); a negated one ("no conflict", "updates nothing", "无需更新") does not
+    count. ``conflict_only``: only words saying the two disagree (a NO_CHANGE may say the
+    scene was "updated"). The rule: such a memory is written into the scene, never skipped
+    (issue 21, the seed's rule on contradictions)."""
+    pattern = _CONFLICT_RE if conflict_only else _CORRECTION_RE
+    for match in pattern.finditer(reason):
+        before = _CLAUSE.split(reason[:match.start()])[-1]
+        after = _CLAUSE.split(reason[match.end():])[0]
+        if not _negated(before, after):
+            return True
+    return False
+
+
+def _negated(before: str, after: str) -> bool:
+    """A negation in the three words before a keyword or the two after it, in its clause."""
+    prior = re.findall(r"[a-z']+", before.lower().replace("’", "'"))[-3:]
+    later = re.findall(r"[a-z']+", after.lower())[:2]
+    if _NEGATION_EN.intersection(prior) or _NEGATION_AFTER.intersection(later):
+        return True
+    for compound in _NOT_NEGATION_ZH:
+        before = before.replace(compound, "  ")
+    return bool(_NEGATION_ZH.search(before.rstrip()))
 
 
 def ledger_path(batch: int) -> str:
@@ -215,6 +278,8 @@ def _judge(memory: Memory, claim: Declaration | None, gained: dict[str, str],
                           f"`NO_CHANGE: {memory.id} already in <scene>.md` if a scene holds it.")
         return None, None
     if claim.outcome == "recorded":
+        if corrects_a_scene(claim.reason, conflict_only=True):
+            return None, _correction_problem(memory.id, "NO_CHANGE", claim.reason)
         named = scene_of.get((claim.scene or "").casefold())
         if named is None:
             return None, (f"{memory.id}: `NO_CHANGE` must name the scene that already holds it "
@@ -227,10 +292,22 @@ def _judge(memory: Memory, claim: Declaration | None, gained: dict[str, str],
         return entry("recorded", [named])
     if not allow_skip:
         return None, f"{memory.id}: this backend may not skip memories."
+    if corrects_a_scene(claim.reason):
+        return None, _correction_problem(memory.id, "SKIP", claim.reason)
     if len(claim.reason.split()) < 2 and len(claim.reason) < 6:
         return None, (f"{memory.id}: a skip needs a reason (`SKIP: {memory.id} <why it is not "
                       "worth keeping>`).")
     return entry("skipped", [], claim.reason)
+
+
+def _correction_problem(memory_id: str, keyword: str, reason: str) -> str:
+    """What a model is told when its ``keyword`` line leaves out a memory that corrects or
+    contradicts a scene (``corrects_a_scene``): where the seed's rules put it instead."""
+    return (f"{memory_id}: a memory that corrects, updates or contradicts what a scene holds "
+            f"is not a reason for {keyword} (you said: \"{reason[:120]}\"); the scene would "
+            "keep only the old fact. Write it into that scene: the change with its date under "
+            "`## Evolution` (keep the earlier fact, as earlier), or, when it is not clear which "
+            "is true, as an open question under `## Open threads`.")
 
 
 def _missing_message(missing: list[Memory], changed: bool, allow_skip: bool) -> str:

@@ -224,13 +224,15 @@ def build_job(store: Store, number: int, memories: list[Memory],
     context = RuleContext(existing=set(every), max_scenes=config.max_scenes,
                           max_scene_chars=config.max_scene_chars, shown=set(related),
                           frozen=frozen, read=box.read_names, old_texts=texts, pinned=pinned,
-                          authorship=_authorship_of(repo, texts))
+                          authorship=_authorship_of(repo, texts),
+                          new_scenes=config.new_scenes_per_batch)
     box.add_policy(ScenePolicy(box, context))
     language = choose_language(config.language, memories)
     messages = batch_messages(language=language, batch=number, memories=memories,
                               scenes=scene_infos(metas, pinned), limit=config.max_scenes - 1,
                               max_scene_chars=config.max_scene_chars, related=related,
-                              readable=sorted(texts), tz=config.tz)
+                              readable=sorted(texts), tz=config.tz,
+                              new_scenes=context.allowance())
     return BatchJob(number=number, box=box, memories=memories, scene_texts=texts,
                     context=context, config=config, language=language, messages=messages,
                     scene_meta={n: metas[n] for n in texts}, duplicates=list(duplicates),

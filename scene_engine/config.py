@@ -39,6 +39,9 @@ class Config(BaseModel):
     ISO-8601 with the zone offset; "obsidian": ``YYYY-MM-DDTHH:MM:SS`` in UTC without an
     offset, the form Obsidian's "Date & time" property takes). ``scenes init`` turns both on
     inside an Obsidian vault (a ``.obsidian/`` folder at or above the store).
+    ``new_scenes_per_batch``: new scenes one batch may add, for every backend; 1 is the seed's
+    rule (DESIGN.md "A batch" step 5); above 1, a young store may open up to that many, a
+    quarter of the room left at most (``rules.new_scene_allowance``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -61,6 +64,7 @@ class Config(BaseModel):
     prefix: str = ""
     wiki_links: bool = False
     header_times: Literal["iso", "obsidian"] = "iso"
+    new_scenes_per_batch: int = Field(1, ge=1, le=1000)
 
     @field_validator("timezone")
     @classmethod
@@ -124,6 +128,7 @@ def render_config(config: Config) -> str:
         "prefix": "where this store sits in the folder it was made in (scenes init --prefix)",
         "wiki_links": "persona links scenes as [[name]] (on inside an Obsidian vault)",
         "header_times": "scene header dates: iso (with offset) or obsidian (UTC, no offset)",
+        "new_scenes_per_batch": "new scenes one batch may add (above 1: only while the store is young)",
     }
     lines = ["# scene-engine settings"]
     for key, value in config.model_dump().items():

@@ -39,7 +39,7 @@ from .offline_words import analyzer, name_fits, rare_word
 from .offline_words import scene_name as _word_name
 from .rollup import condense
 from .routing import entry_terms, routing_terms, topic_evidence
-from .rules import is_report_like, merged_from, new_scene_allowance
+from .rules import is_report_like, merged_from
 from .scene import Scene, parse_scene, render_scene
 from .text import Vectorizer
 from .timeline import Draft, Entry, ordered, parse_draft, render_body
@@ -186,7 +186,8 @@ class _OfflineWorker:
         self.merged_into: dict[str, str] = {}
         self.created: list[str] = []      # this batch's new scenes (rules.new_scene_allowance)
         self.renamed: list[tuple[str, str]] = []    # (old name, new name) this batch
-        self.allowance = new_scene_allowance(len(job.context.existing), job.context.max_scenes)
+        # One by default (the seed's rule); more only with new_scenes_per_batch above 1.
+        self.allowance = job.context.allowance()
         self.placed: dict[int, tuple[str, str, str]] = {}   # seq -> (outcome, scene, id)
         # One IDF for the whole batch (scenes as they were + the batch's memories): stable,
         # deterministic, and a scene's vector is recomputed only when its draft changes.
@@ -279,8 +280,8 @@ class _OfflineWorker:
         1. memories similar enough to a scene (or naming a rare name only one scene holds)
         join it, if it can make room; 2. among the rest, the largest group of mutually
         similar ones opens a new scene, and while the batch's allowance lasts
-        (``rules.new_scene_allowance``: up to three in a young store) the next largest group of
-        two or more opens another; 3. what is left
+        (``rules.new_scene_allowance``: one, unless ``new_scenes_per_batch`` lets a young store
+        open more) the next largest group of two or more opens another; 3. what is left
         waits for a later batch, where it may open a scene of its own, while there is room for
         more scenes; otherwise it joins the closest scene that can hold it. Every batch that
         defers also creates a scene, so deferral ends once the scene count reaches the cap.

@@ -67,15 +67,25 @@ def _scene_line(info: SceneInfo) -> str:
     return f"- {info.name} (heat {info.heat}, updated {info.updated}{pin}): {info.summary}"
 
 
+def new_scenes_phrase(language: str, allowed: int) -> str:
+    """How the system prompt says how many new scenes this batch may add: "one new scene" /
+    "3 new scenes" (Chinese "一个场景" / "3 个场景"); ``allowed``: ``rules.new_scene_allowance``."""
+    if language == "zh":
+        return "一个场景" if allowed == 1 else f"{allowed} 个场景"
+    return "one new scene" if allowed == 1 else f"{allowed} new scenes"
+
+
 def batch_messages(*, language: str, batch: int, memories: list[Memory], scenes: list[SceneInfo],
                    limit: int, max_scene_chars: int, related: dict[str, str],
-                   readable: list[str] | None = None, tz: tzinfo = UTC) -> list[dict]:
+                   readable: list[str] | None = None, tz: tzinfo = UTC,
+                   new_scenes: int = 1) -> list[dict]:
     """The system and user messages for one batch.
 
     ``scenes``: every existing scene; ``related``: name -> full text of the few scenes most
     related to the batch; ``limit``: scene files allowed (``max_scenes - 1``); ``readable``:
     the files the model may read (default: every scene listed); ``tz``: the zone memory
-    times are shown in.
+    times are shown in; ``new_scenes``: new scenes this batch may add (the code enforces it,
+    ``rules.new_scene_allowance``; one unless ``new_scenes_per_batch`` says more).
     """
     readable = [s.name for s in scenes] if readable is None else readable
     scene_list = "\n".join(_scene_line(s) for s in scenes) or "(none)"
@@ -87,7 +97,8 @@ def batch_messages(*, language: str, batch: int, memories: list[Memory], scenes:
         memories="\n".join(format_memory(m, tz) for m in sorted(
             memories, key=lambda m: (m.created_at, m.seq))),
     )
-    system = fill(f"system_{language}", max_scene_chars=max_scene_chars)
+    system = fill(f"system_{language}", max_scene_chars=max_scene_chars,
+                  new_scenes=new_scenes_phrase(language, new_scenes))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 

@@ -9,6 +9,7 @@ nothing written (scene files, state.json and git HEAD unchanged, memories still 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +73,18 @@ def make_store(root: Path, scenes: dict[str, tuple[str, str, int]], memories: li
     add_memories(store, json.dumps(records).encode())
     refresh_index(store)  # so `doctor` starts clean
     return store
+
+
+def with_settings(store: Store, **settings) -> Store:
+    """``store`` with ``settings`` written into its config.toml, committed as a person would."""
+    text = store.config_path.read_text("utf-8")
+    for key, value in settings.items():
+        shown = json.dumps(value) if isinstance(value, str) else str(value)
+        text = re.sub(rf"(?m)^{key} = [^#\n]*", f"{key} = {shown} ", text)
+    store.config_path.write_text(text, "utf-8")
+    history.commit_files(history.open_repo(store.root), "hand edit: config.toml",
+                         [".scene-engine/config.toml"])
+    return open_store(store.root)
 
 
 @pytest.fixture
@@ -314,7 +327,9 @@ def test_refused_call_is_explained_and_the_batch_is_repaired(fake_llm, store, ca
 
 
 def test_a_new_scene_past_the_batchs_allowance_is_refused(fake_llm, store):
-    # 3 scenes of 14: room for 11, so this batch may open two (rules.new_scene_allowance).
+    # With the young-store allowance on (new_scenes_per_batch = 3): 3 scenes of 14, room for
+    # 11, so this batch may open two (a quarter of the room).
+    store = with_settings(store, new_scenes_per_batch=3)
     cooking = call("write_to_file", {"path": "cooking.md", "content": model_scene(
         "Alice learns to bake.", "Alice began baking sourdough in May 2024.\n")})
     garden = call("write_to_file", {"path": "garden.md", "content": model_scene(
@@ -768,8 +783,10 @@ def test_one_scene_split_into_several_new_names_is_one_rename_and_new_scenes(fak
 
 
 def test_a_split_with_room_is_one_rename_and_new_scenes_not_merges(fake_llm, tmp_path):
-    store = make_store(tmp_path / "mem", {"work.md": (*WORK, 3), "family.md": (*FAMILY, 2),
-                                          "hobbies.md": (*HOBBIES, 1)}, [CLIFFS])
+    # Two new scenes and a rename: a young store with the allowance on (3 a batch) has room.
+    store = with_settings(make_store(tmp_path / "mem", {
+        "work.md": (*WORK, 3), "family.md": (*FAMILY, 2), "hobbies.md": (*HOBBIES, 1)},
+        [CLIFFS]), new_scenes_per_batch=3)
     fake_llm.script(_split_hobbies())
     result = run_batch(store, backend(fake_llm))
     assert result is not None
