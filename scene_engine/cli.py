@@ -579,9 +579,11 @@ def repair(as_json: Annotated[bool, typer.Option("--json", help="One JSON docume
            ) -> None:
     """Number the memory journal anew after a git merge of two copies of the store.
 
-    Every record is kept (one whose id an earlier record has is kept once); the memories past
-    the first mismatch are pending again. One commit; `scenes undo` does not undo it, `git
-    revert` does. Does nothing when the numbering is whole.
+    Every record is kept once; a memory a batch in effect folded keeps the number that batch
+    gave it (by id, from its ledger), every other memory is pending. A batch that cannot keep
+    its numbers (both copies folded) is released and its memories are pending again. One
+    commit; `scenes undo` does not undo it, `git revert` does. Does nothing when the journal,
+    the batches and state.json agree.
     """
     from .batch import refresh_index
     from .numbering import repair_numbering
@@ -593,8 +595,11 @@ def repair(as_json: Annotated[bool, typer.Option("--json", help="One JSON docume
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False))
     elif report["repaired"]:
+        released = report["released_batches"]
+        gave_up = (f"; batch{'es' if len(released) > 1 else ''} "
+                   f"{', '.join(map(str, released))} released") if released else ""
         typer.echo(f"journal numbered anew: {report['memories']} memories, "
-                   f"{report['pending_again']} pending again ({report['problem']}); "
+                   f"{report['pending_again']} pending ({report['problem']}{gave_up}); "
                    "`scenes run` folds them")
     else:
         typer.echo("the journal's numbering is whole; nothing to repair")

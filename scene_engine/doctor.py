@@ -226,12 +226,14 @@ def _ignored_files(store: Store, repo) -> list[str]:
 
 def _check_ledgers(store: Store) -> list[str]:
     """Every memory of every live batch has a ledger entry (placed / recorded / duplicate /
-    skipped, with its scenes). Batches made before ledgers were kept have no ``Ledger``
-    trailer and are taken as they are."""
+    skipped, with its scenes), and each entry's id is the memory the journal holds at the
+    number it gives (``_mismatched``). Batches made before ledgers were kept have no
+    ``Ledger`` trailer and are taken as they are."""
     from .accounting import OUTCOMES, Ledger
 
     repo = history.open_repo(store.root)
     problems = []
+    journal = {m.seq: (m.id, *m.aliases) for m in Journal(store.memories_dir).all()}
     for number, commit in sorted(history.live_batches(repo).items()):
         found = history.trailers(commit.message)
         if "Ledger" not in found:
@@ -242,6 +244,7 @@ def _check_ledgers(store: Store) -> list[str]:
         except (KeyError, ValueError) as exc:
             problems.append(f"ledger: batch {number} has no readable ledger ({exc})")
             continue
+        problems += _mismatched(number, ledger, journal)
         entries = {e.seq: e for e in ledger.entries}
         seqs = expand_seqs(found.get("Memory-Seqs", ""))
         missing = [s for s in seqs if s not in entries]
@@ -255,3 +258,20 @@ def _check_ledgers(store: Store) -> list[str]:
                             f"{len(missing) + len(vague)} of its memories (first #{first}); "
                             "`scenes trace` shows where each went")
     return problems
+
+
+def _mismatched(number: int, ledger, journal: dict[int, tuple[str, ...]]) -> list[str]:
+    """A live batch's ledger entries whose id is not the memory the journal holds at the
+    number the entry gives (``journal``: seq -> (id, *aliases)): after a merge of two copies
+    renumbered without regard to what each batch took, the ledger credits a memory with
+    another's fate (``numbering``)."""
+    wrong = [e for e in ledger.entries if e.id not in journal.get(e.seq, ())]
+    if not wrong:
+        return []
+    first = wrong[0]
+    held = journal.get(first.seq)
+    there = f"is memory {held[0]}" if held else "does not exist"
+    return [f"ledger: batch {number} took memory {first.id} as #{first.seq}, but the "
+            f"journal's #{first.seq} {there} ({len(wrong)} such entr"
+            f"{'y' if len(wrong) == 1 else 'ies'}); `scenes repair` decides again, by id, "
+            "which memories are folded"]
