@@ -490,7 +490,10 @@ def status(as_json: JsonOpt = False) -> None:
         _echo_json(data)
         return
     for key, value in data.items():
-        typer.echo(f"{key}: {value}")
+        if key != "warnings":
+            typer.echo(f"{key}: {value}")
+    for warning in data["warnings"]:     # a line that cannot be read: named, not counted
+        typer.echo(f"warning: {warning}", err=True)
 
 
 def _scene_rows(store) -> list[dict]:
@@ -615,6 +618,7 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
     import contextlib
     import sqlite3
 
+    from .index import for_store
     from .watcher import watch_forever
 
     store = _store()
@@ -634,8 +638,9 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
         folding = FoldWorker(store, configured_backend(store),
                              on_event=lambda text: typer.echo(text, err=True))
     try:
-        with folding:
-            stats = watch_forever(store.root, debounce=debounce, on_reindex=report)
+        with folding:   # the journal too: a line it cannot index is logged by its number
+            stats = watch_forever(store.root, lambda: for_store(store), debounce=debounce,
+                                  on_reindex=report)
     except sqlite3.Error as exc:       # e.g. a store this user cannot write
         _fail(f"cannot keep the search index here: {exc}", 1)
     if stats.lost:

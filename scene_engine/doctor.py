@@ -161,14 +161,21 @@ def _check_index(store: Store) -> list[str]:
 
 def _check_state(store: Store) -> list[str]:
     state = store.load_state()
-    journal = Journal(store.memories_dir).all()
-    problems = []
+    journal, unread = Journal(store.memories_dir).intact()
+    problems = [f"journal: {line}" for line in unread]
+    if unread:      # the counts below would only repeat it; the other checks go on
+        return problems + _cursor_and_ids(state, journal)
     if len(journal) != state.next_seq:
         problems.append(f"state: journal holds {len(journal)} memories but state says "
                         f"{state.next_seq}; `scenes repair` numbers the journal anew")
     if [m.seq for m in journal] != list(range(len(journal))):
         problems.append("state: journal numbers are not 0, 1, 2, ... in order (a git merge "
                         "of two copies of the store?); `scenes repair` numbers them anew")
+    return problems + _cursor_and_ids(state, journal)
+
+
+def _cursor_and_ids(state, journal) -> list[str]:
+    problems = []
     if state.cursor > state.next_seq:
         problems.append(f"state: cursor {state.cursor} is past the journal end {state.next_seq}")
     ids = Counter(m.id for m in journal)
@@ -180,7 +187,7 @@ def _check_extraction(store: Store) -> list[str]:
     """The extraction ledger (``.scene-engine/dedupe.jsonl``) names only journal memories."""
     from .extraction.events import problems
 
-    return problems(store, Journal(store.memories_dir).all())
+    return problems(store, Journal(store.memories_dir).intact()[0])   # bad lines: state
 
 
 def _check_history(store: Store) -> list[str]:
@@ -233,7 +240,7 @@ def _check_ledgers(store: Store) -> list[str]:
 
     repo = history.open_repo(store.root)
     problems = []
-    journal = {m.seq: (m.id, *m.aliases) for m in Journal(store.memories_dir).all()}
+    journal = {m.seq: (m.id, *m.aliases) for m in Journal(store.memories_dir).intact()[0]}
     for number, commit in sorted(history.live_batches(repo).items()):
         found = history.trailers(commit.message)
         if "Ledger" not in found:

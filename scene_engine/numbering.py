@@ -27,7 +27,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .memories import SEGMENT, Journal, _lines, _record
+from .memories import SEGMENT, Journal, _lines, _record, journal_rows
 from .store import State, Store, StoreError, render_state
 
 STATE_PATH = ".scene-engine/state.json"
@@ -53,13 +53,14 @@ def numbering_problem(folder: Path, next_seq: int) -> str:
         rel = f"{path.parent.name}/{path.name}"
         if path.stem != f"{place:05d}":
             return f"{rel} is not the journal segment expected next ({place:05d}.jsonl)"
-        lines = _lines(path.read_text(encoding="utf-8"))
+        lines = journal_rows(path.read_bytes())
         last = place == len(paths) - 1
         if not last and len(lines) != SEGMENT:
             return f"{rel} holds {len(lines)} records, not {SEGMENT}"
         checked = range(len(lines)) if last else sorted({0, len(lines) - 1})
         for offset in checked:
-            seq = _record(path, offset, lines[offset])["seq"]   # a torn line: JournalError
+            number, line = lines[offset]
+            seq = _record(path, offset, line, number)["seq"]   # a torn line: JournalError
             if seq != place * SEGMENT + offset:
                 return (f"{rel} line {offset + 1} holds memory #{seq} where "
                         f"#{place * SEGMENT + offset} belongs")
