@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import re
 import unicodedata
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -465,11 +466,14 @@ def _retired(store: Store, memories: list[Memory]
     merge retired (extraction's review or adjudicator, not undone) is the same fact as the
     one the merge kept or made, so it is accounted as a duplicate of that one, not folded a
     second time (``extraction.events``)."""
-    from .extraction.events import log_path, merged_into, read_events
+    from .extraction.events import log_path, merged_into, read_intact
 
     if not log_path(store).exists():
         return memories, []
-    into = merged_into(read_events(store))
+    events, unread = read_intact(store)
+    for problem in unread:   # a merge on that line is not known: its memories fold apart
+        warnings.warn(problem, stacklevel=2)
+    into = merged_into(events)
     hit = [m for m in memories if m.id in into]
     if not hit:
         return memories, []

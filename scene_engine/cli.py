@@ -490,7 +490,10 @@ def status(as_json: JsonOpt = False) -> None:
         _echo_json(data)
         return
     for key, value in data.items():
-        typer.echo(f"{key}: {value}")
+        if key != "warnings":
+            typer.echo(f"{key}: {value}")
+    for warning in data["warnings"]:     # a line that cannot be read: named, not counted
+        typer.echo(f"warning: {warning}", err=True)
 
 
 def _scene_rows(store) -> list[dict]:
@@ -579,9 +582,11 @@ def repair(as_json: Annotated[bool, typer.Option("--json", help="One JSON docume
            ) -> None:
     """Number the memory journal anew after a git merge of two copies of the store.
 
-    Every record is kept (one whose id an earlier record has is kept once); the memories past
-    the first mismatch are pending again. One commit; `scenes undo` does not undo it, `git
-    revert` does. Does nothing when the numbering is whole.
+    Every record is kept once; a memory a batch in effect folded keeps the number that batch
+    gave it (by id, from its ledger), every other memory is pending. A batch that cannot keep
+    its numbers (both copies folded) is released and its memories are pending again. One
+    commit; `scenes undo` does not undo it, `git revert` does. Does nothing when the journal,
+    the batches and state.json agree.
     """
     from .batch import refresh_index
     from .numbering import repair_numbering
@@ -593,8 +598,11 @@ def repair(as_json: Annotated[bool, typer.Option("--json", help="One JSON docume
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False))
     elif report["repaired"]:
+        released = report["released_batches"]
+        gave_up = (f"; batch{'es' if len(released) > 1 else ''} "
+                   f"{', '.join(map(str, released))} released") if released else ""
         typer.echo(f"journal numbered anew: {report['memories']} memories, "
-                   f"{report['pending_again']} pending again ({report['problem']}); "
+                   f"{report['pending_again']} pending ({report['problem']}{gave_up}); "
                    "`scenes run` folds them")
     else:
         typer.echo("the journal's numbering is whole; nothing to repair")
@@ -610,6 +618,7 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
     import contextlib
     import sqlite3
 
+    from .index import for_store
     from .watcher import watch_forever
 
     store = _store()
@@ -629,8 +638,9 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
         folding = FoldWorker(store, configured_backend(store),
                              on_event=lambda text: typer.echo(text, err=True))
     try:
-        with folding:
-            stats = watch_forever(store.root, debounce=debounce, on_reindex=report)
+        with folding:   # the journal too: a line it cannot index is logged by its number
+            stats = watch_forever(store.root, lambda: for_store(store), debounce=debounce,
+                                  on_reindex=report)
     except sqlite3.Error as exc:       # e.g. a store this user cannot write
         _fail(f"cannot keep the search index here: {exc}", 1)
     if stats.lost:

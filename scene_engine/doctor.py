@@ -161,14 +161,21 @@ def _check_index(store: Store) -> list[str]:
 
 def _check_state(store: Store) -> list[str]:
     state = store.load_state()
-    journal = Journal(store.memories_dir).all()
-    problems = []
+    journal, unread = Journal(store.memories_dir).intact()
+    problems = [f"journal: {line}" for line in unread]
+    if unread:      # the counts below would only repeat it; the other checks go on
+        return problems + _cursor_and_ids(state, journal)
     if len(journal) != state.next_seq:
         problems.append(f"state: journal holds {len(journal)} memories but state says "
                         f"{state.next_seq}; `scenes repair` numbers the journal anew")
     if [m.seq for m in journal] != list(range(len(journal))):
         problems.append("state: journal numbers are not 0, 1, 2, ... in order (a git merge "
                         "of two copies of the store?); `scenes repair` numbers them anew")
+    return problems + _cursor_and_ids(state, journal)
+
+
+def _cursor_and_ids(state, journal) -> list[str]:
+    problems = []
     if state.cursor > state.next_seq:
         problems.append(f"state: cursor {state.cursor} is past the journal end {state.next_seq}")
     ids = Counter(m.id for m in journal)
@@ -180,7 +187,7 @@ def _check_extraction(store: Store) -> list[str]:
     """The extraction ledger (``.scene-engine/dedupe.jsonl``) names only journal memories."""
     from .extraction.events import problems
 
-    return problems(store, Journal(store.memories_dir).all())
+    return problems(store, Journal(store.memories_dir).intact()[0])   # bad lines: state
 
 
 def _check_history(store: Store) -> list[str]:
@@ -226,12 +233,14 @@ def _ignored_files(store: Store, repo) -> list[str]:
 
 def _check_ledgers(store: Store) -> list[str]:
     """Every memory of every live batch has a ledger entry (placed / recorded / duplicate /
-    skipped, with its scenes). Batches made before ledgers were kept have no ``Ledger``
-    trailer and are taken as they are."""
+    skipped, with its scenes), and each entry's id is the memory the journal holds at the
+    number it gives (``_mismatched``). Batches made before ledgers were kept have no
+    ``Ledger`` trailer and are taken as they are."""
     from .accounting import OUTCOMES, Ledger
 
     repo = history.open_repo(store.root)
     problems = []
+    journal = {m.seq: (m.id, *m.aliases) for m in Journal(store.memories_dir).intact()[0]}
     for number, commit in sorted(history.live_batches(repo).items()):
         found = history.trailers(commit.message)
         if "Ledger" not in found:
@@ -242,6 +251,7 @@ def _check_ledgers(store: Store) -> list[str]:
         except (KeyError, ValueError) as exc:
             problems.append(f"ledger: batch {number} has no readable ledger ({exc})")
             continue
+        problems += _mismatched(number, ledger, journal)
         entries = {e.seq: e for e in ledger.entries}
         seqs = expand_seqs(found.get("Memory-Seqs", ""))
         missing = [s for s in seqs if s not in entries]
@@ -255,3 +265,20 @@ def _check_ledgers(store: Store) -> list[str]:
                             f"{len(missing) + len(vague)} of its memories (first #{first}); "
                             "`scenes trace` shows where each went")
     return problems
+
+
+def _mismatched(number: int, ledger, journal: dict[int, tuple[str, ...]]) -> list[str]:
+    """A live batch's ledger entries whose id is not the memory the journal holds at the
+    number the entry gives (``journal``: seq -> (id, *aliases)): after a merge of two copies
+    renumbered without regard to what each batch took, the ledger credits a memory with
+    another's fate (``numbering``)."""
+    wrong = [e for e in ledger.entries if e.id not in journal.get(e.seq, ())]
+    if not wrong:
+        return []
+    first = wrong[0]
+    held = journal.get(first.seq)
+    there = f"is memory {held[0]}" if held else "does not exist"
+    return [f"ledger: batch {number} took memory {first.id} as #{first.seq}, but the "
+            f"journal's #{first.seq} {there} ({len(wrong)} such entr"
+            f"{'y' if len(wrong) == 1 else 'ies'}); `scenes repair` decides again, by id, "
+            "which memories are folded"]

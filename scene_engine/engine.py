@@ -162,24 +162,35 @@ def configured_backend(config, backend_name: str | None = None, model: str | Non
 
 def status(store: Store) -> dict:
     """``{"pending", "scenes", "batches", "last_batch", "memories", "forgotten", "persona",
-    "queued", "review", "root"}`` for the store (counts; ``last_batch`` is a number or None;
-    ``queued``: memories waiting in the inbox for the store; ``review``: candidate pairs
-    waiting in ``scenes review``, None when its ledger cannot be read)."""
+    "queued", "review", "root", "warnings"}`` for the store (counts; ``last_batch`` is a
+    number or None; ``queued``: memories waiting in the inbox for the store; ``review``:
+    candidate pairs waiting in ``scenes review``, from the ledger's readable lines;
+    ``warnings``: each line of the journal or the extraction ledger that cannot be read,
+    by file and line: what it holds is missing from searches, recall and the counts)."""
+    from .extraction.events import read_intact
+    from .extraction.review import open_pairs
+
     state = store.load_state()
+    events, unread = read_intact(store)
     return {"pending": state.pending, "scenes": len(store.scene_names()),
             "batches": state.batch, "last_batch": state.batch or None,
             "memories": state.next_seq, "forgotten": len(state.forgotten),
             "persona": store.persona_path.exists(), "queued": inbox.queued(store),
-            "review": _review_waiting(store), "root": str(store.root)}
+            "review": len(open_pairs(events)), "root": str(store.root),
+            "warnings": journal_problems(store) + unread}
 
 
-def _review_waiting(store: Store) -> int | None:
-    from .extraction.events import LedgerError, log_path, read_events
-    from .extraction.review import open_pairs
+def journal_problems(store: Store) -> list[str]:
+    """A message for each journal line that is not a whole memory record (file and line in
+    it), from the search index, which keeps them (one ``stat`` a segment when nothing
+    changed); read from the journal itself when no index can be opened."""
+    from .index import IndexUnavailable, read_index
 
-    if not log_path(store).exists():
-        return 0
     try:
-        return len(open_pairs(read_events(store)))
-    except LedgerError:          # a torn ledger: `doctor` and `review` say so
-        return None
+        index, _ = read_index(store)
+    except IndexUnavailable:
+        return Journal(store.memories_dir).intact()[1]
+    try:
+        return index.journal_problems()
+    finally:
+        index.close()

@@ -347,17 +347,23 @@ def engine_commits(repo) -> list:
     return list(reversed(list(repo.iter_commits(paths=list(STORE_PATHS)))))
 
 
-def live_batches(repo) -> dict[int, object]:
+def live_batches(repo, released=frozenset()) -> dict[int, object]:
     """Batch number -> its commit, for batches that are in effect (made and not undone).
 
     An undo commit carries ``Undo-Batch: N`` and a redo ``Redo-Batch: N``; the last of those
-    decides whether batch N is live.
+    decides whether batch N is live. A batch commit a ``scenes repair`` released
+    (``released_batches``), or one of the shas in ``released`` (a repair deciding which to
+    release), is never live: after a merge of two copies two commits may carry one number.
     """
     live: dict[int, object] = {}
     made: dict[int, object] = {}
     # A plain `git revert` of a batch commit is an undo of it, a revert of that a redo.
     reverts: dict[str, tuple[int, bool]] = {}   # sha -> (batch, True if it makes it live)
-    for c in engine_commits(repo):
+    commits = engine_commits(repo)
+    gone = released_batches(commits) | set(released)
+    for c in commits:
+        if c.hexsha in gone:       # a repair gave it up: its memories were made pending
+            continue
         found = trailers(c.message)
         if "Batch" in found and "Undo-Batch" not in found:
             made[int(found["Batch"])] = c
@@ -374,6 +380,22 @@ def live_batches(repo) -> dict[int, object]:
             elif number in made:
                 live[number] = made[number]
     return live
+
+
+RELEASED = "Released-Batches"   # repair trailer: ``N@sha`` of each batch commit given up
+
+
+def released_batches(commits) -> set[str]:
+    """Shas of the batch commits a ``scenes repair`` among ``commits`` gave up (its
+    ``Released-Batches: N@sha ...`` trailer; ``numbering.repair_numbering``), unless that
+    repair was reverted with ``git revert``."""
+    reverted = {reverted_commit(c.message) for c in commits}
+    found: set[str] = set()
+    for c in commits:
+        if c.hexsha not in reverted and commit_kind(c.message, c.author.email) == "repair":
+            found.update(item.partition("@")[2] for item in
+                         trailers(c.message).get(RELEASED, "").split())
+    return found
 
 
 def plain_revert(reverts: dict[str, tuple[int, bool]], commit) -> tuple[int, bool] | None:
@@ -481,7 +503,7 @@ def log_entries(repo, include_adds: bool = False) -> list[dict]:
             entry.update(batch=number, memories=found.get("Memories", ""),
                          model=found.get("Backend", ""), tokens=int(found.get("Tokens", 0) or 0),
                          cost=float(found["Cost-USD"]) if "Cost-USD" in found else None,
-                         undone=live.get(number) is None)
+                         undone=getattr(live.get(number), "hexsha", None) != c.hexsha)
         entries.append(entry)
     return entries
 

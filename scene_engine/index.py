@@ -547,6 +547,19 @@ class SceneIndex:
             return memory_index.search(self.conn, tiers, k, gather=True, scope=scope)
         return self._guarded(run)
 
+    def journal_problems(self) -> list[str]:
+        """The journal lines that are not whole records, one message each (the file and its
+        line; ``memory_index.problems``): the memories there are in no search or recall
+        until the line is fixed. [] when this index was not given the journal."""
+        if self.memories_dir is None:
+            return []
+        return self._guarded(lambda: memory_index.problems(self.conn))
+
+    def journal_warning(self) -> str | None:
+        """``journal_problems`` as one line for a reader's warning (None when there is
+        none)."""
+        return memory_index.problem_summary(self.journal_problems())
+
     def known_memory_contents(self, ids: list[str]) -> dict[str, str]:
         """``{id: content}`` for those of ``ids`` the indexed journal holds (ids and aliases);
         for ``memories.Journal.plan_append`` after a ``sync``."""

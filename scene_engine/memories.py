@@ -323,17 +323,35 @@ class Journal:
     def _segment(self, number: int) -> Path:
         return self.folder / f"{number:05d}.jsonl"
 
-    def _read_segment(self, number: int) -> list[str]:
+    def _rows(self, number: int) -> list[tuple[int, str]]:
+        """``journal_rows`` of segment ``number`` ([] when it does not exist)."""
         path = self._segment(number)
         if not path.exists():
             return []
-        return _lines(path.read_text(encoding="utf-8"))
+        return journal_rows(path.read_bytes())
+
+    def _read_segment(self, number: int) -> list[str]:
+        return [line for _, line in self._rows(number)]
 
     def _records(self):
-        """(segment number, offset, record) of every journal line, in order."""
+        """(segment number, offset, record) of every journal line, in order; raises
+        ``JournalError`` at the first line that is not a whole record."""
         for path in sorted(self.folder.glob("*.jsonl")):
-            for offset, line in enumerate(_lines(path.read_text(encoding="utf-8"))):
-                yield int(path.stem), offset, _record(path, offset, line)
+            for offset, (number, line) in enumerate(journal_rows(path.read_bytes())):
+                yield int(path.stem), offset, _record(path, offset, line, number)
+
+    def intact(self) -> tuple[list[Memory], list[str]]:
+        """(every memory whose line is a whole record, in journal order; a ``bad_line``
+        message for each line that is not): for a reader that can answer without the
+        memories it cannot read, and must say which (``doctor``)."""
+        memories, problems = [], []
+        for path in sorted(self.folder.glob("*.jsonl")):
+            for number, line in journal_rows(path.read_bytes()):
+                try:
+                    memories.append(Memory.from_record(parse_record(line)))
+                except ValueError as exc:
+                    problems.append(bad_line(_rel(path), number, str(exc)))
+        return memories, problems
 
     def known_ids(self) -> dict[str, str]:
         """Every id in the journal, aliases included, with its content (reads it all: used by
@@ -345,10 +363,15 @@ class Journal:
         return ids
 
     def find(self, memory_id: str) -> Memory | None:
-        """The memory with this id or alias, or None (reads the whole journal)."""
-        for memory in self.all():
+        """The memory with this id or alias, or None (reads the whole journal). Raises
+        ``JournalError`` naming the first line that is not a whole record when no readable
+        line has it (it may be on that line)."""
+        memories, unread = self.intact()
+        for memory in memories:
             if memory_id == memory.id or memory_id in memory.aliases:
                 return memory
+        if unread:
+            raise JournalError(unread[0])
         return None
 
     def plan_append(self, memories: list[Memory], next_seq: int, catalog=None
@@ -415,7 +438,12 @@ class Journal:
             new.setdefault(memory.seq // SEGMENT, []).append(line)
         writes = {}
         for number in sorted(set(new) | {n for n, _ in aliases}):
-            lines = self._read_segment(number)
+            rows = self._rows(number)
+            for line_number, line in rows:   # written back as they are: they must be text
+                if _NOT_UTF8.search(line):
+                    raise JournalError(bad_line(_rel(self._segment(number)), line_number,
+                                                "not UTF-8"))
+            lines = [line for _, line in rows]
             for (seg, offset), ids in aliases.items():
                 if seg == number:
                     record = json.loads(lines[offset])
@@ -438,18 +466,19 @@ class Journal:
 
     def read(self, seqs: list[int]) -> list[Memory]:
         """The memories with these numbers, in the order given; reads only their segments."""
-        cache: dict[int, list[str]] = {}
+        cache: dict[int, list[tuple[int, str]]] = {}
         result = []
         for seq in seqs:
             number = seq // SEGMENT
             if number not in cache:
-                cache[number] = self._read_segment(number)
-            lines = cache[number]
+                cache[number] = self._rows(number)
+            rows = cache[number]
             offset = seq - number * SEGMENT
-            if offset >= len(lines):
+            if offset >= len(rows):
                 raise KeyError(f"memory #{seq} is not in the journal")
-            result.append(Memory.from_record(_record(self._segment(number), offset,
-                                                     lines[offset])))
+            line_number, line = rows[offset]
+            result.append(Memory.from_record(_record(self._segment(number), offset, line,
+                                                     line_number)))
         return result
 
     def all(self) -> list[Memory]:
@@ -462,22 +491,71 @@ class JournalError(StoreError):
     (the journal is in git)."""
 
 
-def _record(path: Path, offset: int, line: str) -> dict:
-    """One journal line as a record; ``JournalError`` naming the file and line if torn."""
+def _record(path: Path, offset: int, line: str, number: int | None = None) -> dict:
+    """One journal line as a record; ``JournalError`` (``bad_line``) naming the file and the
+    line (``number``, its line in the file; default the ``offset``-th non-blank line) when it
+    is not a whole one."""
+    try:
+        return parse_record(line)
+    except ValueError as exc:
+        raise JournalError(bad_line(_rel(path), number or offset + 1, str(exc))) from None
+
+
+def parse_record(line: str) -> dict:
+    """A journal line (as ``journal_rows`` gives it) as its record. Raises ``ValueError``
+    saying, in a person's words, why it is not a whole memory record: not UTF-8, not JSON
+    (cut short: where), JSON but not an object, or an object without a memory's fields."""
+    if _NOT_UTF8.search(line):
+        raise ValueError("not UTF-8")
     try:
         record = json.loads(line)
+    except json.JSONDecodeError as exc:   # its own "line 1" would contradict the file's
+        said = exc.msg[:1].lower() + exc.msg[1:]
+        raise ValueError(f"{said}{'' if said.endswith(' at') else ' at'} column "
+                         f"{exc.colno}") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{_json_kind(record)}, not a JSON object")
+    missing = [key for key in ("seq", "id", "content", "created_at") if key not in record]
+    if missing:
+        raise ValueError(f"no {', '.join(missing)}")
+    if not isinstance(record["seq"], int) or isinstance(record["seq"], bool) or \
+            not all(isinstance(record[k], str) for k in ("id", "content", "created_at")):
+        raise ValueError("a field of the wrong type")
+    try:
         Memory.from_record(record)
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        rel = f"{path.parent.name}/{path.name}"
-        raise JournalError(
-            f"{rel} line {offset + 1} is not a whole memory record ({exc}); the journal is in "
-            f"git: `git checkout -- {rel}` brings back the last committed version") from None
+    except (TypeError, ValueError) as exc:
+        raise ValueError(str(exc)) from None
     return record
 
 
+def bad_line(rel: str, number: int, reason: str) -> str:
+    """The one message for a journal line that is not a whole record, wherever it is read
+    (``rel``: ``memories/00000.jsonl``; ``number``: its line in the file, from 1)."""
+    return (f"{rel} line {number} is not a whole memory record ({reason}); the journal is in "
+            f"git: `git checkout -- {rel}` brings back the last committed version")
+
+
+def journal_rows(data: bytes) -> list[tuple[int, str]]:
+    """(line number in the file, from 1; text) of each non-blank line of JSONL bytes (a
+    journal segment, the extraction ledger). Only ``\\n`` ends a line: ``str.splitlines``
+    would also split on U+2028, U+0085 and friends, which ``json.dumps`` leaves unescaped.
+    A line that is not UTF-8 keeps its bytes as surrogate escapes (``parse_record`` names
+    it): one bad line never makes the others unreadable."""
+    text = data.decode("utf-8", "surrogateescape")
+    return [(number, line) for number, line in enumerate(text.split("\n"), start=1)
+            if line.strip()]
+
+
+# A byte that is not UTF-8, as ``surrogateescape`` decodes it (valid UTF-8 never gives one).
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+def _rel(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
 def _lines(text: str) -> list[str]:
-    """The non-blank lines of JSONL text. Only ``\\n`` ends a line: ``str.splitlines`` would
-    also split on U+2028, U+0085 and friends, which ``json.dumps`` leaves unescaped in text."""
+    """The non-blank lines of JSONL text (only ``\\n`` ends a line, see ``journal_rows``)."""
     return [line for line in text.split("\n") if line.strip()]
 
 

@@ -5,7 +5,11 @@ in the same SQLite database with the same analyser (``analysis``). The journal i
 JSONL segments of 1,000 records (``memories.Journal``); a segment is re-read only when its size
 or modification time changed, and a memory's row only rewritten when its text changed, so
 keeping in step costs one ``stat`` a segment. Memories an ``undo --forget`` dropped (``forgotten``
-in ``state.json``) stay indexed but are never returned.
+in ``state.json``) stay indexed but are never returned. A line that is not a whole record (a
+half-written line, bytes that are not UTF-8, JSON that is not an object) costs only itself:
+every other line of its segment is indexed, and the index keeps the line's message
+(``memories.bad_line``, with its line in the file) for every read to repeat (``problems``)
+until the segment changes.
 
 Functions here work on a ``SceneIndex``'s connection inside its transactions; ``SceneIndex``
 calls them when it was given the journal's folder.
@@ -79,16 +83,19 @@ def sync(conn, memories_dir: Path, state_path: Path | None, report) -> None:
             continue
         path = memories_dir / f"{number:05d}.jsonl"
         try:
-            records = _records(read_regular(path))
-        except (OSError, ValueError) as err:    # torn or unreadable: keep what was indexed
+            records, bad = _records(read_regular(path), f"memories/{path.name}")
+        except OSError as err:    # unreadable: keep what was indexed
             report.warnings.append(f"memories/{path.name}: cannot index ({err})")
             continue
         _apply_segment(conn, number, records, report)
+        _keep_problems(conn, number, bad)
+        report.warnings.extend(bad)
         mtime = st.st_mtime_ns if time.time_ns() - st.st_mtime_ns > RACY_NS else -1
         conn.execute("INSERT OR REPLACE INTO memory_segments VALUES (?, ?, ?)",
                      (number, st.st_size, mtime))
     for number in known.keys() - on_disk.keys():
         _apply_segment(conn, number, [], report)
+        _keep_problems(conn, number, [])
         conn.execute("DELETE FROM memory_segments WHERE number = ?", (number,))
     if state_path is not None:
         _sync_forgotten(conn, state_path)
@@ -114,19 +121,52 @@ def fact_key(content: str, created_at: datetime) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def _records(data: bytes) -> list[tuple]:
-    """(seq, id, created_at, content, scope, aliases, line) of each line of a segment
-    (``line`` counts non-blank lines from 0, as ``memories.Journal`` does; ``scope`` text or
-    None). Raises ``ValueError`` for a line that is not a whole record."""
-    rows = []
-    for line in data.decode("utf-8").split("\n"):
-        if line.strip():
-            record = json.loads(line)
-            scope = record.get("scope")
-            rows.append((int(record["seq"]), str(record["id"]), str(record["created_at"]),
-                         str(record["content"]), None if scope is None else str(scope),
-                         tuple(map(str, record.get("aliases") or ())), len(rows)))
-    return rows
+def _records(data: bytes, rel: str) -> tuple[list[tuple], list[str]]:
+    """(rows, problems) of a segment's bytes (``rel``: its path for messages). Rows: (seq,
+    id, created_at, content, scope, aliases, line) of each whole record (``line`` counts
+    non-blank lines from 0, as ``memories.Journal`` does, bad ones included; ``scope`` text
+    or None). Problems: a ``memories.bad_line`` message for each line that is not a whole
+    record (``memories.parse_record``, the journal's own rule)."""
+    from .memories import bad_line, journal_rows, parse_record
+
+    rows, problems = [], []
+    for offset, (number, line) in enumerate(journal_rows(data)):
+        try:
+            record = parse_record(line)
+        except ValueError as exc:
+            problems.append(bad_line(rel, number, str(exc)))
+            continue
+        scope = record.get("scope")
+        rows.append((record["seq"], record["id"], record["created_at"], record["content"],
+                     None if scope is None else str(scope),
+                     tuple(map(str, record.get("aliases") or ())), offset))
+    return rows, problems
+
+
+def _keep_problems(conn, number: int, problems: list[str]) -> None:
+    """Remember the bad lines of segment ``number`` (none: forget them)."""
+    if problems:
+        conn.execute("INSERT OR REPLACE INTO memory_meta VALUES (?, ?)",
+                     (f"bad:{number:05d}", json.dumps(problems)))
+    else:
+        conn.execute("DELETE FROM memory_meta WHERE key = ?", (f"bad:{number:05d}",))
+
+
+def problems(conn) -> list[str]:
+    """The message of every journal line the last sync could not index (``_records``), in
+    journal order: a memory there is missing from every search until the line is fixed."""
+    rows = conn.execute("SELECT value FROM memory_meta WHERE key LIKE 'bad:%' ORDER BY key")
+    return [text for (value,) in rows for text in json.loads(value)]
+
+
+def problem_summary(found: list[str]) -> str | None:
+    """One line for a reader's warning: the first bad line's message and how many more
+    (``scenes doctor`` lists them all); None when there is none."""
+    if not found:
+        return None
+    more = f" (and {len(found) - 1} more such lines: `scenes doctor` lists them)" \
+        if len(found) > 1 else ""
+    return f"{found[0]}{more}"
 
 
 def _apply_segment(conn, number: int, records, report) -> None:

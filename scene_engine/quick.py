@@ -36,7 +36,8 @@ def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool 
     with heat and summary and a snippet under it, or ``--json`` (a list of hits, each with
     ``fallback``); with ``memories`` (or a ``scope``: only its memories and unscoped ones)
     the best memories of the journal instead (id, date, text). Says when nothing held every
-    word and when only common words were asked.
+    word and when only common words were asked, and warns (on stderr, with or without
+    ``--json``) of each journal line it could not search, by file and line.
     Raises ``StoreError`` (not a store, no readable index) and ``OSError``."""
     from .index import read_index
 
@@ -46,10 +47,11 @@ def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool 
         memories = memories or scope is not None      # a scope is the journal's
         hits = index.search_memories(query, k=k, scope=scope) if memories \
             else index.search(query, k=k)
+        unread = index.journal_warning() if memories else None   # a line it cannot search
     finally:
         index.close()
-    if warning:
-        print(f"warning: {warning}", file=sys.stderr)
+    for said in filter(None, (warning, unread)):      # stderr, so --json stays one document
+        print(f"warning: {said}", file=sys.stderr)
     if memories:
         _print_memories(query, hits, as_json)
         return

@@ -95,7 +95,8 @@ class Recall:
     """A recall result: ``text`` (what goes in the context, ``len(text) <= budget``), the
     ``persona`` part, the ``scenes`` map rows, the chosen ``passages`` (best first) and
     ``warning``: one line when the index could not be brought up to date (the answer may be
-    stale), else None."""
+    stale) or a line of the journal or the extraction ledger cannot be read (named by file
+    and line: what it holds is missing from the answer), else None."""
 
     text: str
     budget: int
@@ -300,6 +301,7 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
         hot = [] if scoped else index.hottest(12)
         k = max(MEMORY_CANDIDATES, budget // CHARS_PER_CANDIDATE)
         found = index.search_memories(query, k=k, any_term=True, scope=scope)
+        unread = [index.journal_warning(), _ledger_warning(store)]
         gone = not_current(store)
         found = [m for m in found if m.id not in gone]
         zone = store.config.tz
@@ -321,24 +323,31 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
     finally:
         if own:
             index.close()
-    result.warning = warning
+    # Said on every answer that may lack what a bad line holds (in ``to_json`` too).
+    result.warning = "; ".join(filter(None, [warning, *unread])) or None
     return result
+
+
+def _ledger_warning(store: Store) -> str | None:
+    """The extraction ledger's first line that is not an event, for the answer's warning
+    (its other events still count), or None."""
+    from .extraction.events import read_intact
+
+    problems = read_intact(store)[1]
+    return problems[0] if problems else None
 
 
 def not_current(store: Store) -> frozenset[str]:
     """Ids of memories that are no longer the current word on their fact: superseded by a
     newer one, merged into another, or the text of a merge since undone (the extraction
     ledger, ``extraction.events``). Recall leaves them out; the journal and search keep them.
-    Empty when the ledger is absent or unreadable (``scenes doctor`` names a bad line)."""
-    from .extraction.events import log_path, read_events, statuses
-    from .store import StoreError
+    Empty when the ledger is absent; a line that is not an event is passed over (recall's
+    warning names it)."""
+    from .extraction.events import log_path, read_intact, statuses
 
     if not log_path(store).exists():
         return frozenset()
-    try:
-        found = statuses([], read_events(store))
-    except StoreError:
-        return frozenset()
+    found = statuses([], read_intact(store)[0])    # a bad line: the others still count
     return frozenset(i for i, status in found.items() if status != "active")
 
 

@@ -72,7 +72,10 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
     batches: dict[int, set[str]] = {}    # batch that took it -> the scenes it went to
     merges: dict[int, dict[str, list[str]]] = {}   # batch -> its merges (survivor -> sources)
     reverts: dict[str, tuple[int, bool]] = {}   # sha -> (batch, True if it made it live)
-    for commit in history.engine_commits(repo):
+    commits = history.engine_commits(repo)
+    released = history.released_batches(commits)   # batch commits a repair gave up
+    took: dict[str, int] = {}            # sha of a batch commit that took it -> its number
+    for commit in commits:
         found = history.trailers(commit.message)
         kind = history.commit_kind(commit.message, commit.author.email)
         base = {"time": commit.committed_datetime.isoformat(), "commit": commit.hexsha}
@@ -86,13 +89,12 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
             number = int(found["Batch"])
             reverts[commit.hexsha] = (number, True)
             merges[number] = ledger.merges if ledger else {}
-            if memory.seq in expand_seqs(found.get("Memory-Seqs", "")):
-                entry = _entry(ledger, memory.seq)
-                tracked = set(entry.get("scenes", [])) if entry else set()
+            entry = _taken(ledger, found, memory)
+            if entry is not None:
+                tracked = set(entry.get("scenes", []))
                 batches[number] = set(tracked)
-                trace.events.append(base | {"kind": "batch", "batch": number}
-                                    | (entry or {"outcome": "unknown (batch made before "
-                                                            "ledgers were kept)"}))
+                took[commit.hexsha] = number
+                trace.events.append(base | {"kind": "batch", "batch": number} | entry)
             elif ledger and tracked:
                 tracked = _follow_merges(trace, base, number, ledger.merges, tracked,
                                          new=_new_names(repo, commit, ledger.merges))
@@ -106,6 +108,8 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
                 reverse = kind == "undo"
                 tracked = _follow_merges(trace, base, int(number), merges[int(number)],
                                          tracked, reverse)
+        elif kind == "repair" and took:
+            tracked = _follow_release(trace, base, found, released, took, batches, tracked)
         elif tracked and history.is_person_commit(commit.message, commit.author.email):
             tracked = _follow_hand_edit(trace, base, repo, commit, tracked)   # theirs, any way
     on_disk = set(store.scene_names())
@@ -144,12 +148,36 @@ def _ledger(repo, commit, found: dict) -> Ledger | None:
         return None
 
 
-def _entry(ledger: Ledger | None, seq: int) -> dict | None:
+def _taken(ledger: Ledger | None, found: dict, memory: Memory) -> dict | None:
+    """What a batch did with ``memory`` (``{"outcome", "scenes", "reason"}``), or None when
+    it did not take it. A ledger names its memories by id: after a merge of two copies and
+    ``scenes repair`` a number may have been another memory's on the copy that made the
+    batch. A batch made before ledgers were kept names them only by number."""
     if ledger is None:
-        return None
-    match = next((e for e in ledger.entries if e.seq == seq), None)
+        if memory.seq not in expand_seqs(found.get("Memory-Seqs", "")):
+            return None
+        return {"outcome": "unknown (batch made before ledgers were kept)", "scenes": []}
+    ids = {memory.id, *memory.aliases}
+    match = next((e for e in ledger.entries if e.id in ids), None)
     return {"outcome": match.outcome, "scenes": match.scenes, "reason": match.reason} \
         if match else None
+
+
+def _follow_release(trace: Trace, base: dict, found: dict, released: set[str],
+                    took: dict[str, int], batches: dict[int, set[str]], tracked: set[str]
+                    ) -> set[str]:
+    """A repair that released a batch which took the memory (its ``Released-Batches``
+    trailer, the repair not reverted): the memory is pending again, in no scene until a later
+    batch takes it."""
+    for item in found.get(history.RELEASED, "").split():
+        sha = item.partition("@")[2]
+        if sha in released and sha in took:
+            number = took.pop(sha)
+            if batches.get(number) is not None:
+                batches.pop(number)
+                tracked = set()
+            trace.events.append(base | {"kind": "released", "batch": number})
+    return tracked
 
 
 def _new_names(repo, commit, merges: dict[str, list[str]]) -> set[str]:
@@ -303,6 +331,8 @@ def render(trace: Trace) -> str:
         elif "from" in e:
             lines.append(f"{when} {e['kind']}: {e['from']}"
                          + (f" -> {e['into']}" if e.get("into") else ""))
+        elif e["kind"] == "released":
+            lines.append(f"{when} repair: batch {e['batch']} released, pending again")
         else:
             lines.append(f"{when} {e['kind']} of batch {e['batch']}")
     if not trace.events:

@@ -232,7 +232,7 @@ class SceneWatcher:
     def _run(self) -> None:
         try:
             index = self.index_factory()
-            index.sync()
+            _say_warnings(index.sync())
         except BaseException as err:  # reported to start()
             self._startup_error = err
             self._ready.set()
@@ -318,6 +318,7 @@ class SceneWatcher:
                 report = index.sync()
                 changed |= set(report.added + report.updated + report.removed)
                 self._full_delay, self._full_error = 0.0, ""
+                _say_warnings(report)
             except IndexUnavailable as err:    # the store itself is gone
                 self._lose(str(err))
                 return
@@ -349,6 +350,13 @@ class SceneWatcher:
         if self.on_reindex and changed:
             with contextlib.suppress(Exception):
                 self.on_reindex(changed)
+
+
+def _say_warnings(report) -> None:
+    """Log what a sync could not index whole (a journal line by its number, a scene header):
+    only files read by this sync, so once a change, not once a run."""
+    for warning in report.warnings or ():
+        log.warning("%s", warning)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

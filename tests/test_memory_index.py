@@ -92,7 +92,8 @@ def test_a_torn_segment_is_reported_and_the_rest_still_found(root):
         path.unlink()
     segment.write_text(segment.read_text() + '{"seq": 4, "id": "torn", "con\n')
     result = runner.invoke(app, ["--dir", str(root), "reindex"])
-    assert "memories/00000.jsonl: cannot index" in result.output
+    assert "memories/00000.jsonl line 5 is not a whole memory record" in result.output
+    assert "reindexed 0 scene(s) and 4 memories" in result.output      # the rest still found
     assert "Traceback" not in result.output
 
 

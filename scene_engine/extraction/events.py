@@ -40,22 +40,49 @@ class LedgerError(StoreError):
 
 def read_events(store: Store) -> list[dict]:
     """Every event in order (an absent log is empty). Raises ``LedgerError`` for a line that
-    is not a JSON event."""
+    is not a JSON event (for a writer, which must not append after it)."""
+    events, problems = read_intact(store)
+    if problems:
+        raise LedgerError(problems[0])
+    return events
+
+
+def read_intact(store: Store) -> tuple[list[dict], list[str]]:
+    """(every readable event in order, a message for each line that is not one: a torn line,
+    bytes that are not UTF-8, JSON that is not an event object, each named by its line in the
+    file): for a reader that can go on without it and must say so."""
+    from ..memories import journal_rows
+
     path = log_path(store)
     if not path.exists():
-        return []
-    lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
-    found = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            event = json.loads(line)
-            event["event"]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise LedgerError(f"{LOG_PATH} line {number} is not an event; the file is in git: "
-                              f"`git checkout -- {LOG_PATH}` brings back the last commit") \
-                from None
-        found.append(event)
-    return found
+        return [], []
+    found, problems = [], []
+    for number, line in journal_rows(path.read_bytes()):
+        event = _event(line)
+        if event is None:
+            problems.append(bad_event(number))
+        else:
+            found.append(event)
+    return found, problems
+
+
+def bad_event(number: int) -> str:
+    """The one message for line ``number`` of the ledger that is not an event."""
+    return (f"{LOG_PATH} line {number} is not an event; the file is in git: "
+            f"`git checkout -- {LOG_PATH}` brings back the last commit")
+
+
+def _event(line: str) -> dict | None:
+    """A ledger line as its event, or None when it is not one."""
+    from ..memories import _NOT_UTF8
+
+    if _NOT_UTF8.search(line):
+        return None
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return event if isinstance(event, dict) and isinstance(event.get("event"), str) else None
 
 
 def undone_merges(events: list[dict]) -> set[str]:
@@ -98,18 +125,17 @@ def problems(store: Store, memories: list[Memory]) -> list[str]:
     path = log_path(store)
     if not path.exists():
         return []
+    from ..memories import journal_rows
+
     known = {i for m in memories for i in (m.id, *m.aliases)}
     found, merges = [], set()
-    lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
-    for number, line in enumerate(lines, start=1):
-        try:
-            event = json.loads(line)
-            kind = event["event"]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            found.append(f"ledger: {LOG_PATH} line {number} is not an event; the file is in "
-                         f"git: `git checkout -- {LOG_PATH}` brings back the last commit")
+    for place, (number, line) in enumerate(journal_rows(path.read_bytes()), start=1):
+        event = _event(line)
+        if event is None:
+            found.append(f"ledger: {bad_event(number)}")
             continue
-        if event.get("n") != number:
+        kind = event["event"]
+        if event.get("n") != place:
             found.append(f"ledger: line {number} is numbered {event.get('n')}")
         named = [event.get(k) for k in ("memory", "left", "right", "keep", "created")]
         for memory_id in [*named, *(event.get("retired") or ())]:

@@ -103,8 +103,8 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
                 "Only memories of this scope and unscoped ones (implies memories)."))] = None
     ) -> dict:
         """Full-text search (BM25) over the scenes, or over the memories: `{"hits": [...]}`,
-        best first."""
-        return {"hits": call(tools.search, query, k, memories, scope)}
+        best first; `warning` names a journal line that could not be searched."""
+        return call(tools.search, query, k, memories, scope)
 
     @server.tool()
     def list_scenes() -> dict:

@@ -83,10 +83,12 @@ def recall(store: Store, query: str, budget: int = 4000, scope: str | None = Non
 
 
 def search(store: Store, query: str, k: int = 10, memories: bool = False,
-           scope: str | None = None) -> list[dict]:
-    """The best ``k`` scenes for ``query``, or with ``memories`` (or a ``scope``) the best
-    memories of the journal, each as ``scenes search --json`` gives it
-    (``quick.scene_hit_json``, ``quick.memory_hit_json``). Raises ``ToolInputError``."""
+           scope: str | None = None) -> dict:
+    """``{"hits": [...]}``: the best ``k`` scenes for ``query``, or with ``memories`` (or a
+    ``scope``) the best memories of the journal, each as ``scenes search --json`` gives it
+    (``quick.scene_hit_json``, ``quick.memory_hit_json``); with ``"warning"`` naming a
+    journal line that could not be searched (file and line) when a memory search met one.
+    Raises ``ToolInputError``."""
     from ..index import read_index
     from ..quick import memory_hit_json, scene_hit_json
 
@@ -96,8 +98,11 @@ def search(store: Store, query: str, k: int = 10, memories: bool = False,
     index, _ = read_index(store)
     try:
         if memories or scope is not None:
-            return [memory_hit_json(h) for h in index.search_memories(query, k=k, scope=scope)]
-        return [scene_hit_json(h) for h in index.search(query, k=k)]
+            found = {"hits": [memory_hit_json(h)
+                              for h in index.search_memories(query, k=k, scope=scope)]}
+            warning = index.journal_warning()
+            return found | ({"warning": warning} if warning else {})
+        return {"hits": [scene_hit_json(h) for h in index.search(query, k=k)]}
     finally:
         index.close()
 
