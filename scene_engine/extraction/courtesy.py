@@ -6,8 +6,8 @@ kept only when, its acknowledgement ("Sure,", 好的，) taken off, it is no cou
 (congratulations, sympathy, praise, thanks, wishes, offers of help, "Great question",
 "Got it", 恭喜, 收到, 没问题, 祝你…), no question (the user's answer is the memory) and
 still holds two content words (Chinese: three characters) beyond stock words. Such sentences
-are not cited as sources either: the model extractor refuses a memory that cites an
-assistant message with nothing else in it (``courtesy_sources``).
+are not cited as sources either: the model extractor sends back a memory that cites an
+assistant message with nothing else in it (``model.check_courtesy``, ``courtesy_only``).
 """
 
 from __future__ import annotations
