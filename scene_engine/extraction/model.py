@@ -3,10 +3,9 @@
 The model answers with a tool call (``record_memories``) or, failing that, the same JSON as
 text. Every answer is validated (``schema.parse_output`` + ``schema.check_output``) before it
 is used; an invalid one (bad scope, invented or context sources, an assistant's courtesy
-cited as a source, malformed JSON) is sent back
-with the problems, at most ``ModelSettings.attempts`` times in all. If it still fails the
-block raises ``ExtractionError`` and the caller writes nothing (issue 12: never a default
-wider scope).
+cited as a source, malformed JSON) is sent back with the problems, at most
+``ModelSettings.attempts`` times in all. If it still fails the block raises
+``ExtractionError`` and the caller writes nothing (issue 12: never a default wider scope).
 """
 
 from __future__ import annotations
