@@ -209,13 +209,14 @@ def _cited(fact: str) -> tuple[str, tuple[str, ...]]:
 
 @functools.lru_cache(maxsize=256)
 def cited_ids(body: str) -> tuple[tuple[str, bool], ...]:
-    """(memory id, whether the fact citing it is cut short) for every memory a scene
-    body's digests cite (``rollup.cite``: ``fact [m1, m0012..m0019]``), in order."""
+    """(memory id, whether a fact quotes it rather than counts it: ``13 more [...]``) for
+    every memory a scene body's digests cite (``rollup.cite``: ``fact [m1, m0012..m0019]``),
+    in order."""
     out = []
     for line in body.splitlines():
         digest = _DIGEST.match(line.strip())
         for fact, ids in map(_cited, digest.group(2).split("; ") if digest else ()):
-            out += [(i, fact.endswith(_CUT)) for i in ids]
+            out += [(i, not _MORE.match(fact)) for i in ids]
     return tuple(out)
 
 
@@ -425,9 +426,10 @@ def _row(hit) -> dict:
 
 
 def _quoted_memories(index, bodies: dict[str, str], known: set[str]) -> list:
-    """The memories (``MemoryHit``) that the candidate scenes quote cut short, not among
-    ``known`` (found already, or no longer current): they stand in for the cut quote."""
-    wanted = {i for body in bodies.values() for i, cut in cited_ids(body) if cut} - known
+    """The memories (``MemoryHit``) the candidate scenes' digests quote (cut short, or in
+    telegraphic style), not among ``known`` (found already, or no longer current): the
+    words as said stand in for the digest's quote."""
+    wanted = {i for body in bodies.values() for i, quoted in cited_ids(body) if quoted} - known
     return index.memories_by_id(sorted(wanted)) if wanted else []
 
 
