@@ -578,6 +578,11 @@ class SceneIndex:
         """``{term: memories holding it}`` for index terms (``analysis.text_terms``)."""
         return self._guarded(lambda: memory_index.document_counts(self.conn, terms))
 
+    def memories_by_id(self, ids: list[str]) -> list[memory_index.MemoryHit]:
+        """The memories ``ids`` name (``memory_index.by_ids``: never a forgotten one); ``[]``
+        when this index was not given the journal."""
+        return self._guarded(lambda: memory_index.by_ids(self.conn, ids)) if ids else []
+
     def bodies(self, names: list[str]) -> dict[str, str]:
         """``{name: body}`` for the given scene names (unknown names are left out)."""
         found = {}

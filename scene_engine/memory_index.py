@@ -355,3 +355,17 @@ def _tier_hits(conn, tiers, k: int, gather: bool, scope: str | None = None):
                     for seq, mid, created, content, rank in rows)
         if rows and not gather:
             return
+
+
+def by_ids(conn, ids: list[str]) -> list[MemoryHit]:
+    """The memories (never a forgotten one) that ``ids`` name (ids or aliases), in journal
+    order, score 0: the memories a scene's digest cites, for recall to quote whole."""
+    found: dict[int, MemoryHit] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for seq, mid, created, content in conn.execute(
+                "SELECT m.seq, m.id, m.created_at, m.content FROM memory_ids i"
+                " JOIN memories m ON m.seq = i.seq WHERE m.forgotten = 0"
+                f" AND i.id IN ({','.join('?' * len(chunk))})", chunk):
+            found[seq] = MemoryHit(seq, mid, created, content, 0.0)
+    return [found[seq] for seq in sorted(found)]

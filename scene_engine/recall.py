@@ -12,6 +12,12 @@ made absolute ("last year (2022)", ``when.resolve``). Chosen passages are laid o
 facts of one day under one heading, oldest first, undated ones before them. Nothing is cut
 mid-sentence and the total never exceeds the budget. Candidates come from the FTS index (so a
 store of 10,000 scenes or 100,000 memories costs about what a small one does).
+
+Every passage names its source one way (issue 21): a scene's sentence, and a memory a
+candidate scene holds (its digest cites it, or one of its sentences restates it), is cited by
+the scene's map tag, the scene added to the map when it was not shown; a memory no scene
+holds has no tag. A quote the engine cut short (a digest's first words of a fact, "…") is
+never a passage: the memory it quotes stands in for it, whole, or it is left out.
 """
 
 from __future__ import annotations
@@ -57,6 +63,9 @@ _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
 _CLOSED = re.compile(r"\s*→\s*\d{4}-\d{2}-\d{2}: ")     # ``threads.ARROW`` and a day
 _SHORTEST_LINE = 8        # no passage line is shorter ("- " and a few words): stop looking
+_CUT = "…"                # how the engine marks a quote it cut short (``rollup.quote``)
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+_MAP_HEADING = "## Scenes\n"
 
 # ``terms -> (documents, {term: documents holding it})``: the statistics IDF is taken from.
 Corpus = Callable[[set[str]], tuple[int, dict[str, int]]]
@@ -65,10 +74,11 @@ Corpus = Callable[[set[str]], tuple[int, dict[str, int]]]
 @dataclass
 class Passage:
     """One passage: a sentence of the scene ``scene``, or, with ``memory`` set (its id), a
-    memory of the journal (``created_at`` its ISO instant; ``scene`` the scene that restates
-    it, or ""). ``text``: the
-    words, relative times made absolute; ``day``: the date it is about (a timeline line's or
-    the memory's), or None; ``score``: BM25 against the query."""
+    memory of the journal (``created_at`` its ISO instant; ``scene`` the scene that holds
+    it, or ""). ``text``: the words, relative times made absolute; ``day``: the date it is
+    about (a timeline line's or the memory's), or None; ``score``: BM25 against the query;
+    ``cut``: the engine's shortened quote of a fact (never shown as it is); ``cites``: the
+    ids of the memories a digest's fact cites."""
 
     scene: str
     text: str
@@ -76,6 +86,8 @@ class Passage:
     score: float = 0.0
     memory: str | None = None
     created_at: str | None = None
+    cut: bool = False         # a quote the engine cut short: shown only as its memory
+    cites: tuple[str, ...] = ()   # the memories a digest fact cites
 
     def source(self) -> dict:
         """Where it comes from, for ``--json``: ``{"scene": NAME}``, ``{"memory": ID,
@@ -132,14 +144,16 @@ def _day(year: str, month: str, day: str) -> date | None:
 
 def split_passages(scene: str, body: str) -> list[Passage]:
     """The sentences of a scene body; timeline sentences carry their line's date (and their
-    relative times are resolved against it)."""
-    return [Passage(scene, text, day) for text, day in _sentences(scene, body)]
+    relative times are resolved against it). A digest fact cut to its first words, or the
+    end of a timeline line holding a memory too long for its scene, is marked ``cut``."""
+    return [Passage(scene, text, day, cut=cut, cites=cites)
+            for text, day, cut, cites in _sentences(scene, body)]
 
 
 @functools.lru_cache(maxsize=256)
-def _sentences(scene: str, body: str) -> tuple[tuple[str, date | None], ...]:
-    """``split_passages`` as (text, day) pairs; cached, since an agent asks about the same
-    scenes again and again and a body is split the same way each time."""
+def _sentences(scene: str, body: str) -> tuple[tuple[str, date | None, bool, tuple], ...]:
+    """``split_passages`` as (text, day, cut, cites); cached, since an agent asks about the
+    same scenes again and again and a body is split the same way each time."""
     passages = []
     for line in body.splitlines():
         line = line.strip()
@@ -147,7 +161,8 @@ def _sentences(scene: str, body: str) -> tuple[tuple[str, date | None], ...]:
             continue
         digest = _DIGEST.match(line)
         if digest:      # "- 2023-05 (digest): 7 May: fact; 12 May: fact" (offline rollups)
-            passages += [(p.text, p.day) for p in _digest_passages(scene, *digest.groups())]
+            passages += [(p.text, p.day, p.cut, p.cites)
+                         for p in _digest_passages(scene, *digest.groups())]
             continue
         found = _TIMELINE.match(line)
         day = None
@@ -158,27 +173,63 @@ def _sentences(scene: str, body: str) -> tuple[tuple[str, date | None], ...]:
         # A closed thread ("plan. → 2026-11-15: outcome…"): the outcome's whole text is the
         # timeline's entry of its own day, so the clipped copy after the arrow is no passage.
         line = _CLOSED.split(line, 1)[0]
-        for sentence in _SENTENCE.split(line):
-            if sentence.strip():
-                text = sentence.strip()
-                passages.append((resolve(text, day) if day else text, day))
+        # A memory longer than its scene is kept by its beginning (``offline`` backend).
+        clipped = found is not None and len(line) > LONG_MEMORY and line.endswith(_CUT)
+        parts = [p.strip() for p in _SENTENCE.split(line) if p.strip()]
+        for n, text in enumerate(parts, start=1):
+            passages.append((resolve(text, day) if day else text, day,
+                             clipped and n == len(parts), ()))
     return tuple(passages)
 
 
 def _digest_passages(scene: str, year: str, facts: str) -> list[Passage]:
     """Each fact of a digest (month, quarter or year; offline ``rollup``) as a passage, its
-    ``7 May`` day made 7 May of that year, its cited memory ids left out."""
+    ``7 May`` day made 7 May of that year, its cited memory ids in ``cites`` (not in its
+    text), ``cut`` when the digest kept only its first words."""
     out = []
-    for fact in filter(None, (_CITED.sub("", f).strip() for f in facts.split("; "))):
+    for fact, ids in filter(lambda f: f[0], map(_cited, facts.split("; "))):
         if _MORE.match(fact):       # "13 more" of a quarter or year digest says nothing
             continue
         dated = _DIGEST_DAY.match(fact)
+        text, day = fact, None
         if dated and dated.group(2) in MONTH_ABBREVIATIONS:
             day = _day(year, str(MONTH_ABBREVIATIONS.index(dated.group(2)) + 1), dated.group(1))
-            out.append(Passage(scene, resolve(dated.group(3), day) if day else fact, day))
-        else:
-            out.append(Passage(scene, fact))
+            text = resolve(dated.group(3), day) if day else fact
+        out.append(Passage(scene, text, day, cut=fact.endswith(_CUT), cites=ids))
     return out
+
+
+def _cited(fact: str) -> tuple[str, tuple[str, ...]]:
+    """(a digest fact without its citation, the memory ids it cites, ranges expanded)."""
+    found = _CITED.search(fact)
+    if not found:
+        return fact.strip(), ()
+    tokens = (t.strip() for t in found.group(0).strip(" []").split(","))
+    return fact[: found.start()].strip(), tuple(i for t in tokens if t for i in _expand(t))
+
+
+@functools.lru_cache(maxsize=256)
+def cited_ids(body: str) -> tuple[tuple[str, bool], ...]:
+    """(memory id, whether a fact quotes it rather than counts it: ``13 more [...]``) for
+    every memory a scene body's digests cite (``rollup.cite``: ``fact [m1, m0012..m0019]``),
+    in order."""
+    out = []
+    for line in body.splitlines():
+        digest = _DIGEST.match(line.strip())
+        for fact, ids in map(_cited, digest.group(2).split("; ") if digest else ()):
+            out += [(i, not _MORE.match(fact)) for i in ids]
+    return tuple(out)
+
+
+def _expand(token: str) -> list[str]:
+    """``m0012..m0019`` -> its ids (``rollup._expand``; not imported: rollup brings the
+    offline backend's word tables, and recall starts in a new process each call)."""
+    first, sep, last = token.partition("..")
+    a, b = _NUMBERED.match(first), _NUMBERED.match(last) if sep else None
+    if not (a and b and a.group(1) == b.group(1) and len(a.group(2)) == len(b.group(2))):
+        return [token]
+    width, prefix = len(a.group(2)), a.group(1)
+    return [f"{prefix}{n:0{width}d}" for n in range(int(a.group(2)), int(b.group(2)) + 1)]
 
 
 def rank_passages(query: str, passages: list[Passage],
@@ -304,6 +355,8 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
         unread = [index.journal_warning(), _ledger_warning(store)]
         gone = not_current(store)
         found = [m for m in found if m.id not in gone]
+        found += _quoted_memories(index, bodies, {m.id for m in found} | gone)
+        holder = None if scoped else _scene_holder(store, index, [*hits, *hot], bodies, found)
         zone = store.config.tz
         passages = [p for m in found for p in memory_passages(m, zone)]
         if found:     # the journal's word statistics, read while the index is open
@@ -316,10 +369,10 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
                 return total(), {t: memo.get(t, 0) for t in terms}
 
             result = assemble(store, query, budget, hits, bodies, hot, passages, corpus,
-                              persona=not scoped)
+                              persona=not scoped, holder=holder)
         else:
             result = assemble(store, query, budget, hits, bodies, hot, passages,
-                              persona=not scoped)
+                              persona=not scoped, holder=holder)
     finally:
         if own:
             index.close()
@@ -335,6 +388,61 @@ def _ledger_warning(store: Store) -> str | None:
 
     problems = read_intact(store)[1]
     return problems[0] if problems else None
+
+
+Holder = Callable[[str, str], "dict | None"]
+
+
+def _scene_holder(store: Store, index, scenes: list, bodies: dict[str, str], found: list
+                  ) -> Holder:
+    """A function ``(memory id, text) -> map row`` of the scene that holds a recalled memory,
+    or None: a scene of ``scenes`` (the candidates, then the hottest) whose digest cites it,
+    else, for a memory a batch has folded, a scene whose body states its words (one index
+    search, only for a memory chosen with no candidate scene restating it)."""
+    bodies = {**bodies, **index.bodies([h.name for h in scenes if h.name not in bodies])}
+    held = {}                   # memory id -> the index hit of the scene citing it
+    for hit in scenes:
+        for memory_id, _ in cited_ids(bodies.get(hit.name, "")):
+            held.setdefault(memory_id, hit)
+    folded = _folded(store, found)
+
+    def holder(memory_id: str, text: str) -> dict | None:
+        if memory_id in held:
+            return _row(held[memory_id])
+        if memory_id not in folded:
+            return None
+        said = " ".join(text.split())
+        for hit in index.search(text, k=3):
+            if hit.fallback:            # no scene holds every word of it
+                break
+            if said in " ".join(index.bodies([hit.name]).get(hit.name, "").split()):
+                return _row(hit)
+        return None
+    return holder
+
+
+def _folded(store: Store, found: list) -> set[str]:
+    """Ids of the ``found`` memories (``MemoryHit``) a batch has taken (none pending)."""
+    try:
+        state = store.load_state()
+    except (OSError, ValueError):
+        return set()
+    waiting = set(state.requeued)
+    return {m.id for m in found if m.seq < state.cursor and m.seq not in waiting}
+
+
+def _row(hit) -> dict:
+    """A scene map row of an index hit: name, heat, summary cut at a word."""
+    return {"name": hit.name, "heat": hit.heat,
+            "summary": _cut_words(" ".join(str(hit.summary or "").split()))}
+
+
+def _quoted_memories(index, bodies: dict[str, str], known: set[str]) -> list:
+    """The memories (``MemoryHit``) the candidate scenes' digests quote (cut short, or in
+    telegraphic style), not among ``known`` (found already, or no longer current): the
+    words as said stand in for the digest's quote."""
+    wanted = {i for body in bodies.values() for i, quoted in cited_ids(body) if quoted} - known
+    return index.memories_by_id(sorted(wanted)) if wanted else []
 
 
 def not_current(store: Store) -> frozenset[str]:
@@ -388,58 +496,111 @@ def _local_day(created_at: str, zone) -> date | None:
 
 def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str],
              hot: list, memories: list[Passage] | None = None,
-             corpus: Corpus | None = None, persona: bool = True) -> Recall:
+             corpus: Corpus | None = None, persona: bool = True,
+             holder: Holder | None = None) -> Recall:
     """Lay out persona, scene map and passages within ``budget`` (see module docstring).
 
     ``memories``: passages of the journal's best memories (``memory_passages``), ranked with
     the scenes' sentences; ``corpus``: the journal's word statistics (``rank_passages``).
     Scenes in the map get short tags (S1, S2, ...) that their passages cite, so a passage
-    costs a few characters of attribution instead of the scene's name. ``persona``: False
-    leaves it out.
+    costs a few characters of attribution instead of the scene's name; a passage of a scene
+    the map could not show adds the scene to the map (name and heat), its cost counted in
+    the budget. ``holder``: ``(memory id, text) -> map row`` of the scene holding a memory
+    no candidate scene sentence restates (``_scene_holder``). ``persona``: False leaves it
+    out.
     """
     persona = _persona_part(store, min(int(budget * PERSONA_SHARE), PERSONA_MAX)) if persona else ""
     rows, seen = [], set()
     for row in [*hits, *hot]:
         if row.name not in seen:
             seen.add(row.name)
-            rows.append({"name": row.name, "heat": row.heat,
-                         "summary": _cut_words(" ".join(str(row.summary or "").split()))})
-    map_lines, shown = _scene_map(rows, min(int(budget * MAP_SHARE), MAP_MAX))
-    map_text = "\n".join(map_lines)
-    tags = {r["name"]: f"S{i}" for i, r in enumerate(shown, start=1)}
+            rows.append(_row(row))
+    scene_map = _SceneMap(rows, *_scene_map(rows, min(int(budget * MAP_SHARE), MAP_MAX)))
     header = "## Persona\n" + persona + "\n\n" if persona else ""
-    header += "## Scenes\n" + map_text + "\n\n" if map_text else ""
     title = "## Passages\n"
-    room = budget - len(header) - len(title) - 1
+    room = budget - len(header) - len(scene_map.text()) - len(title) - 1
     passages = [p for h in hits for p in split_passages(h.name, bodies.get(h.name, ""))]
     ranked = _ranked(query, passages + list(memories or []), corpus)
-    chosen = _choose(ranked, room, lambda p: _line(p, tags))
-    body = _layout(chosen, lambda p: _line(p, tags))
-    text = header + (title + body if chosen else "")
-    return Recall(text=text.rstrip() + "\n", budget=budget, persona=persona, scenes=shown,
-                  passages=chosen)
+    chosen = _choose(ranked, room, scene_map, holder or (lambda *_: None))
+    body = _layout(chosen, scene_map.line)
+    text = header + scene_map.text() + (title + body if chosen else "")
+    return Recall(text=text.rstrip() + "\n", budget=budget, persona=persona,
+                  scenes=scene_map.shown, passages=chosen)
 
 
-def _line(passage: Passage, tags: dict[str, str]) -> str:
-    """``- [S1] text`` for a passage of a scene in the map; a scene sentence outside it cites
-    the scene's name; a memory cites nothing more (its scene, if any, is in ``--json``)."""
-    if passage.scene in tags:
-        return f"- [{tags[passage.scene]}] {passage.text}"
-    if passage.scene and passage.memory is None:
-        return f"- [{passage.scene.removesuffix('.md')}] {passage.text}"
-    return f"- {passage.text}"
+@dataclass
+class _SceneMap:
+    """The scene map as shown (``lines``, ``shown`` rows, tags S1, S2, ...), which grows by a
+    line (name and heat) when a chosen passage cites a scene of ``rows`` not shown yet: every
+    passage of a scene is cited by its tag, never by a bare name (issue 21)."""
+
+    rows: list[dict]
+    lines: list[str]
+    shown: list[dict]
+    tags: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.tags = {r["name"]: f"S{i}" for i, r in enumerate(self.shown, start=1)}
+        self._rows = {r["name"]: r for r in self.rows}
+
+    def know(self, row: dict) -> str:
+        """Make a scene's map ``row`` one the map may add; returns its name."""
+        if row["name"] not in self._rows:
+            self.rows.append(row)
+            self._rows[row["name"]] = row
+        return row["name"]
+
+    def text(self) -> str:
+        """The map's part of the recall text ("" when it has no line)."""
+        return _MAP_HEADING + "\n".join(self.lines) + "\n\n" if self.lines else ""
+
+    def tag(self, scene: str) -> str | None:
+        """The tag ``scene`` has, or would get if added; None for no scene (or one unknown)."""
+        if scene in self.tags:
+            return self.tags[scene]
+        return f"S{len(self.shown) + 1}" if scene in self._rows else None
+
+    def cost(self, scene: str) -> int:
+        """Characters the map grows by if ``scene`` is added (0 when it is there)."""
+        if scene in self.tags or scene not in self._rows:
+            return 0
+        added = len(self._new_line(scene)) + 1
+        return added if self.lines else added - 1 + len(_MAP_HEADING) + 2
+
+    def add(self, scene: str) -> None:
+        """Show ``scene`` in the map (nothing when it is there or unknown)."""
+        if self.cost(scene):
+            self.lines.append(self._new_line(scene))
+            self.shown.append(self._rows[scene])
+            self.tags[scene] = f"S{len(self.shown)}"
+
+    def line(self, passage: Passage) -> str:
+        """``- [S1] text`` for a passage of a scene (its tag, or the one it would get), else
+        ``- text`` (a memory no scene holds)."""
+        tag = self.tag(passage.scene)
+        return f"- [{tag}] {passage.text}" if tag else f"- {passage.text}"
+
+    def _new_line(self, scene: str) -> str:
+        row = self._rows[scene]
+        return f"{self.tag(scene)} {row['name']} (heat {row['heat']})"
 
 
-def _choose(ranked: list[Passage], room: int, line: Callable[[Passage], str]) -> list[Passage]:
-    """The best passages that fit in ``room`` characters as ``_layout`` writes them, each
-    saying something the ones before it did not; a scene sentence that only restates a
-    candidate memory is replaced by that memory."""
+def _choose(ranked: list[Passage], room: int, scene_map: _SceneMap,
+            holder: Holder) -> list[Passage]:
+    """The best passages that fit in ``room`` characters as ``_layout`` writes them (with
+    the map lines their scenes add), each saying something the ones before it did not; a
+    scene sentence that only restates a candidate memory is replaced by that memory, a
+    memory a scene holds is cited with it (a restating sentence, else ``holder``),
+    and a quote the engine cut short is never chosen as it is."""
     restated = _restatement_finder(ranked)
+    attributed = _attributor(ranked, restated, holder, scene_map)
     chosen, used, days, said, every, taken = [], 0, set(), [], set(), set()
     for passage in ranked:
         if room - used < _SHORTEST_LINE:
             break
-        passage = restated(passage)
+        passage = attributed(restated(passage))
+        if passage.cut:
+            continue                    # no memory to quote it whole
         key = (passage.memory, passage.text) if passage.memory is not None else id(passage)
         if key in taken:
             continue
@@ -448,10 +609,11 @@ def _choose(ranked: list[Passage], room: int, line: Callable[[Passage], str]) ->
         if words and len(words & every) >= enough and any(
                 len(words & other) >= enough for other in said):
             continue                    # a chosen passage already states it
-        cost = len(line(passage)) + 1
+        cost = len(scene_map.line(passage)) + 1 + scene_map.cost(passage.scene)
         if passage.day and passage.day not in days:
             cost += len(readable(passage.day)) + 2      # its day's heading
         if used + cost <= room:
+            scene_map.add(passage.scene)
             chosen.append(passage)
             taken.add(key)
             used += cost
@@ -461,11 +623,37 @@ def _choose(ranked: list[Passage], room: int, line: Callable[[Passage], str]) ->
     return chosen
 
 
+def _attributor(ranked: list[Passage], restated: Callable[[Passage], Passage],
+                holder: Holder, scene_map: _SceneMap) -> Callable[[Passage], Passage]:
+    """A function that gives a memory passage with no scene the scene that holds it: the
+    best-ranked candidate scene whose sentence restates it (``restated``, the same test that
+    puts the memory in place of the sentence), else ``holder``'s (made known to
+    ``scene_map``); any other passage back as it is."""
+    restating: dict[tuple[str, str], str] = {}
+    built = []
+
+    def find(passage: Passage) -> Passage:
+        if passage.memory is None or passage.scene:
+            return passage
+        if not built:               # at the first memory without a scene: often none comes
+            built.append(True)
+            for other in ranked:
+                if other.memory is None and (found := restated(other)).memory:
+                    restating.setdefault((found.memory, found.text), other.scene)
+        scene = restating.get((passage.memory, passage.text))
+        if scene is None and (row := holder(passage.memory, passage.text)):
+            scene = scene_map.know(row)
+        return replace(passage, scene=scene) if scene else passage
+    return find
+
+
 def _restatement_finder(ranked: list[Passage]) -> Callable[[Passage], Passage]:
     """A function that gives, for a scene sentence whose words one of the candidate memories
     holds (``SAME_FACT`` of them), that memory cited with the scene, and any other passage
     back as it is: the memory is the words as said, with its id and date; the scene line its
-    paraphrase, and the scene where the fact lives."""
+    paraphrase, and the scene where the fact lives. A digest's fact that cites candidate
+    memories gets the one of them holding most of its words; a cut one citing none stays
+    as it is (and is then never shown)."""
     holders: dict[str, list[int]] = {}
     memories = [p for p in ranked if p.memory is not None]
     held: list[set[str]] = []
@@ -479,6 +667,12 @@ def _restatement_finder(ranked: list[Passage]) -> Callable[[Passage], Passage]:
                 for term in words:
                     holders.setdefault(term, []).append(i)
         words = set(text_terms(passage.text))
+        own = [i for i, m in enumerate(memories) if m.memory in passage.cites]
+        if own or passage.cut:       # a digest's fact is the memory it cites, no other
+            if not own:
+                return passage
+            best = max(own, key=lambda i: (len(words & held[i]), -i))
+            return replace(memories[best], scene=passage.scene, score=passage.score)
         need = math.ceil(SAME_FACT * len(words))
         if not need:
             return passage

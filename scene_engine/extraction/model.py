@@ -2,10 +2,10 @@
 
 The model answers with a tool call (``record_memories``) or, failing that, the same JSON as
 text. Every answer is validated (``schema.parse_output`` + ``schema.check_output``) before it
-is used; an invalid one (bad scope, invented or context sources, malformed JSON) is sent back
-with the problems, at most ``ModelSettings.attempts`` times in all. If it still fails the
-block raises ``ExtractionError`` and the caller writes nothing (issue 12: never a default
-wider scope).
+is used; an invalid one (bad scope, invented or context sources, an assistant's courtesy
+cited as a source, malformed JSON) is sent back with the problems, at most
+``ModelSettings.attempts`` times in all. If it still fails the block raises
+``ExtractionError`` and the caller writes nothing (issue 12: never a default wider scope).
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 
 from ..llm import Budget, ModelError, complete_message
 from ..prompt import template
+from . import offline
 from .context import ContextMemory
 from .conversation import Message
+from .courtesy import courtesy_only, is_agent
 from .schema import ExtractionOutput, OutputError, check_output, parse_output
 
 VERSION = "model/1"
@@ -117,9 +119,26 @@ def extract(block: list[Message], context: list[ContextMemory], settings: ModelS
     def parse(answer):
         output = parse_output(answer)
         check_output(output, block_ids, context_ids)
+        check_courtesy(output, block)
         return output
 
     return ask(prompt(block, context), RECORD_TOOL, parse, settings, settings.attempts)
+
+
+def check_courtesy(output: ExtractionOutput, block: list[Message]) -> None:
+    """Raises ``OutputError`` when a memory cites an assistant message that holds nothing
+    but courtesy (``courtesy.courtesy_only``: acknowledgements, congratulations, stock
+    phrases): such a message is never a memory and never a source (seed 004, issue 21)."""
+    names = frozenset(w.lower() for m in block for w in m.speaker.split())
+    courtesy = {m.id for m in block if is_agent(m.role, m.speaker)
+                and courtesy_only(m.text, offline.sentences, names)}
+    problems = [f"memories.{n}.sources: {source!r} is only the assistant's courtesy (an "
+                "acknowledgement, congratulation or stock phrase), never a memory or a "
+                "source; cite the messages that state the fact, or leave the memory out"
+                for n, memory in enumerate(output.memories) for source in memory.sources
+                if source in courtesy]
+    if problems:
+        raise OutputError(problems)
 
 
 def prompt(block: list[Message], context: list[ContextMemory]) -> list[dict]:

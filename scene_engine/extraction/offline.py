@@ -7,11 +7,13 @@ many memories as its curated observations, more than the offline scene backend c
 (``bench/RESULTS.md``, "Conversations in"), and a sentence alone loses what its pronouns
 point at.
 
-Limits (also in the README): it does not understand; it keeps every sentence with a content
-word and drops only greetings and filler, so it over-keeps; it never relates memories
-(no same_as / supersedes / conflicts_with) and never merges (similar pairs go to the review
-queue); a pronoun is left as said; scope is ``session`` unless the sentence itself says
-"always", "from now on", "in this project" and the like.
+Limits (also in the README): it does not understand; it keeps every sentence of the user with
+a content word and drops only greetings and filler, so it over-keeps (an assistant's sentence
+has the higher bar of ``courtesy``: never its acknowledgements, congratulations or stock
+phrases); it never relates memories (no same_as / supersedes / conflicts_with) and never
+merges (similar pairs go to the review queue); a pronoun is left as said; scope is
+``session`` unless the sentence itself says "always", "from now on", "in this project" and
+the like.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from __future__ import annotations
 import re
 
 from ..text import STOP_WORDS, terms
-from .conversation import Message
-from .schema import ExtractedMemory
+from .conversation import MAX_SPEAKER_CHARS, Message
+from .courtesy import agent_keeps, is_agent
+from .schema import ELLIPSIS, SUMMARY_CHARS, TITLE_CHARS, ExtractedMemory, clip, split_at
 
 VERSION = "offline/1"
 TITLE_WORDS = 10
@@ -82,18 +85,41 @@ def extract(block: list[Message]) -> list[ExtractedMemory]:
     """The memories of a block, in order: per utterance, its sentences that say something,
     grouped up to ``MAX_CHARS`` and by scope (a "from now on" sentence is a ``user`` memory of
     its own); summary ``"Speaker: sentences"``, title its first words, the message as source.
-    Tool and system messages are routine steps and left out."""
+    Tool and system messages are routine steps and left out; an assistant's sentence must
+    also pass the higher bar of ``courtesy.agent_keeps`` (seed 004). A sentence too long for
+    one summary is cut into pieces that fit, each but the last ending in "…", so nothing
+    said is lost and no limit is broken (issue 21: a URL, a key, Chinese without spaces)."""
     names = frozenset(w.lower() for m in block for w in m.speaker.split())
     out = []
     for message in block:
         if (message.role or "") in SKIPPED_ROLES:
             continue
-        kept = [s for s in sentences(message.text) if says_something(s, names)]
+        speaker = clip(message.speaker, MAX_SPEAKER_CHARS)
+        room = SUMMARY_CHARS - len(speaker) - len(": ")
+        keeps = _bar(message)
+        kept = [piece for s in sentences(message.text) if says_something(s, names)
+                and keeps(s, names) for piece in _pieces(s, room)]
         for scope, group in _groups(kept):
-            summary = f"{message.speaker}: {' '.join(group)}"
+            summary = f"{speaker}: {' '.join(group)}"
             out.append(ExtractedMemory(title=_title(summary), summary=summary, scope=scope,
                                        sources=[message.id]))
     return out
+
+
+def _bar(message: Message):
+    """The extra test a sentence of ``message`` must pass: an assistant's the higher bar
+    (``courtesy.agent_keeps``), anyone else's none."""
+    return agent_keeps if is_agent(message.role, message.speaker) else lambda *_: True
+
+
+def _pieces(sentence: str, room: int) -> list[str]:
+    """``sentence`` in pieces of at most ``room`` characters (``schema.split_at``: at a
+    word, else at a character boundary), each but the last marked "…" as cut."""
+    out = []
+    while len(sentence) > room:
+        head, sentence = split_at(sentence, room - len(ELLIPSIS))
+        out.append(head + ELLIPSIS)
+    return [*out, sentence] if sentence else out
 
 
 def _groups(kept: list[str]) -> list[tuple[str, list[str]]]:
@@ -112,5 +138,6 @@ def _groups(kept: list[str]) -> list[tuple[str, list[str]]]:
 
 def _title(summary: str) -> str:
     # The summary's own first words: the journal then keeps the summary alone
-    # (``merge.content_of``), so no word is stored twice.
-    return " ".join(summary.split()[:TITLE_WORDS]).rstrip(",;:")
+    # (``merge.content_of``), so no word is stored twice. Cut to the schema's limit when
+    # the words are long (a URL, Chinese without spaces): still the summary's beginning.
+    return clip(" ".join(summary.split()[:TITLE_WORDS]).rstrip(",;:"), TITLE_CHARS)

@@ -11,6 +11,8 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from pydantic import ValidationError
+
 from ..memories import Journal, Memory
 from ..recovery import ensure_recovered
 from ..store import Store
@@ -19,9 +21,9 @@ from .context import choose
 from .conversation import Message, blocks, read_conversation
 from .merge import content_of
 from .model import VERSION as MODEL_VERSION
-from .model import ModelSettings
+from .model import ExtractionError, ModelSettings
 from .model import extract as model_extract
-from .schema import ExtractedMemory, ExtractionOutput, merge_exact_duplicates
+from .schema import ExtractedMemory, ExtractionOutput, merge_exact_duplicates, problems_of
 
 BLOCK_SIZE = 20
 QUOTE_CHARS = 400
@@ -80,11 +82,7 @@ def extract_file(store: Store, data: bytes, name: str, settings: ModelSettings |
             if not block:
                 continue
         report.blocks += 1
-        if settings is None:
-            output = ExtractionOutput(memories=offline.extract(block))
-        else:
-            context = choose(block, [*existing, *new], status)
-            output = model_extract(block, context, settings)
+        output = _block_output(block, [*existing, *new], status, settings)
         for memory in _records(output, block, report.extractor, settings is not None):
             if memory.id in known:
                 report.known += 1
@@ -107,6 +105,21 @@ def extract_file(store: Store, data: bytes, name: str, settings: ModelSettings |
     report.added = len(fresh)
     report.added_ids = [m.id for m in fresh]
     return report
+
+
+def _block_output(block: list[Message], known: list[Memory], status: dict[str, str],
+                  settings: ModelSettings | None) -> ExtractionOutput:
+    """One block's validated memories, offline or by the model (``known``: the memories
+    its context is chosen from). Raises ``ExtractionError``, also for output the schema
+    refuses (a rule broken in code must still reach a person as one sentence: issue 21)."""
+    try:
+        if settings is None:
+            return ExtractionOutput(memories=offline.extract(block))
+        return model_extract(block, choose(block, known, status), settings)
+    except ValidationError as exc:
+        where = block[0].id if len(block) == 1 else f"{block[0].id} to {block[-1].id}"
+        raise ExtractionError(f"the memories of messages {where} broke the schema: "
+                              f"{'; '.join(problems_of(exc))}") from None
 
 
 def _records(output: ExtractionOutput, block: list[Message], version: str, quote: bool
