@@ -206,9 +206,6 @@ def _add(store, data: bytes):
 def _report_add(report, err: bool) -> None:
     typer.echo(f"added {report.added} memories ({report.known} known ids skipped, "
                f"{report.duplicates} duplicates collapsed)", err=err)
-    if report.known_changed:
-        typer.echo(f"warning: {report.known_changed} known id(s) came with a different content; "
-                   "a memory is never rewritten: give the new content a new id", err=True)
 
 
 BackendOpt = Annotated[str | None, typer.Option("--backend", help="offline (default) or llm.")]

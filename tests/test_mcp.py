@@ -77,7 +77,8 @@ def test_remember_then_recall_and_search_with_sources(root):
         added = data(await client.call_tool("remember", {
             "content": "Adopted a grey cat called Miso yesterday.",
             "created_at": "2024-05-05T18:00:00Z", "id": "cat-1"}))
-        again = data(await client.call_tool("remember", {"content": "whatever", "id": "cat-1"}))
+        again = data(await client.call_tool("remember", {
+            "content": "Adopted a grey cat called Miso yesterday.", "id": "cat-1"}))
         recalled = data(await client.call_tool("recall", {"query": "What is the cat called?",
                                                           "budget": 800}))
         found = data(await client.call_tool("search", {"query": "violin"}))["hits"]
@@ -87,7 +88,7 @@ def test_remember_then_recall_and_search_with_sources(root):
 
     added, again, recalled, found, memories = session(root, body, "--no-fold")
     assert added == {"id": "cat-1", "added": True, "pending": 1}
-    assert again["added"] is False                       # a known id adds nothing
+    assert again["added"] is False and again["same_as"] == "cat-1"   # a known id: nothing
     first = recalled["passages"][0]
     assert first["memory"] == "cat-1" and first["date"] == "2024-05-05"
     assert "Miso yesterday (4 May 2024)" in recalled["text"]
@@ -141,6 +142,27 @@ def test_scopes_keep_one_agents_memories_from_another(root):
     assert "flight" in travel["text"] and "deploy key" not in travel["text"]
     assert "deploy key" in code["text"] and "flight" not in code["text"]
     assert "flight" in everything["text"] and "deploy key" in everything["text"]
+
+
+def test_two_agents_remembering_the_same_words_each_keep_them_in_their_scope(root):
+    said = {"content": "The Lisbon office opens at nine.", "created_at": "2024-05-02T09:00:00Z"}
+
+    async def body(client):
+        first = data(await client.call_tool("remember", {**said, "scope": "travel-bot"}))
+        second = data(await client.call_tool("remember", {**said, "scope": "code-bot"}))
+        again = data(await client.call_tool("remember", {**said, "scope": "code-bot"}))
+        hits = data(await client.call_tool("search", {"query": "Lisbon office",
+                                                      "scope": "code-bot"}))["hits"]
+        recalled = data(await client.call_tool("recall", {"query": "Lisbon office",
+                                                          "scope": "code-bot"}))
+        return first, second, again, hits, recalled
+
+    first, second, again, hits, recalled = session(root, body, "--no-fold")
+    assert first["added"] is True and second["added"] is True and first["id"] != second["id"]
+    assert [h["id"] for h in hits] == [second["id"]]
+    assert [p["memory"] for p in recalled["passages"]] == [second["id"]]
+    # Sent again, nothing is added, and the answer says which memory it already is.
+    assert again["added"] is False and again["same_as"] == second["id"] and again["note"]
 
 
 def test_scenes_are_resources(root):
