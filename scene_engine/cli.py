@@ -57,7 +57,9 @@ def handled(func: Callable) -> Callable:
 
     @wraps(func)
     def wrapper(*args, **kwargs):
-        from .config import ConfigError
+        from pydantic import ValidationError
+
+        from .config import ConfigError, plain_error
         from .interrupts import Terminated, reset_received
         from .lock import LockBusyError
         from .memories import MemoryInputError
@@ -80,6 +82,8 @@ def handled(func: Callable) -> Callable:
             _fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
         except typer.Exit:
             raise                  # the command's own verdict (an exit code, said already)
+        except ValidationError as exc:   # data the engine made did not pass its own schema
+            _fail(f"invalid data: {plain_error(exc)}", 1)   # one line, no pydantic URL
         except Exception as exc:
             from .interrupts import received
 
