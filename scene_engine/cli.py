@@ -619,9 +619,10 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
     def report(names: set[str]) -> None:
         typer.echo(f"reindexed: {', '.join(sorted(names))}", err=True)
 
-    folding = contextlib.nullcontext()
+    folding, joining = contextlib.nullcontext(), contextlib.nullcontext()
     if fold:
         from .folding import FoldWorker
+        from .inbox import InboxJoiner
         from .mcpserver.server import configured_backend
 
         config = store.config
@@ -629,8 +630,11 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
                    f"{config.fold_idle:g} s without a new one", err=True)
         folding = FoldWorker(store, configured_backend(store),
                              on_event=lambda text: typer.echo(text, err=True))
+        # Memories an agent queued while the store was busy join as soon as it is free,
+        # not at the next fold trigger.
+        joining = InboxJoiner(store, on_event=lambda text: typer.echo(text, err=True))
     try:
-        with folding:
+        with folding, joining:
             stats = watch_forever(store.root, debounce=debounce, on_reindex=report)
     except sqlite3.Error as exc:       # e.g. a store this user cannot write
         _fail(f"cannot keep the search index here: {exc}", 1)
