@@ -801,7 +801,10 @@ def _scene_match(store, name: str) -> str:
 @handled
 def mcp(http: Annotated[bool, typer.Option(
             "--http", help="Serve streamable HTTP instead of stdio.")] = False,
-        host: Annotated[str, typer.Option(help="Address for --http.")] = "127.0.0.1",
+        host: Annotated[str, typer.Option(
+            help="Address for --http. Any but 127.0.0.1, localhost or ::1 requires a bearer "
+                 "token: $SCENE_ENGINE_MCP_TOKEN, else one made and printed now.")
+        ] = "127.0.0.1",
         port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --http.")] = 8765,
         allow_undo: Annotated[bool, typer.Option(
             "--allow-undo", help="Offer the undo tool too.")] = False,
@@ -812,16 +815,24 @@ def mcp(http: Annotated[bool, typer.Option(
     list_scenes, read_scene, status, log; scenes as scene://NAME resources."""
     import logging
 
-    from .mcpserver.server import serve
+    from .mcpserver.server import TOKEN_ENV, http_token, http_url, serve
 
     store = _store()
     # stdout is the protocol's: everything said goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="scene-engine: %(message)s")
+    token = None
     if http:
-        typer.echo(f"serving {store.root} at http://{host}:{port}/mcp (Ctrl-C to stop)",
+        token, made = http_token(host)
+        typer.echo(f"serving {store.root} at {http_url(host, port)}/mcp (Ctrl-C to stop)",
                    err=True)
-    serve(store, http=http, host=host, port=port, allow_undo=allow_undo, fold=fold)
+        if made:     # shown this once, never stored: set $SCENE_ENGINE_MCP_TOKEN to keep one
+            typer.echo(f"bearer token (clients send `Authorization: Bearer TOKEN`; set "
+                       f"{TOKEN_ENV} to choose it): {token}", err=True)
+        elif token:
+            typer.echo(f"requests must carry the bearer token in ${TOKEN_ENV}", err=True)
+    serve(store, http=http, host=host, port=port, allow_undo=allow_undo, fold=fold,
+          token=token)
 
 
 @app.command("recall")
