@@ -805,7 +805,8 @@ def mcp(http: Annotated[bool, typer.Option(
             help="Address for --http. Any but 127.0.0.1, localhost or ::1 requires a bearer "
                  "token: $SCENE_ENGINE_MCP_TOKEN, else one made and printed now.")
         ] = "127.0.0.1",
-        port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --http.")] = 8765,
+        port: Annotated[int, typer.Option(min=0, max=65535,
+                                          help="Port for --http (0: any free one).")] = 8765,
         allow_undo: Annotated[bool, typer.Option(
             "--allow-undo", help="Offer the undo tool too.")] = False,
         fold: Annotated[bool, typer.Option(
@@ -815,7 +816,7 @@ def mcp(http: Annotated[bool, typer.Option(
     list_scenes, read_scene, status, log; scenes as scene://NAME resources."""
     import logging
 
-    from .mcpserver.server import TOKEN_ENV, http_token, http_url, serve
+    from .mcpserver.server import TOKEN_ENV, free_port, http_token, http_url, serve
 
     store = _store()
     # stdout is the protocol's: everything said goes to stderr.
@@ -824,11 +825,13 @@ def mcp(http: Annotated[bool, typer.Option(
     token = None
     if http:
         token, made = http_token(host)
+        port = port or free_port(host)      # named before serving, so the line below is true
         typer.echo(f"serving {store.root} at {http_url(host, port)}/mcp (Ctrl-C to stop)",
                    err=True)
         if made:     # shown this once, never stored: set $SCENE_ENGINE_MCP_TOKEN to keep one
-            typer.echo(f"bearer token (clients send `Authorization: Bearer TOKEN`; set "
-                       f"{TOKEN_ENV} to choose it): {token}", err=True)
+            typer.echo(f"bearer token: {token}", err=True)
+            typer.echo(f"(clients send the header `Authorization: Bearer <token>`; set "
+                       f"{TOKEN_ENV} to choose the token)", err=True)
         elif token:
             typer.echo(f"requests must carry the bearer token in ${TOKEN_ENV}", err=True)
     serve(store, http=http, host=host, port=port, allow_undo=allow_undo, fold=fold,

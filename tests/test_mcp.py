@@ -454,21 +454,21 @@ def test_a_memory_queued_while_the_store_is_busy_is_searchable_once_it_is_free(r
     assert status["queued"] == 0 and status["memories"] == 3
 
 
-def start_http(root: Path, host: str, env: dict | None = None, *options: str):
-    """A `scenes mcp --http` child on ``host`` and a free port: (process, port, the lines it
-    said before serving)."""
+def start_http(root: Path, host: str, env: dict | None = None):
+    """A `scenes mcp --http --port 0` child on ``host``: (process, the port it chose, the
+    lines it said before serving)."""
+    import re
     import socket
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     child = subprocess.Popen([sys.executable, "-c", ENTRY, "--dir", str(root), "mcp", "--http",
-                              "--host", host, "--port", str(port), "--no-fold", *options],
+                              "--host", host, "--port", "0", "--no-fold"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                              env={**os.environ, **(env or {})})
-    said = [child.stderr.readline()]                     # "serving ... at http://..."
-    if "serving" in said[0] and host not in ("127.0.0.1", "localhost", "::1"):
-        said.append(child.stderr.readline())             # the token, or where it comes from
+    said = [child.stderr.readline()]                     # "serving ... at http://HOST:PORT/mcp"
+    served = re.search(r"at http://[^ ]*:(\d+)/mcp", said[0])
+    assert served, said
+    port = int(served.group(1))
+    said.append(child.stderr.readline())                 # the token, or where it comes from
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and child.poll() is None:
         with socket.socket() as probe:
@@ -498,8 +498,9 @@ def test_serving_beyond_this_machine_requires_the_bearer_token(root, host, from_
             token = chosen
             assert chosen not in "".join(said)                  # never echoed
         else:
-            token = said[1].strip().rsplit(" ", 1)[1]           # printed once, at the start
-            assert "bearer token" in said[1] and len(token) >= 32
+            assert said[1].startswith("bearer token: ")          # printed once, at the start
+            token = said[1].removeprefix("bearer token: ").strip()
+            assert len(token) >= 32
         url = f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{port}/mcp"
         accept = {"Accept": "application/json, text/event-stream"}
         for wrong in ({}, {"Authorization": "Bearer not-the-token-at-all-0123"},

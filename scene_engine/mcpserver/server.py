@@ -30,6 +30,7 @@ import logging
 import os
 import re
 import secrets
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -291,6 +292,15 @@ def http_token(host: str) -> tuple[str | None, bool]:
     if host in LOCAL_HOSTS:
         return None, False
     return secrets.token_urlsafe(32), True
+
+
+def free_port(host: str) -> int:
+    """A port free on ``host`` now (asked of the system, then let go) for ``--port 0``: the
+    server binds it a moment later, and the address said at start is the one served."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.bind(address)
+        return probe.getsockname()[1]
 
 
 def http_url(host: str, port: int) -> str:
