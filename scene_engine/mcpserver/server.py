@@ -224,16 +224,20 @@ def scene_server_class():
             self._checks: dict[str, Callable[[dict], None]] = {}
 
         def tool(self, *args, check: Callable[[dict], None] | None = None, **kwargs):
+            """The SDK's ``tool()`` decorator, noting the tool's parameters and ``check``."""
             register = super().tool(*args, **kwargs)
 
             def checked(fn):
-                self._takes[fn.__name__] = tuple(inspect.signature(fn).parameters)
+                name = kwargs.get("name") or fn.__name__      # as the SDK names the tool
+                self._takes[name] = tuple(inspect.signature(fn).parameters)
                 if check is not None:
-                    self._checks[fn.__name__] = check
+                    self._checks[name] = check
                 return register(fn)
             return checked
 
         async def call_tool(self, name, arguments, context=None):
+            """The SDK's ``call_tool`` once the names and the tool's ``check`` pass; raises
+            the SDK's ``ToolError`` (the agent reads its one-line message)."""
             if name in self._takes:
                 try:
                     _refuse_unknown(name, arguments, self._takes[name])
