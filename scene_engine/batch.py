@@ -22,7 +22,7 @@ from sandbox import DELETED, ConflictError, Sandbox, SandboxError
 
 from . import history, interrupts, recovery
 from .accounting import Declaration, Ledger, LedgerEntry, account, ledger_path, parse_declarations
-from .config import Config
+from .config import Config, plain_error
 from .conservation import ENGINE_KEYS, Authorship, authorship, is_pinned
 from .fsutil import atomic_write_text, read_regular_text
 from .lock import store_lock
@@ -513,7 +513,7 @@ def _run_job(store: Store, repo, backend, state: State, taken: list[Memory], job
     try:
         outcome = backend.run(job)
     except Exception as exc:  # any backend failure: nothing was written
-        raise BatchError(f"batch {number} failed: {exc}") from exc
+        raise BatchError(f"batch {number} failed: {plain_error(exc)}") from exc
     deferred = set(outcome.deferred) | {d.seq for d, k in duplicates if k.seq in outcome.deferred}
     if deferred >= {m.seq for m in taken}:
         raise BatchError(f"batch {number}: the backend deferred every memory")

@@ -57,7 +57,9 @@ def handled(func: Callable) -> Callable:
 
     @wraps(func)
     def wrapper(*args, **kwargs):
-        from .config import ConfigError
+        from pydantic import ValidationError
+
+        from .config import ConfigError, plain_error
         from .interrupts import Terminated, reset_received
         from .lock import LockBusyError
         from .memories import MemoryInputError
@@ -80,6 +82,8 @@ def handled(func: Callable) -> Callable:
             _fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
         except typer.Exit:
             raise                  # the command's own verdict (an exit code, said already)
+        except ValidationError as exc:   # data the engine made did not pass its own schema
+            _fail(f"invalid data: {plain_error(exc)}", 1)   # one line, no pydantic URL
         except Exception as exc:
             from .interrupts import received
 
@@ -206,9 +210,6 @@ def _add(store, data: bytes):
 def _report_add(report, err: bool) -> None:
     typer.echo(f"added {report.added} memories ({report.known} known ids skipped, "
                f"{report.duplicates} duplicates collapsed)", err=err)
-    if report.known_changed:
-        typer.echo(f"warning: {report.known_changed} known id(s) came with a different content; "
-                   "a memory is never rewritten: give the new content a new id", err=True)
 
 
 BackendOpt = Annotated[str | None, typer.Option("--backend", help="offline (default) or llm.")]
@@ -627,9 +628,10 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
     def report(names: set[str]) -> None:
         typer.echo(f"reindexed: {', '.join(sorted(names))}", err=True)
 
-    folding = contextlib.nullcontext()
+    folding, joining = contextlib.nullcontext(), contextlib.nullcontext()
     if fold:
         from .folding import FoldWorker
+        from .inbox import InboxJoiner
         from .mcpserver.server import configured_backend
 
         config = store.config
@@ -637,8 +639,11 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
                    f"{config.fold_idle:g} s without a new one", err=True)
         folding = FoldWorker(store, configured_backend(store),
                              on_event=lambda text: typer.echo(text, err=True))
+        # Memories an agent queued while the store was busy join as soon as it is free,
+        # not at the next fold trigger.
+        joining = InboxJoiner(store, on_event=lambda text: typer.echo(text, err=True))
     try:
-        with folding:   # the journal too: a line it cannot index is logged by its number
+        with folding, joining:   # the journal too: a line it cannot index is logged by its number
             stats = watch_forever(store.root, lambda: for_store(store), debounce=debounce,
                                   on_reindex=report)
     except sqlite3.Error as exc:       # e.g. a store this user cannot write
@@ -806,8 +811,12 @@ def _scene_match(store, name: str) -> str:
 @handled
 def mcp(http: Annotated[bool, typer.Option(
             "--http", help="Serve streamable HTTP instead of stdio.")] = False,
-        host: Annotated[str, typer.Option(help="Address for --http.")] = "127.0.0.1",
-        port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --http.")] = 8765,
+        host: Annotated[str, typer.Option(
+            help="Address for --http. Any but 127.0.0.1, localhost or ::1 requires a bearer "
+                 "token: $SCENE_ENGINE_MCP_TOKEN, else one made and printed now.")
+        ] = "127.0.0.1",
+        port: Annotated[int, typer.Option(min=0, max=65535,
+                                          help="Port for --http (0: any free one).")] = 8765,
         allow_undo: Annotated[bool, typer.Option(
             "--allow-undo", help="Offer the undo tool too.")] = False,
         fold: Annotated[bool, typer.Option(
@@ -817,16 +826,26 @@ def mcp(http: Annotated[bool, typer.Option(
     list_scenes, read_scene, status, log; scenes as scene://NAME resources."""
     import logging
 
-    from .mcpserver.server import serve
+    from .mcpserver.server import TOKEN_ENV, free_port, http_token, http_url, serve
 
     store = _store()
     # stdout is the protocol's: everything said goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="scene-engine: %(message)s")
+    token = None
     if http:
-        typer.echo(f"serving {store.root} at http://{host}:{port}/mcp (Ctrl-C to stop)",
+        token, made = http_token(host)
+        port = port or free_port(host)      # named before serving, so the line below is true
+        typer.echo(f"serving {store.root} at {http_url(host, port)}/mcp (Ctrl-C to stop)",
                    err=True)
-    serve(store, http=http, host=host, port=port, allow_undo=allow_undo, fold=fold)
+        if made:     # shown this once, never stored: set $SCENE_ENGINE_MCP_TOKEN to keep one
+            typer.echo(f"bearer token: {token}", err=True)
+            typer.echo(f"(clients send the header `Authorization: Bearer <token>`; set "
+                       f"{TOKEN_ENV} to choose the token)", err=True)
+        elif token:
+            typer.echo(f"requests must carry the bearer token in ${TOKEN_ENV}", err=True)
+    serve(store, http=http, host=host, port=port, allow_undo=allow_undo, fold=fold,
+          token=token)
 
 
 @app.command("recall")

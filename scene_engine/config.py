@@ -100,11 +100,37 @@ def load_config(path: Path) -> Config:
     try:
         return Config(**raw)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg'].removeprefix('Value error, ')}"
-            for err in exc.errors()
-        )
-        raise ConfigError(f"{path}: {problems}") from exc
+        raise ConfigError(f"{path}: {plain_problems(exc)}") from exc
+
+
+def plain_problems(exc: ValidationError, arguments: bool = False) -> str:
+    """pydantic's complaint as one plain line, ``name: what is wrong`` for each field, "; "
+    between fields: the one wording the command line, the config file and the MCP tools use,
+    never with the help URL that pydantic's own text carries. ``arguments``: the errors of a
+    tool's arguments, each named by its argument (a union's alternatives joined by "or") with
+    the value refused."""
+    fields: dict[str, list[str]] = {}
+    values: dict[str, str] = {}
+    for err in exc.errors(include_url=False):
+        path = [str(part) for part in err.get("loc") or ()]
+        name = (path[0] if arguments else ".".join(path)) if path else "input"
+        said = fields.setdefault(name, [])
+        text = err.get("msg", "invalid").removeprefix("Value error, ")
+        if said:            # "... a valid integer or input should be a valid string"
+            text = text[:1].lower() + text[1:]
+        if text not in said:
+            said.append(text)
+        if arguments and err.get("type") != "missing":
+            values.setdefault(name, f" (given {err.get('input')!r})")
+    return "; ".join(f"{name}: {' or '.join(said)}{values.get(name, '')}"
+                     for name, said in fields.items())
+
+
+def plain_error(exc: BaseException) -> str:
+    """An exception as text for a person or an agent: a pydantic ``ValidationError`` as
+    ``plain_problems`` (its own text carries a help URL and a dump of the input), anything else
+    as ``str(exc)``. For the places that report an exception of any kind."""
+    return plain_problems(exc) if isinstance(exc, ValidationError) else str(exc)
 
 
 def render_config(config: Config) -> str:

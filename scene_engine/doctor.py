@@ -16,6 +16,7 @@ from collections import Counter
 
 from . import history, recovery
 from .batch import expand_seqs
+from .config import plain_error
 from .fsutil import read_regular, read_regular_text
 from .layout import is_utf8_name
 from .memories import Journal
@@ -34,7 +35,8 @@ def check_store(store: Store) -> list[str]:
         try:
             problems += check(store)
         except Exception as exc:  # a check that cannot run is a finding, not a crash
-            problems.append(f"{check.__name__.removeprefix('_check_')}: cannot check: {exc}")
+            problems.append(f"{check.__name__.removeprefix('_check_')}: cannot check: "
+                            f"{plain_error(exc)}")
     if recovery.pending_intent(store) is not None:
         problems.append("an interrupted batch awaits recovery (the next run or add rolls it back)")
     return problems

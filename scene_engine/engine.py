@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from . import history, inbox, interrupts, recovery
 from .lock import store_lock
-from .memories import AddReport, Journal, MemoryInputError, parse_input
+from .memories import AddReport, Journal, MemoryInputError, parse_lines
 from .numbering import check_numbering
 from .store import Store
 
@@ -21,12 +21,14 @@ def add_memories(store: Store, data: bytes | None,
     before it returns (a failure there only costs freshness: the next search catches up).
     ``lock_timeout``: seconds to wait for the store (None: ``lock.lock_timeout()``).
 
-    Raises ``MemoryInputError`` (nothing added) for any bad record, ``JournalError`` for a
-    torn journal, ``LockBusyError`` when the store stays busy. Known ids are skipped; the same
-    content at the same instant as a memory already known (or earlier in the input) becomes an
-    alias of it (the counts say how many). The report is of ``data`` alone.
+    Raises ``MemoryInputError`` (nothing added) for any bad record, and for a known id sent
+    with another memory (another content, scope, role or type: a memory is never rewritten),
+    ``JournalError`` for a torn journal, ``LockBusyError`` when the store stays busy. Known ids
+    sent with the same memory are skipped; the same memory (content, instant, scope, role and
+    type) as one already known (or earlier in the input) becomes an alias of it (the counts
+    and ``same_as`` say which). The report is of ``data`` alone.
     """
-    memories = parse_input(data) if data is not None else []
+    memories = parse_lines(data) if data is not None else []
     report = AddReport(added=0, known=0, duplicates=0)
     with store_lock(store.lock_path, timeout=lock_timeout):
         repo = history.open_repo(store.root)
@@ -65,13 +67,13 @@ def _drain_inbox(store: Store, repo, journal: Journal, index) -> int:
 
     added = 0
     for path in inbox.waiting(store):
-        try:
-            memories = parse_input(path.read_bytes())
+        try:   # a known id with another memory is refused here as by `scenes add`
+            memories = parse_lines(path.read_bytes())
+            _, report = _append(store, repo, journal, memories, store.load_state(), index)
         except (MemoryInputError, OSError) as exc:
             warnings.warn(f"{path}: set aside, not added ({exc})", stacklevel=3)
             path.replace(path.with_suffix(".bad"))
             continue
-        _, report = _append(store, repo, journal, memories, store.load_state(), index)
         added += report.added
         path.unlink()          # a crash before this re-adds the file: its ids are known then
     return added
@@ -96,10 +98,16 @@ def _synced_index(store: Store):
     return None
 
 
-def _append(store: Store, repo, journal: Journal, memories, state, index):
-    """Plan, write and commit the new memories (under the store lock); index them when
-    ``index`` is given. Returns (fresh memories, ``AddReport``)."""
-    fresh, report, writes = journal.plan_append(memories, state.next_seq, catalog=index)
+def _append(store: Store, repo, journal: Journal, lined, state, index):
+    """Plan, write and commit the new memories (``[(line, Memory)]``, under the store lock);
+    index them when ``index`` is given. Returns (fresh memories, ``AddReport``). Raises
+    ``MemoryInputError`` naming the line of each known id sent with another memory (nothing
+    written)."""
+    fresh, report, writes = journal.plan_append([m for _, m in lined], state.next_seq,
+                                                catalog=index)
+    if report.conflicts:
+        raise MemoryInputError([(lined[position][0], message)
+                                for position, message in report.conflicts])
     # Engine files only, restored whatever they hold: their text is not needed.
     planned = dict.fromkeys([*(str(p.relative_to(store.root)) for p in writes),
                              ".scene-engine/state.json"])

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .config import plain_error
 from .inbox import queued
 from .store import Store
 
@@ -125,7 +126,7 @@ class FoldWorker:
         except Exception as exc:     # a batch failed (or the lock was busy): retried later
             self._failed_at = (self._newest_add(), time.time())
             self._failures_in_row += 1
-            reason = " ".join(str(exc).split())          # the whole reason, on one line
+            reason = " ".join(plain_error(exc).split())   # the whole reason, on one line
             line = f"folding failed after {len(done)} batch(es): {reason[:MAX_REASON]}"
             self.stats.failures.append(line)
             self.on_event(f"{line}; the memories stay pending; next try when a memory is "

@@ -560,14 +560,15 @@ class SceneIndex:
         none)."""
         return memory_index.problem_summary(self.journal_problems())
 
-    def known_memory_contents(self, ids: list[str]) -> dict[str, str]:
-        """``{id: content}`` for those of ``ids`` the indexed journal holds (ids and aliases);
-        for ``memories.Journal.plan_append`` after a ``sync``."""
-        return self._guarded(lambda: memory_index.known_contents(self.conn, ids))
+    def known_memory_places(self, ids: list[str]) -> dict[str, tuple[int, int]]:
+        """``{id: (segment, line)}`` for those of ``ids`` the indexed journal holds (ids and
+        aliases); for ``memories.Journal.plan_append`` after a ``sync``."""
+        return self._guarded(lambda: memory_index.known_places(self.conn, ids))
 
     def memory_places(self, facts: list[tuple[str, datetime]]) -> dict:
-        """``{(content, instant): (segment, line)}`` for those of ``facts`` the indexed
-        journal states; for ``memories.Journal.plan_append`` after a ``sync``."""
+        """``{(content, instant): [(segment, line), ...]}`` for those of ``facts`` the
+        indexed journal states (one record each scope, role or type may state it); for
+        ``memories.Journal.plan_append`` after a ``sync``."""
         return self._guarded(lambda: memory_index.places(self.conn, facts))
 
     def memory_count(self) -> int:

@@ -341,7 +341,9 @@ def _run_tool(execute: Callable[[str, str | dict], str], name: str, arguments: s
     try:
         result = execute(name, arguments)
     except Exception as exc:  # the executor should never raise; if it does, tell the model
-        return f"Error: tool {name!r} failed: {type(exc).__name__}: {exc}"
+        from .config import plain_error
+
+        return f"Error: tool {name!r} failed: {type(exc).__name__}: {plain_error(exc)}"
     return result if isinstance(result, str) else str(result)
 
 

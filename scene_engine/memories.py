@@ -4,6 +4,10 @@ The journal lives in ``memories/`` as JSONL segments of ``SEGMENT`` records each
 (``00000.jsonl`` holds numbers 0-999, ...). A memory's number (``seq``) fixes its segment and
 line, so taking the next batch reads one or two segments: its cost follows the batch, not the
 history. Segments are rewritten whole by temp file + rename, so a crash never leaves half a line.
+
+A memory is its content and instant together with its scope, role and type (``kind``; DESIGN.md
+"Command line", memory input): two records agreeing on all of them are one memory (the second
+id kept as an alias), and a known id is never given to another memory (the input is refused).
 """
 
 from __future__ import annotations
@@ -45,8 +49,8 @@ class MemoryInputError(ValueError):
 @dataclass(frozen=True)
 class Memory:
     """One L1 memory. ``created_at`` is timezone-aware; ``seq`` is its journal number;
-    ``aliases``: other ids the same record came with (the same content at the same instant
-    under another id, collapsed into this one and known from then on)."""
+    ``aliases``: other ids the same record came with (the same content at the same instant,
+    scope, role and type under another id, collapsed into this one and known from then on)."""
 
     id: str
     content: str
@@ -101,8 +105,16 @@ def parse_input(data: bytes, now: datetime | None = None) -> list[Memory]:
 
     Returns the memories (``seq`` unset) in input order. Raises ``MemoryInputError`` with the
     line number of every bad record (not an object, missing/empty/over-long content, bad
-    date, wrong types, unknown fields, invalid UTF-8, invalid JSON); then nothing is added.
+    date, wrong types, unknown fields, invalid UTF-8, invalid JSON, an id given twice for two
+    different memories); then nothing is added.
     """
+    return [memory for _, memory in parse_lines(data, now)]
+
+
+def parse_lines(data: bytes, now: datetime | None = None) -> list[tuple[int, Memory]]:
+    """``parse_input`` with the line each memory's record starts on: ``[(line, Memory)]``
+    (so a problem found later, against the journal, can name its line too). Raises as
+    ``parse_input``."""
     now = now or datetime.now(UTC)
     try:
         text = data.decode("utf-8")
@@ -115,23 +127,50 @@ def parse_input(data: bytes, now: datetime | None = None) -> list[Memory]:
     # such an escape in the text no record needs the per-record check.
     surrogates = _SURROGATE_ESCAPE.search(text) is not None
     problems: list[tuple[int, str]] = []
-    memories = []
-    first_line: dict[str, tuple[int, str]] = {}   # id -> (line, content) where it first came
+    lined: list[tuple[int, Memory]] = []
+    first_line: dict[str, tuple[int, Memory]] = {}   # id -> (line, memory) where it first came
     for line, value in items:
         try:
             memory = _validate(value, now, surrogates)
         except ValueError as exc:
             problems.append((line, str(exc)))
             continue
-        seen = first_line.setdefault(memory.id, (line, memory.content))
-        if seen[1] != memory.content:
+        seen_line, seen = first_line.setdefault(memory.id, (line, memory))
+        difference = differs(kind(seen), kind(memory))
+        if difference:
             # One id for two different memories: keeping either would silently lose the other.
-            problems.append((line, f"id {memory.id!r} was already used on line {seen[0]} "
-                                   "for a different content"))
-        memories.append(memory)
+            problems.append((line, f"id {memory.id!r} was already used on line {seen_line} "
+                                   f"for {difference}"))
+        lined.append((line, memory))
     if problems:
         raise MemoryInputError(problems)
-    return memories
+    return lined
+
+
+# What a memory is, besides its instant: its words and who sees it, said it, what kind it is.
+# The same words at the same instant under another scope (or role, or type) are another memory:
+# collapsing them would hide the second from its own scope's search and recall.
+KIND_FIELDS = ("scope", "role", "type")
+
+
+def kind(memory: Memory | dict) -> tuple:
+    """``(content, scope, role, type)`` of a memory or of its journal record: with its instant,
+    the identity of a memory (two records agreeing on all five are one memory)."""
+    if isinstance(memory, dict):
+        return (memory["content"], *(memory.get(key) for key in KIND_FIELDS))
+    return (memory.content, *(getattr(memory, key) for key in KIND_FIELDS))
+
+
+def differs(kept: tuple, given: tuple) -> str | None:
+    """How the memory ``given`` (a ``kind``) differs from ``kept``, as words for a message
+    ("a different content", "another scope ('travel' there, none here)"), or None."""
+    if kept[0] != given[0]:
+        return "a different content"
+    for key, there, here in zip(KIND_FIELDS, kept[1:], given[1:], strict=True):
+        if there != here:
+            return (f"another {key} ({'none' if there is None else repr(there)} there, "
+                    f"{'none' if here is None else repr(here)} here)")
+    return None
 
 
 def _split_records(text: str) -> list[tuple[int, Any]]:
@@ -266,8 +305,7 @@ def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
                          "large data elsewhere and put a reference here")
     mem_id = value.get("id")
     if mem_id is None:
-        digest = hashlib.sha256(f"{content}\x00{created.isoformat()}".encode()).hexdigest()
-        mem_id = f"m-{digest[:16]}"
+        mem_id = derived_id(content, created, *(value.get(key) for key in KIND_FIELDS))
     elif not isinstance(mem_id, str) or not mem_id.strip():
         raise ValueError("`id` must be non-empty text")
     elif len(mem_id) > MAX_ID_CHARS or re.search(r"[\x00-\x1f\x7f]", mem_id):
@@ -275,6 +313,17 @@ def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
     return Memory(id=mem_id, content=content, created_at=created, role=value.get("role"),
                   type=value.get("type"), scope=value.get("scope"),
                   metadata=value.get("metadata"))
+
+
+def derived_id(content: str, created: datetime, scope: str | None = None,
+               role: str | None = None, type: str | None = None) -> str:
+    """The id of a record given without one: ``m-`` and a hash of what makes the memory
+    (``kind``) and its instant. Scope, role and type count only when given, so a record with
+    none of them keeps the id it always had (re-adding an old file adds nothing)."""
+    parts = [content, created.isoformat()]
+    parts += [f"{key}={value}" for key, value in zip(KIND_FIELDS, (scope, role, type),
+                                                     strict=True) if value is not None]
+    return f"m-{hashlib.sha256(chr(0).join(parts).encode()).hexdigest()[:16]}"
 
 
 def _parse_time(value: Any, now: datetime) -> datetime:
@@ -303,15 +352,19 @@ def _parse_time(value: Any, now: datetime) -> datetime:
 
 @dataclass(frozen=True)
 class AddReport:
-    """What ``Journal.append`` did: ``added`` new memories, ``known`` ids skipped (of which
-    ``known_changed`` came with a different content), ``duplicates`` records of the input
-    with the same content at the same instant as another, collapsed into it (their ids are
-    recorded as aliases, so adding the same file again adds nothing)."""
+    """What ``Journal.append`` did: ``added`` new memories, ``known`` ids skipped (the same
+    memory sent again), ``duplicates`` records with the same content at the same instant, in
+    the same scope, role and type, as another, collapsed into it (their ids are recorded as
+    aliases, so adding the same file again adds nothing). ``same_as``: ``(id given, id of the
+    memory kept)`` for each record skipped or collapsed. ``conflicts``: ``(position in the
+    input, message)`` for each known id sent with another memory; those are not added (a
+    memory is never rewritten), and ``engine.add_memories`` refuses the whole input for them."""
 
     added: int
     known: int
     duplicates: int
-    known_changed: int = 0   # known ids sent with another content (a memory is never rewritten)
+    same_as: tuple[tuple[str, str], ...] = ()
+    conflicts: tuple[tuple[int, str], ...] = ()
 
 
 class Journal:
@@ -379,55 +432,102 @@ class Journal:
         """What appending ``memories`` at ``next_seq`` makes: (the new memories with their
         ``seq``, the counts, segment path -> its whole new text). Writes nothing.
 
-        A record with the same content at the same instant as one already in the journal or
-        earlier in the input is the same memory: its id becomes an alias of that one (known
-        from then on, so adding the same file again adds nothing). The same fact restated at
-        another time is new evidence and kept.
+        A record with the same content at the same instant, in the same scope, role and type
+        (``kind``), as one already in the journal or earlier in the input is the same memory:
+        its id becomes an alias of that one (known from then on, so adding the same file again
+        adds nothing). The same fact restated at another time, or under another scope, is
+        another memory and kept. A known id sent with another memory is a conflict (reported,
+        never written).
 
         ``catalog``: an index in step with the journal (``index.SceneIndex`` just synced, with
-        ``known_memory_contents`` and ``memory_places``) that answers those two questions for
-        just these memories; without it the whole journal is read (and checked: a torn line
-        raises ``JournalError``).
+        ``known_memory_places`` and ``memory_places``) that says where just these memories'
+        ids and facts are; without it (or when a place it gives does not hold what it said)
+        the whole journal is read (and checked: a torn line raises ``JournalError``).
         """
-        if catalog is not None:
-            known = catalog.known_memory_contents(sorted({m.id for m in memories}))
-            where = catalog.memory_places(sorted({(m.content, m.created_at) for m in memories},
-                                                 key=lambda f: (f[0], f[1].timestamp())))
-        else:
-            known, where = self._catalogue()
+        looked_up = self._from_catalog(memories, catalog) if catalog is not None else None
+        known, where = looked_up or self._catalogue()
         fresh: list[Memory] = []
-        first: dict[tuple[str, datetime], int] = {}   # (content, instant) -> index in fresh
+        first: dict[tuple, int] = {}                    # identity -> index in fresh
         aliases: dict[tuple[int, int], list[str]] = {}  # journal line -> ids to add
-        skipped = dupes = differ = 0
-        for memory in memories:
+        skipped = dupes = 0
+        same_as: list[tuple[str, str]] = []
+        conflicts: list[tuple[int, str]] = []
+        for position, memory in enumerate(memories):
             if memory.id in known:
-                skipped += 1
-                differ += known[memory.id] != memory.content
+                kept_id, kept_kind = known[memory.id]
+                difference = differs(kept_kind, kind(memory))
+                if difference:
+                    conflicts.append((position, (
+                        f"id {memory.id!r} is already known with {difference}; a memory is "
+                        "never rewritten: give this one a new id")))
+                else:
+                    skipped += 1
+                    same_as.append((memory.id, kept_id))
                 continue
-            known[memory.id] = memory.content
-            key = (memory.content, memory.created_at)
+            key = (memory.created_at, *kind(memory))
+            place = next((p for p, other in where.get((memory.content, memory.created_at), ())
+                          if other == kind(memory)), None)
             if key in first:
                 kept = fresh[first[key]]
                 fresh[first[key]] = replace(kept, aliases=(*kept.aliases, memory.id))
-            elif key in where:
-                aliases.setdefault(where[key], []).append(memory.id)
+                kept_id = kept.id
+            elif place is not None:
+                aliases.setdefault(place[0], []).append(memory.id)
+                kept_id = place[1]
             else:
                 first[key] = len(fresh)
                 fresh.append(_with_seq(memory, next_seq + len(fresh)))
+                known[memory.id] = (memory.id, kind(memory))
                 continue
+            known[memory.id] = (kept_id, kind(memory))
+            same_as.append((memory.id, kept_id))
             dupes += 1
         writes = self._segment_texts(fresh, aliases)
         return fresh, AddReport(added=len(fresh), known=skipped, duplicates=dupes,
-                                known_changed=differ), writes
+                                same_as=tuple(same_as), conflicts=tuple(conflicts)), writes
 
-    def _catalogue(self) -> tuple[dict[str, str], dict[tuple[str, datetime], tuple[int, int]]]:
-        """Every id and alias with its content, and where each (content, instant) is."""
-        known, where = {}, {}
+    def _catalogue(self) -> tuple[dict[str, tuple[str, tuple]], dict[tuple, list]]:
+        """Every id and alias with (the id of its memory, its ``kind``), and for each (content,
+        instant) the records stating it: ``[((segment, line), id), kind]``."""
+        known: dict[str, tuple[str, tuple]] = {}
+        where: dict[tuple, list] = {}
         for number, offset, record in self._records():
+            found = (record["id"], kind(record))
             for memory_id in (record["id"], *(record.get("aliases") or ())):
-                known[memory_id] = record["content"]
-            where[(record["content"], datetime.fromisoformat(record["created_at"]))] = (
-                number, offset)
+                known[memory_id] = found
+            where.setdefault((record["content"], datetime.fromisoformat(record["created_at"])),
+                             []).append((((number, offset), record["id"]), found[1]))
+        return known, where
+
+    def _from_catalog(self, memories: list[Memory], catalog):
+        """``_catalogue`` for just ``memories``, from the places ``catalog`` gives, each read
+        from its journal line; None when a line does not hold what the index said (the index
+        lags a hand edit: the caller reads the whole journal)."""
+        places = catalog.known_memory_places(sorted({m.id for m in memories}))
+        facts = catalog.memory_places(sorted({(m.content, m.created_at) for m in memories},
+                                             key=lambda f: (f[0], f[1].timestamp())))
+        segments: dict[int, list[str]] = {}
+
+        def record_at(place: tuple[int, int]) -> dict | None:
+            number, offset = place
+            lines = segments.setdefault(number, self._read_segment(number))
+            return _record(self._segment(number), offset, lines[offset]) \
+                if offset < len(lines) else None
+
+        known = {}
+        for memory_id, place in places.items():
+            record = record_at(place)
+            if record is None or memory_id not in (record["id"], *(record.get("aliases") or ())):
+                return None
+            known[memory_id] = (record["id"], kind(record))
+        where: dict[tuple, list] = {}
+        for fact, spots in facts.items():
+            for place in spots:
+                record = record_at(place)
+                if record is None or (record["content"], datetime.fromisoformat(
+                        record["created_at"])) != fact:
+                    return None
+                where.setdefault(fact, []).append(((place, record["id"]), kind(record)))
         return known, where
 
     def _segment_texts(self, fresh: list[Memory], aliases: dict[tuple[int, int], list[str]]

@@ -113,8 +113,9 @@ def _segments(folder: Path) -> dict[int, os.stat_result]:
 
 
 def fact_key(content: str, created_at: datetime) -> int:
-    """A 64-bit key of (content, instant): two records with the same key are, after a check
-    of both, the same memory (``memories.Journal.plan_append``)."""
+    """A 64-bit key of (content, instant): two records with the same key state, after a check
+    of both, the same fact (one memory when their scope, role and type agree too:
+    ``memories.Journal.plan_append``)."""
     instant = created_at.astimezone(UTC).isoformat() if created_at.tzinfo else \
         created_at.isoformat()
     digest = hashlib.blake2b(f"{content}\0{instant}".encode(), digest_size=8).digest()
@@ -229,31 +230,34 @@ def _delete(conn, seq: int, content: str) -> None:
     conn.execute("DELETE FROM memory_ids WHERE seq = ?", (seq,))
 
 
-def known_contents(conn, ids: list[str]) -> dict[str, str]:
-    """``{id: content}`` for those of ``ids`` the journal holds (as an id or an alias)."""
-    found: dict[str, str] = {}
+def known_places(conn, ids: list[str]) -> dict[str, tuple[int, int]]:
+    """``{id: (segment, line)}`` for those of ``ids`` the journal holds (as an id or an
+    alias): where the memory's record is."""
+    found: dict[str, tuple[int, int]] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
-        found.update(conn.execute(
-            "SELECT i.id, m.content FROM memory_ids i JOIN memories m ON m.seq = i.seq"
-            f" WHERE i.id IN ({','.join('?' * len(chunk))})", chunk).fetchall())
+        for memory_id, segment, line in conn.execute(
+                "SELECT i.id, m.segment, m.line FROM memory_ids i JOIN memories m ON m.seq = i.seq"
+                f" WHERE i.id IN ({','.join('?' * len(chunk))})", chunk):
+            found[memory_id] = (segment, line)
     return found
 
 
-def places(conn, facts: list[tuple[str, datetime]]) -> dict[tuple[str, datetime], tuple]:
-    """``{(content, instant): (segment, line)}`` for those of ``facts`` a journal record
-    states (the same content at the same instant)."""
+def places(conn, facts: list[tuple[str, datetime]]) -> dict[tuple[str, datetime], list]:
+    """``{(content, instant): [(segment, line), ...]}`` for those of ``facts`` journal
+    records state (the same content at the same instant; several records when their scopes,
+    roles or types differ), in journal order."""
     keyed = {fact_key(c, t): (c, t) for c, t in facts}
-    found = {}
+    found: dict[tuple[str, datetime], list] = {}
     listed = list(keyed)
     for start in range(0, len(listed), 500):
         chunk = listed[start:start + 500]
         for fact, content, created, segment, line in conn.execute(
                 "SELECT fact, content, created_at, segment, line FROM memories"
-                f" WHERE fact IN ({','.join('?' * len(chunk))})", chunk):
+                f" WHERE fact IN ({','.join('?' * len(chunk))}) ORDER BY seq", chunk):
             want = keyed[fact]
             if content == want[0] and datetime.fromisoformat(created) == want[1]:
-                found[want] = (segment, line)
+                found.setdefault(want, []).append((segment, line))
     return found
 
 

@@ -142,6 +142,43 @@ def test_a_failing_backend_exits_1_and_keeps_memories_pending(root, monkeypatch)
     assert status(root)["pending"] == 5
 
 
+def schema_error():
+    """A pydantic ``ValidationError``, as a backend or the engine's own schema raises one."""
+    from pydantic import BaseModel, Field
+
+    class Reply(BaseModel):
+        title: str = Field(max_length=10)
+
+    try:
+        Reply(title="a title far over the limit")
+    except Exception as exc:
+        return exc
+    raise AssertionError("pydantic accepted it")
+
+
+def test_a_schema_error_reaches_a_person_as_one_plain_line(root, monkeypatch):
+    # pydantic's own text carries a help URL and a dump of the input: a person reads neither.
+    import scene_engine.engine
+
+    class SchemaBackend:
+        name = "schema"
+
+        def run(self, job):
+            raise schema_error()
+
+    scenes(root, "add", "-", stdin=memories(2))
+    monkeypatch.setattr(scene_engine.engine, "make_backend", lambda *a, **k: SchemaBackend())
+    failed = scenes(root, "run")
+    monkeypatch.setattr(scene_engine.engine, "status", lambda store: (_ for _ in ()).throw(
+        schema_error()))
+    escaped = scenes(root, "status")                 # one that no layer caught on its way up
+    for result in (failed, escaped):
+        assert result.exit_code == 1, result.output
+        assert "title: String should have at most 10 characters" in result.stderr
+        assert "pydantic" not in result.output and "For further information" not in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_the_installed_command_runs_as_a_subprocess(root, tmp_path):
     """`python -m`-free entry point: the console script contract, exit codes included."""
     data = tmp_path / "in.jsonl"

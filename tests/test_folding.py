@@ -110,3 +110,30 @@ def test_watch_fold_folds_in_the_background_until_ctrl_c(store):
         _, err = watch.communicate(timeout=30)
     assert "folding when 20 memories are pending or after 1 s" in err
     assert "batch 1: 2 memories folded" in err
+
+
+def test_watch_fold_joins_a_queued_memory_as_soon_as_the_store_is_free(store):
+    # An agent's memory queued while a batch held the store; a memory was added moments ago, so
+    # no fold trigger fires for minutes (fold_idle 300 s): the join must not wait for one.
+    from scene_engine import inbox
+    from scene_engine.lock import store_lock
+
+    add_memories(store, memories(1))
+    watch = subprocess.Popen([sys.executable, "-c", ENTRY, "--dir", str(store.root), "watch",
+                              "--fold"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        with store_lock(store.lock_path):          # busy: the memory waits in the inbox
+            inbox.put(store, b'{"id": "late-1", "content": "Booked the dentist for 3 March."}')
+        deadline = time.monotonic() + 60
+        while inbox.queued(store) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        found = subprocess.run([sys.executable, "-c", ENTRY, "--dir", str(store.root), "search",
+                                "dentist", "--memories", "--json"], capture_output=True,
+                               text=True, timeout=60)
+    finally:
+        watch.send_signal(signal.SIGINT)
+        watch.communicate(timeout=30)
+    assert inbox.queued(store) == 0, "the queued memory never joined the journal"
+    assert [hit["id"] for hit in json.loads(found.stdout)] == ["late-1"]
+    assert open_store(store.root).load_state().pending == 2       # joined, not folded early

@@ -77,7 +77,8 @@ def test_remember_then_recall_and_search_with_sources(root):
         added = data(await client.call_tool("remember", {
             "content": "Adopted a grey cat called Miso yesterday.",
             "created_at": "2024-05-05T18:00:00Z", "id": "cat-1"}))
-        again = data(await client.call_tool("remember", {"content": "whatever", "id": "cat-1"}))
+        again = data(await client.call_tool("remember", {
+            "content": "Adopted a grey cat called Miso yesterday.", "id": "cat-1"}))
         recalled = data(await client.call_tool("recall", {"query": "What is the cat called?",
                                                           "budget": 800}))
         found = data(await client.call_tool("search", {"query": "violin"}))["hits"]
@@ -87,7 +88,7 @@ def test_remember_then_recall_and_search_with_sources(root):
 
     added, again, recalled, found, memories = session(root, body, "--no-fold")
     assert added == {"id": "cat-1", "added": True, "pending": 1}
-    assert again["added"] is False                       # a known id adds nothing
+    assert again["added"] is False and again["same_as"] == "cat-1"   # a known id: nothing
     first = recalled["passages"][0]
     assert first["memory"] == "cat-1" and first["date"] == "2024-05-05"
     assert "Miso yesterday (4 May 2024)" in recalled["text"]
@@ -127,6 +128,84 @@ def test_bad_arguments_are_tool_errors_and_the_server_goes_on(root):
     assert status["pending"] == 0 and status["memories"] == 2   # nothing was added
 
 
+# Records `scenes add` refuses, sent as remember's arguments: (arguments, words both must say).
+REFUSED = [
+    ({"id": "k1", "content": "Stopped learning the violin."}, "already known with a different"),
+    ({"id": "k1", "content": "Started learning the violin with a teacher in Porto.",
+      "created_at": "2024-03-02T10:00:00Z", "scope": "music-bot"}, "already known with another"),
+    ({"content": 123}, "`content` is required and must be text"),
+    ({"content": "x", "created_at": [2024]}, "`created_at` must be ISO-8601 text"),
+    ({"content": "x", "role": 5}, "`role` must be text"),
+    ({"content": "x", "metadata": [1]}, "`metadata` must be an object"),
+    ({"content": "x", "id": ""}, "`id` must be non-empty text"),
+]
+
+
+def test_remember_and_the_command_line_refuse_the_same_records_in_the_same_words(root):
+    from typer.testing import CliRunner
+
+    from scene_engine.cli import app
+
+    async def body(client):
+        return [await client.call_tool("remember", arguments) for arguments, _ in REFUSED]
+
+    answers = session(root, body, "--no-fold")
+    for (arguments, says), answer in zip(REFUSED, answers, strict=True):
+        typed = CliRunner().invoke(app, ["--dir", str(root), "add", "-"],
+                                   input=json.dumps(arguments))
+        assert typed.exit_code == 2 and says in typed.stderr, (arguments, typed.output)
+        problem = typed.stderr.split("line 1: ", 1)[1].strip()   # the command line's words
+        assert answer.is_error and problem in answer.content[0].text, (arguments, answer)
+    assert open_store(root).load_state().next_seq == 2           # nothing was added
+
+
+def test_every_tool_refuses_an_argument_it_does_not_take(root):
+    # A misspelt argument must not be dropped: `scpoe` would widen a recall to every scope.
+    name = next((root / "scenes").glob("*.md")).name
+    valid = {"remember": {"content": "Parked on level 3."}, "recall": {"query": "violin"},
+             "search": {"query": "violin"}, "list_scenes": {}, "read_scene": {"name": name},
+             "status": {}, "log": {}, "undo": {}}
+
+    async def body(client):
+        offered = {t.name for t in (await client.list_tools()).tools}
+        answers = {tool: await client.call_tool(tool, {**valid[tool], "scpoe": "travel-bot"})
+                   for tool in sorted(offered)}
+        return offered, answers, data(await client.call_tool("status", {}))
+
+    offered, answers, status = session(root, body, "--no-fold", "--allow-undo")
+    assert offered == set(valid)
+    for tool, answer in answers.items():
+        assert answer.is_error, tool
+        assert "unknown argument(s) scpoe" in answer.content[0].text, (tool, answer)
+    assert status["memories"] == 2 and status["batches"] == 1 and status["pending"] == 0
+
+
+# Arguments of the wrong type for each tool, and the argument each message must name.
+WRONG_TYPES = [
+    ("recall", {"query": "x", "budget": "lots"}, "budget"),
+    ("recall", {"query": ["x"]}, "query"),
+    ("search", {"query": "x", "k": "many"}, "k"),
+    ("search", {"query": "x", "memories": "perhaps"}, "memories"),
+    ("read_scene", {"name": 5}, "name"),
+    ("log", {"limit": "ten"}, "limit"),
+    ("undo", {"batch": [1]}, "batch"),
+    ("undo", {"forget": "sure"}, "forget"),
+    ("remember", {"content": "x", "created_at": {"day": 1}}, "created_at"),
+]
+
+
+def test_no_tool_error_carries_a_pydantic_help_url(root):
+    async def body(client):
+        return [await client.call_tool(tool, arguments) for tool, arguments, _ in WRONG_TYPES]
+
+    answers = session(root, body, "--no-fold", "--allow-undo")
+    for (tool, arguments, names), answer in zip(WRONG_TYPES, answers, strict=True):
+        text = answer.content[0].text
+        assert answer.is_error and names in text, (tool, arguments, text)
+        assert "pydantic" not in text and "http" not in text, (tool, arguments, text)
+        assert len(text.splitlines()) <= 2, text                # one plain line (and a head)
+
+
 def test_scopes_keep_one_agents_memories_from_another(root):
     async def body(client):
         for scope, fact in (("travel-bot", "Booked the Lisbon flight for 14 June."),
@@ -141,6 +220,27 @@ def test_scopes_keep_one_agents_memories_from_another(root):
     assert "flight" in travel["text"] and "deploy key" not in travel["text"]
     assert "deploy key" in code["text"] and "flight" not in code["text"]
     assert "flight" in everything["text"] and "deploy key" in everything["text"]
+
+
+def test_two_agents_remembering_the_same_words_each_keep_them_in_their_scope(root):
+    said = {"content": "The Lisbon office opens at nine.", "created_at": "2024-05-02T09:00:00Z"}
+
+    async def body(client):
+        first = data(await client.call_tool("remember", {**said, "scope": "travel-bot"}))
+        second = data(await client.call_tool("remember", {**said, "scope": "code-bot"}))
+        again = data(await client.call_tool("remember", {**said, "scope": "code-bot"}))
+        hits = data(await client.call_tool("search", {"query": "Lisbon office",
+                                                      "scope": "code-bot"}))["hits"]
+        recalled = data(await client.call_tool("recall", {"query": "Lisbon office",
+                                                          "scope": "code-bot"}))
+        return first, second, again, hits, recalled
+
+    first, second, again, hits, recalled = session(root, body, "--no-fold")
+    assert first["added"] is True and second["added"] is True and first["id"] != second["id"]
+    assert [h["id"] for h in hits] == [second["id"]]
+    assert [p["memory"] for p in recalled["passages"]] == [second["id"]]
+    # Sent again, nothing is added, and the answer says which memory it already is.
+    assert again["added"] is False and again["same_as"] == second["id"] and again["note"]
 
 
 def test_scenes_are_resources(root):
@@ -259,10 +359,17 @@ def test_streamable_http_serves_the_same_tools_on_localhost(root):
                 data(await client.call_tool("remember", {"content": "Parked on level 3."}))
                 return data(await client.call_tool("recall", {"query": "where parked"}))
         assert "level 3" in anyio.run(main)["text"]
+        # No token on loopback, and the SDK's Host check still turns a rebinding page away.
+        import httpx
+
+        rebound = httpx.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, timeout=30,
+                             headers={"Host": f"evil.example:{port}",
+                                      "Accept": "application/json, text/event-stream"})
+        assert rebound.status_code == 421
     finally:
         child.send_signal(signal.SIGINT)
         _, err = child.communicate(timeout=30)
-    assert f"http://127.0.0.1:{port}/mcp" in err
+    assert f"http://127.0.0.1:{port}/mcp" in err and "token" not in err
 
 
 def test_a_stdio_server_whose_client_died_stops(root, tmp_path):
@@ -318,6 +425,112 @@ def test_remember_while_a_batch_holds_the_store_is_kept_not_lost(root):
     assert open_store(root).load_state().pending == 0
     assert json.loads(cli(root, "status", "--json").stdout)["queued"] == 0
     assert "dentist" in cli(root, "recall", "dentist").stdout
+
+
+@pytest.mark.parametrize("options", [(), ("--no-fold",)], ids=["folding", "no-fold"])
+def test_a_memory_queued_while_the_store_is_busy_is_searchable_once_it_is_free(root, options):
+    # The promise remember makes when it queues: it joins the journal as soon as the store is
+    # free, whether or not the server folds, not at the next fold trigger (minutes away).
+    from scene_engine.lock import store_lock
+
+    store = open_store(root)
+
+    async def body(client):
+        with store_lock(store.lock_path):          # a batch holds the store (here: this test)
+            kept = data(await client.call_tool("remember", {
+                "content": "Booked the dentist for 3 March.", "id": "late-1"}))
+        deadline = time.monotonic() + 60           # released: wait for the join, generously
+        while time.monotonic() < deadline:
+            hits = data(await client.call_tool("search", {"query": "dentist",
+                                                          "memories": True}))["hits"]
+            if hits:
+                return kept, hits, data(await client.call_tool("status", {}))
+            await anyio.sleep(0.2)
+        return kept, [], None
+
+    kept, hits, status = session(root, body, *options)
+    assert kept["queued"] is True and "as soon as the store is free" in kept["note"]
+    assert [h["id"] for h in hits] == ["late-1"], "the queued memory never joined the journal"
+    assert status["queued"] == 0 and status["memories"] == 3
+
+
+def start_http(root: Path, host: str, env: dict | None = None):
+    """A `scenes mcp --http --port 0` child on ``host``: (process, the port it chose, the
+    lines it said before serving)."""
+    import re
+    import socket
+
+    child = subprocess.Popen([sys.executable, "-c", ENTRY, "--dir", str(root), "mcp", "--http",
+                              "--host", host, "--port", "0", "--no-fold"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, **(env or {})})
+    said = [child.stderr.readline()]                     # "serving ... at http://HOST:PORT/mcp"
+    served = re.search(r"at http://[^ ]*:(\d+)/mcp", said[0])
+    assert served, said
+    port = int(served.group(1))
+    said.append(child.stderr.readline())                 # the token, or where it comes from
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and child.poll() is None:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1" if host == "0.0.0.0" else host, port)) == 0:
+                break
+        time.sleep(0.1)
+    return child, port, said
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "test", "version": "0"}}}
+
+
+@pytest.mark.parametrize(("host", "from_env"), [("127.0.0.2", False), ("0.0.0.0", True)])
+def test_serving_beyond_this_machine_requires_the_bearer_token(root, host, from_env):
+    import httpx
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    chosen = "a-token-chosen-by-the-person-0123456789"
+    child, port, said = start_http(root, host, {"SCENE_ENGINE_MCP_TOKEN": chosen} if from_env
+                                   else {"SCENE_ENGINE_MCP_TOKEN": ""})
+    try:
+        assert child.poll() is None, said
+        if from_env:
+            token = chosen
+            assert chosen not in "".join(said)                  # never echoed
+        else:
+            assert said[1].startswith("bearer token: ")          # printed once, at the start
+            token = said[1].removeprefix("bearer token: ").strip()
+            assert len(token) >= 32
+        url = f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{port}/mcp"
+        accept = {"Accept": "application/json, text/event-stream"}
+        for wrong in ({}, {"Authorization": "Bearer not-the-token-at-all-0123"},
+                      {"Authorization": f"Bearer {token}x"}, {"Authorization": token}):
+            answer = httpx.post(url, json=INITIALIZE, headers={**accept, **wrong}, timeout=30)
+            assert answer.status_code == 401, (wrong, answer.status_code, answer.text)
+        right = httpx.post(url, json=INITIALIZE, timeout=30,
+                           headers={**accept, "Authorization": f"Bearer {token}"})
+        assert right.status_code == 200, right.text
+
+        async def main():
+            client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+            async with client, Client(streamable_http_client(url, http_client=client)) as mcp:
+                data(await mcp.call_tool("remember", {"content": "Parked on level 3."}))
+                return data(await mcp.call_tool("recall", {"query": "where parked"}))
+        assert "level 3" in anyio.run(main)["text"]
+    finally:
+        child.send_signal(signal.SIGINT)
+        child.communicate(timeout=30)
+
+
+def test_a_server_beyond_this_machine_is_never_served_without_a_token(root):
+    from scene_engine.mcpserver.server import serve
+
+    with pytest.raises(ValueError, match="needs a bearer token"):
+        serve(open_store(root), http=True, host="0.0.0.0", fold=False)
+    weak = subprocess.run([sys.executable, "-c", ENTRY, "--dir", str(root), "mcp", "--http",
+                           "--host", "0.0.0.0", "--no-fold"], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "SCENE_ENGINE_MCP_TOKEN": "short"})
+    assert weak.returncode == 2 and "SCENE_ENGINE_MCP_TOKEN must be" in weak.stderr
 
 
 def test_undo_takes_a_batch_number_when_allowed(root):

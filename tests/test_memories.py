@@ -87,11 +87,16 @@ def test_epoch_seconds_and_iso_dates_are_accepted(store, given, expected):
 
 def test_known_ids_are_skipped_and_counted(store):
     add(store, json.dumps([{"id": "a", "content": "first"}, {"id": "b", "content": "second"}]))
-    result = add(store, json.dumps([{"id": "a", "content": "first, again"},
+    result = add(store, json.dumps([{"id": "a", "content": "first"},
                                     {"id": "c", "content": "third"}]))
     assert result.exit_code == 0
     assert "added 1 memories (1 known ids skipped" in result.stdout
-    assert "1 known id(s) came with a different content" in result.output
+    # A known id with another content is refused whole, as one id twice in one file is: a
+    # memory is never rewritten, and a warning after the fact would leave the new one lost.
+    refused = add(store, json.dumps([{"id": "d", "content": "fourth"},
+                                     {"id": "a", "content": "first, again"}]))
+    assert refused.exit_code == 2
+    assert "line 1: id 'a' is already known with a different content" in refused.output
     memories = Journal(store.memories_dir).all()
     assert [(m.id, m.content) for m in memories] == [("a", "first"), ("b", "second"),
                                                      ("c", "third")]
@@ -116,6 +121,64 @@ def test_ids_default_to_a_stable_hash_of_content_and_time(store):
     result = add(store, '{"content": "x", "created_at": "2023-11-14T22:13:20+00:00"}')
     assert "1 known ids skipped" in result.stdout
     assert len(Journal(store.memories_dir).all()) == 1
+
+
+# The same words at the same instant, told apart by what else makes a memory: its scope (who
+# sees it), its role (who said it) or its type. Each pair: (first record's extra, second's).
+OTHER_MEMORY = [
+    ({"scope": "travel-bot"}, {"scope": "code-bot"}),
+    ({"scope": "travel-bot"}, {}),
+    ({}, {"scope": "code-bot"}),
+    ({"role": "user"}, {"role": "assistant"}),
+    ({"type": "fact"}, {"type": "preference"}),
+]
+
+
+@pytest.mark.parametrize("ids", [False, True], ids=["derived ids", "own ids"])
+@pytest.mark.parametrize(("first", "second"), OTHER_MEMORY)
+def test_the_same_words_at_the_same_instant_in_another_scope_are_another_memory(
+        store, first, second, ids):
+    # Two agents remember the same sentence at the same second, each in its own scope: the
+    # second must not vanish into the first (its own scope's search would never see it).
+    words = {"content": "The Lisbon office opens at nine.", "created_at": "2024-05-02T09:00:00Z"}
+    one, two = {**words, **first}, {**words, **second}
+    if ids:
+        one["id"], two["id"] = "agent-a-1", "agent-b-1"
+    assert add_memories(store, json.dumps(one).encode()).added == 1
+    result = add(store, json.dumps(two))                     # the command line's face
+    assert result.exit_code == 0, result.output
+    assert "added 1 memories" in result.stdout
+    kept = Journal(store.memories_dir).all()
+    assert len(kept) == 2 and len({m.id for m in kept}) == 2
+    assert [{k: getattr(m, k) for k in ("scope", "role", "type") if getattr(m, k)}
+            for m in kept] == [first, second]
+    if "scope" in second:     # its own scope finds it, by search and by recall
+        scope = second["scope"]
+        found = runner.invoke(app, ["--dir", str(store.root), "search", "Lisbon office",
+                                    "--memories", "--scope", scope, "--json"])
+        assert kept[1].id in {hit["id"] for hit in json.loads(found.stdout)}, found.output
+        recalled = runner.invoke(app, ["--dir", str(store.root), "recall", "Lisbon office",
+                                       "--scope", scope, "--json"])
+        # (one passage for the words when an unscoped twin, visible to every scope, has them)
+        assert {p.get("memory") for p in json.loads(recalled.stdout)["passages"]} & {
+            m.id for m in kept if m.scope in (None, scope)}
+    # Added again, each is the memory it is: nothing new, in either face.
+    assert add_memories(store, json.dumps(one).encode()).added == 0
+    assert "added 0 memories" in add(store, json.dumps(two)).stdout
+    assert len(Journal(store.memories_dir).all()) == 2
+
+
+def test_a_known_id_sent_with_another_scope_is_refused_not_dropped(store):
+    kept = {"id": "office", "content": "The Lisbon office opens at nine.", "scope": "travel-bot"}
+    assert add_memories(store, json.dumps(kept).encode()).added == 1
+    before = snapshot(store)
+    for other in ({"scope": "code-bot"}, {"scope": None}, {"role": "assistant"}):
+        sent = json.dumps({**kept, **other})
+        with pytest.raises(MemoryInputError, match="id 'office' is already known with another"):
+            add_memories(store, sent.encode())                # the Python API
+        result = add(store, sent)                             # the command line
+        assert result.exit_code == 2 and "already known with another" in result.output
+        assert snapshot(store) == before                      # nothing written
 
 
 def test_line_separators_inside_content_survive_the_journal(store):
@@ -239,12 +302,14 @@ def test_valid_records_round_trip_through_add_and_the_journal(tmp_path_factory, 
             else "\n".join(json.dumps(r, ensure_ascii=False) for r in records))
     report = add_memories(store, text.encode("utf-8"))
 
-    # The same content at the same instant is one record said twice: collapsed, its id kept
-    # as an alias. The same content at another time is new evidence and kept.
+    # The same content at the same instant, in the same scope, role and type, is one record
+    # said twice: collapsed, its id kept as an alias. The same content at another time (or
+    # under another scope, role or type) is another memory and kept.
     expected, aliases = {}, {}
     for r in records:
         # Content is stored in NFC (memories.py): canonically equal texts are one text.
-        key = (unicodedata.normalize("NFC", r["content"].strip()), instant(r.get("created_at")))
+        key = (unicodedata.normalize("NFC", r["content"].strip()), instant(r.get("created_at")),
+               r.get("scope"), r.get("role"), r.get("type"))
         if key in expected:
             aliases[key].append(r["id"])
         else:
@@ -377,7 +442,8 @@ def test_add_knows_ids_and_repeats_whatever_state_the_index_is_in(store, how):
     for memory_id in known:       # each id is known now, its alias too: nothing is added
         head = git.Repo(store.root).head.commit.hexsha
         repeat = add(store, json.dumps({"id": memory_id, "content": "whatever"}))
-        assert "added 0 memories" in repeat.stdout, (memory_id, repeat.stdout)
+        assert repeat.exit_code == 2, (memory_id, repeat.output)   # known, with another content
+        assert f"id {memory_id!r} is already known" in repeat.output, (memory_id, repeat.output)
         assert git.Repo(store.root).head.commit.hexsha == head
     assert [m.id for m in Journal(store.memories_dir).all()] == ["a", "b", "c"]
 

@@ -4,7 +4,17 @@
 JSON schema from the signature and the description from the docstring) and the scenes as
 resources (``scene://{name}``). ``serve`` runs it over stdio (desktop and coding agents start
 it as a child process) or streamable HTTP (bound to 127.0.0.1 unless told otherwise), with a
-``folding.FoldWorker`` folding remembered memories in the background.
+``folding.FoldWorker`` folding remembered memories in the background and an
+``inbox.InboxJoiner`` joining memories queued while the store was busy as soon as it is free.
+
+Arguments are checked as the command line checks its input (``SceneServer``): an argument a
+tool does not take is refused by name, ``remember``'s record passes ``scenes add``'s
+validation before the SDK's type checks, and what those refuse is one plain line
+(``scene_server_class``).
+
+Over HTTP on any address but the loopback names the SDK guards with its Host/Origin checks, a
+bearer token is required (the SDK's ``TokenVerifier`` and auth middleware: 401 without it):
+DESIGN.md "Command line" (`scenes mcp`), README "Agents: the MCP server".
 
 Tool calls run in the SDK's worker threads; a ``threading.Lock`` lets one write (remember,
 undo) run at a time in this process, and the store lock keeps out other processes (a `scenes
@@ -13,17 +23,33 @@ run` in a terminal) exactly as between two commands.
 
 from __future__ import annotations
 
+import functools
+import hmac
+import inspect
 import logging
 import os
+import re
+import secrets
+import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
+from ..config import ConfigError, plain_error, plain_problems
 from ..folding import FoldWorker
+from ..inbox import InboxJoiner
 from ..store import Store
 from . import tools
+
+TOKEN_ENV = "SCENE_ENGINE_MCP_TOKEN"
+# The addresses the SDK guards with its Host/Origin checks (DNS rebinding): only this machine
+# reaches them. Any other address (0.0.0.0, a LAN address, even 127.0.0.2) needs a token.
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+# Printable ASCII without spaces (it travels in an HTTP header), long enough not to be guessed.
+_TOKEN_FORM = re.compile(r"[!-~]{16,1024}")
 
 INSTRUCTIONS = (
     "Long-term memory kept as readable Markdown scenes in git. Call `remember` with one fact, "
@@ -35,13 +61,23 @@ INSTRUCTIONS = (
 log = logging.getLogger(__name__)
 
 
-def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker | None = None):
-    """An ``mcp.server.mcpserver.MCPServer`` for ``store``. ``allow_undo``: also offer the
-    ``undo`` tool. ``worker``: told of each remembered memory (folds sooner)."""
-    from mcp.server.mcpserver import MCPServer
+def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker | None = None,
+                 joiner: InboxJoiner | None = None, token: str | None = None,
+                 url: str = "http://127.0.0.1"):
+    """A ``SceneServer`` (``scene_server_class``: the SDK's ``MCPServer``) for ``store``.
+    ``allow_undo``: also offer the ``undo`` tool. ``worker``: told of each remembered memory
+    (folds sooner). ``joiner``: woken when a memory is queued in the inbox. ``token``: a bearer token every HTTP request
+    must carry (the SDK answers 401 without it); ``url``: where the server is served (its own
+    address, named as the issuer of the token)."""
+    from mcp.server.auth.settings import AuthSettings
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-    server = MCPServer("scene-engine", instructions=INSTRUCTIONS, version=_version())
+    auth = {}
+    if token is not None:
+        auth = {"token_verifier": BearerToken(token),
+                "auth": AuthSettings(issuer_url=url, resource_server_url=None)}
+    server = scene_server_class()("scene-engine", instructions=INSTRUCTIONS, version=_version(),
+                                  **auth)
     writing = threading.Lock()
 
     def call(function, *args, **kwargs):
@@ -50,9 +86,10 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
         except tools.ToolInputError as exc:
             raise ToolError(str(exc)) from None
         except Exception as exc:     # the engine's own errors: one line for the agent
-            raise ToolError(f"{type(exc).__name__}: {exc}".splitlines()[0]) from None
+            raise ToolError(f"{type(exc).__name__}: {plain_error(exc)}".splitlines()[0]
+                            ) from None
 
-    @server.tool()
+    @server.tool(check=tools.check_remember)
     def remember(
             content: Annotated[str, Field(description="The memory: one fact, preference, "
                                                       "decision or event, in plain words.")],
@@ -68,13 +105,19 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
             metadata: Annotated[dict[str, Any] | None,
                                 Field(description="Any JSON object kept with it.")] = None,
             id: Annotated[str | None, Field(description=(
-                "A stable id; sending the same id again adds nothing. Default: derived from "
-                "content and time."))] = None) -> dict:
+                "A stable id; sending the same id with the same memory again adds nothing, "
+                "with another memory is refused. Default: derived from content, time, scope, "
+                "role and type."))] = None,
+            type: Annotated[str | None, Field(description=(
+                "What kind of memory: fact, preference, event ... (free text)."))] = None
+    ) -> dict:
         """Remember one memory. It is searchable at once and folded into the scenes in the
-        background. Returns its id, whether it was new, and how many memories wait to be
-        folded."""
+        background. Returns its id, whether it was new (when not, `same_as` and `note` say
+        which memory it is), and how many memories wait to be folded."""
         with writing:
-            result = call(tools.remember, content, created_at, role, scope, metadata, id)
+            result = call(tools.remember, content, created_at, role, scope, metadata, id, type)
+        if result.get("queued") and joiner is not None:
+            joiner.wake()
         if worker is not None:
             worker.added()
         return result
@@ -161,38 +204,159 @@ def _version() -> str:
         return "0+unknown"
 
 
+@functools.cache
+def scene_server_class():
+    """``SceneServer``: the SDK's ``MCPServer`` whose tools check their arguments as the
+    command line checks its input (made on first use: `scenes watch` imports this module and
+    should not pay for the SDK)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    class SceneServer(MCPServer):
+        """``MCPServer`` with ``tool(check=...)``: each tool registered so refuses arguments
+        it does not take (by name), runs ``check(arguments)`` (raising
+        ``tools.ToolInputError``) before the SDK's type checks, and says what those refuse
+        in one plain line (``config.plain_problems``: no pydantic help URL)."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._takes: dict[str, tuple[str, ...]] = {}
+            self._checks: dict[str, Callable[[dict], None]] = {}
+
+        def tool(self, *args, check: Callable[[dict], None] | None = None, **kwargs):
+            """The SDK's ``tool()`` decorator, noting the tool's parameters and ``check``."""
+            register = super().tool(*args, **kwargs)
+
+            def checked(fn):
+                name = kwargs.get("name") or fn.__name__      # as the SDK names the tool
+                self._takes[name] = tuple(inspect.signature(fn).parameters)
+                if check is not None:
+                    self._checks[name] = check
+                return register(fn)
+            return checked
+
+        async def call_tool(self, name, arguments, context=None):
+            """The SDK's ``call_tool`` once the names and the tool's ``check`` pass; raises
+            the SDK's ``ToolError`` (the agent reads its one-line message)."""
+            if name in self._takes:
+                try:
+                    _refuse_unknown(name, arguments, self._takes[name])
+                    if name in self._checks:
+                        self._checks[name](arguments)
+                except tools.ToolInputError as exc:
+                    raise ToolError(f"Error executing tool {name}: {exc}") from None
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc.__cause__, ValidationError):
+                    problems = plain_problems(exc.__cause__, arguments=True)
+                    raise ToolError(f"Error executing tool {name}: {problems}") from None
+                raise
+
+    return SceneServer
+
+
+def _refuse_unknown(name: str, arguments: dict, takes: tuple[str, ...]) -> None:
+    """``tools.ToolInputError`` naming the arguments tool ``name`` does not take (the SDK
+    would drop them silently: a misspelt `scope` would widen a recall to every scope)."""
+    unknown = sorted(set(arguments) - set(takes))
+    if unknown:
+        raise tools.ToolInputError(
+            f"unknown argument(s) {', '.join(unknown)}; allowed: "
+            f"{', '.join(takes) if takes else 'none'}")
+
+
+class BearerToken:
+    """The SDK's ``TokenVerifier`` for one shared bearer token, compared in constant time."""
+
+    def __init__(self, token: str):
+        self._token = token.encode("utf-8")
+
+    async def verify_token(self, token: str):
+        """An ``AccessToken`` for the right token, else None (the SDK then answers 401)."""
+        from mcp.server.auth.provider import AccessToken
+
+        if hmac.compare_digest(token.encode("utf-8"), self._token):
+            return AccessToken(token=token, client_id="scene-engine-client", scopes=[])
+        return None
+
+
+def http_token(host: str) -> tuple[str | None, bool]:
+    """The bearer token an HTTP server on ``host`` requires, and whether it was made now:
+    ``$SCENE_ENGINE_MCP_TOKEN`` when set (on any address), else a new random one on an
+    address other than ``LOCAL_HOSTS`` (to be shown once, never stored), else ``(None,
+    False)``. Raises ``ConfigError`` for a variable that is not 16 or more printable
+    characters without spaces."""
+    given = os.environ.get(TOKEN_ENV, "").strip()
+    if given:
+        if not _TOKEN_FORM.fullmatch(given):
+            raise ConfigError(f"{TOKEN_ENV} must be 16 to 1024 printable ASCII characters "
+                              "without spaces (it is sent in an HTTP header)")
+        return given, False
+    if host in LOCAL_HOSTS:
+        return None, False
+    return secrets.token_urlsafe(32), True
+
+
+def free_port(host: str) -> int:
+    """A port free on ``host`` now (asked of the system, then let go) for ``--port 0``: the
+    server binds it a moment later, and the address said at start is the one served."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.bind(address)
+        return probe.getsockname()[1]
+
+
+def http_url(host: str, port: int) -> str:
+    """``http://HOST:PORT`` (an IPv6 address in brackets)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def serve(store: Store, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
-          allow_undo: bool = False, fold: bool = True, backend=None) -> None:
+          allow_undo: bool = False, fold: bool = True, backend=None,
+          token: str | None = None) -> None:
     """Serve ``store`` until the client goes away (stdio) or Ctrl-C (HTTP). ``fold``: run a
     ``FoldWorker`` with ``backend`` (a callable giving the backend; default the store's
-    configured one). Blocks."""
+    configured one). An ``InboxJoiner`` runs always. ``token``: the bearer token HTTP requests
+    must carry (``http_token``); required on an address other than ``LOCAL_HOSTS``, else
+    ``ValueError``. Blocks."""
+    if http and token is None and host not in LOCAL_HOSTS:
+        raise ValueError(f"serving {host} needs a bearer token: this store would be open to "
+                         "anyone who reaches it")
     worker = None
+    joiner = InboxJoiner(store)
+    joiner.start()
     if fold:
         worker = FoldWorker(store, backend or configured_backend(store),
                             on_event=lambda text: log.warning("%s", text))
         worker.start()
-    server = build_server(store, allow_undo=allow_undo, worker=worker)
+    server = build_server(store, allow_undo=allow_undo, worker=worker, joiner=joiner,
+                          token=token, url=http_url(host, port))
     try:
         if http:
             server.run("streamable-http", host=host, port=port)
         else:
-            _exit_with_parent(worker)
+            _exit_with_parent(worker, joiner)
             server.run("stdio")
     finally:
+        joiner.stop()
         if worker is not None:
             worker.stop()
 
 
-def _exit_with_parent(worker: FoldWorker | None, every: float = 1.0) -> None:
+def _exit_with_parent(worker: FoldWorker | None, joiner: InboxJoiner | None = None,
+                      every: float = 1.0) -> None:
     """A stdio server lives for its client: when the process that started it dies while
     something else still holds the pipe open, stdin never closes, so watch the parent and
-    leave (after the batch in progress) when it is gone."""
+    leave (after the batch or join in progress) when it is gone."""
     parent = os.getppid()
 
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(every)
         log.warning("the client that started this server is gone; stopping")
+        if joiner is not None:
+            joiner.stop()
         if worker is not None:
             worker.stop()
         os._exit(0)         # the SDK's reader is blocked on stdin: nothing else would end it

@@ -26,29 +26,25 @@ class ToolInputError(ValueError):
 
 def remember(store: Store, content: str, created_at: str | float | None = None,
              role: str | None = None, scope: str | None = None,
-             metadata: dict[str, Any] | None = None, id: str | None = None) -> dict:
-    """Add one memory. Returns ``{"id", "added": bool, "pending": int}``: ``added`` False
-    when the id, or the same content at the same instant, was already known (``warning``
-    says so when the known id had another content: nothing is rewritten). When a batch holds
-    the store for more than ``REMEMBER_WAIT`` seconds the memory goes to the inbox instead
-    (``{"id", "added": None, "queued": True, "note"}``; ``inbox``). Raises
-    ``ToolInputError`` for a memory ``scenes add`` would refuse (the same message)."""
-    from datetime import UTC, datetime
+             metadata: dict[str, Any] | None = None, id: str | None = None,
+             type: str | None = None) -> dict:
+    """Add one memory, validated as ``scenes add`` validates it (``engine.add_memories``).
 
+    Returns ``{"id", "added": bool, "pending": int}``; when nothing was added (``added``
+    False: the id was known with this same memory, or the same memory, that is the same
+    content at the same instant in the same scope, role and type, is kept under another id)
+    also ``same_as`` (the id of the memory kept) and ``note`` saying which. When the store
+    stays busy for ``REMEMBER_WAIT`` seconds the memory goes to the inbox instead (``{"id",
+    "added": None, "queued": True, "note"}``): the server's ``inbox.InboxJoiner`` appends it
+    as soon as the store is free. Raises ``ToolInputError`` for a memory ``scenes add`` would
+    refuse, a known id sent with another memory included (the same message)."""
     from .. import inbox
     from ..engine import add_memories
     from ..lock import LockBusyError
     from ..memories import MemoryInputError, parse_input
 
-    # "Now" fixed once, so the id worked out here is the one the add gives it. Epoch seconds
-    # may come as a number or as its digits.
-    when = created_at if created_at is not None else datetime.now(UTC).isoformat()
-    if isinstance(when, str) and _EPOCH.fullmatch(when.strip()):
-        when = float(when)
-    record = {"content": content, "created_at": when, "role": role, "scope": scope,
-              "metadata": metadata, "id": id}
-    data = json.dumps({k: v for k, v in record.items() if v is not None},
-                      ensure_ascii=False).encode("utf-8")
+    data = remember_record(content=content, created_at=created_at, role=role, scope=scope,
+                           metadata=metadata, id=id, type=type)
     try:
         memory_id = parse_input(data)[0].id      # the id a record without one gets
         try:
@@ -56,16 +52,61 @@ def remember(store: Store, content: str, created_at: str | float | None = None,
         except LockBusyError:    # a batch holds the store (a slow model): keep it waiting
             inbox.put(store, data)
             return {"id": memory_id, "added": None, "queued": True,
-                    "note": "the store is busy folding a batch: the memory is kept safe and "
-                            "joins the journal when that batch ends (searchable then)"}
+                    "note": "the store is busy (a batch holds it): the memory is kept safe in "
+                            "the inbox and joins the journal as soon as the store is free "
+                            "(searchable then)"}
     except MemoryInputError as exc:
-        raise ToolInputError(str(exc).replace("line 1: ", "")) from None
+        raise ToolInputError(input_message(exc)) from None
     result = {"id": memory_id, "added": report.added == 1,
               "pending": store.load_state().pending}
-    if report.known_changed:
-        result["warning"] = (f"id {memory_id!r} is already known with a different content; "
-                             "a memory is never rewritten: give the new content a new id")
+    if report.same_as:
+        kept = report.same_as[0][1]
+        result["same_as"] = kept
+        result["note"] = (f"nothing added: memory {kept!r} is this same memory (the same "
+                          "content at the same instant, in the same scope, role and type)"
+                          if kept != memory_id else
+                          "nothing added: this id is already known with this same memory")
     return result
+
+
+def remember_record(**arguments: Any) -> bytes:
+    """The one-line JSONL record ``remember``'s arguments make, as ``scenes add`` reads it:
+    absent and None arguments left out, "now" fixed once (so the id worked out from it is
+    the one the add gives), epoch seconds as a number even when sent as digits."""
+    from datetime import UTC, datetime
+
+    record = {key: value for key, value in arguments.items() if value is not None}
+    when = record.get("created_at", datetime.now(UTC).isoformat())
+    if isinstance(when, str) and _EPOCH.fullmatch(when.strip()):
+        when = float(when)
+    record["created_at"] = when
+    return json.dumps(record, ensure_ascii=False).encode("utf-8")
+
+
+def check_remember(arguments: dict[str, Any]) -> None:
+    """Validate ``remember``'s raw arguments as ``scenes add`` validates a record, before the
+    SDK's own type checks, so both faces give one set of messages. Raises
+    ``ToolInputError``."""
+    from ..memories import MemoryInputError, parse_input
+
+    metadata = arguments.get("metadata")
+    if isinstance(metadata, str):   # an object sent as its JSON text (the SDK reads it so too)
+        try:
+            parsed = json.loads(metadata)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            arguments = {**arguments, "metadata": parsed}
+    try:
+        parse_input(remember_record(**arguments))
+    except MemoryInputError as exc:
+        raise ToolInputError(input_message(exc)) from None
+
+
+def input_message(exc) -> str:
+    """A ``memories.MemoryInputError`` for one record, without the line number (an agent
+    sent one memory, not a file)."""
+    return str(exc).replace("line 1: ", "")
 
 
 def recall(store: Store, query: str, budget: int = 4000, scope: str | None = None) -> dict:
