@@ -750,19 +750,32 @@ def undo(target: Annotated[str | None, typer.Argument(
 @handled
 def blame(name: Annotated[str, typer.Argument(help="Scene name.")],
           as_json: JsonOpt = False) -> None:
-    """Each line of a scene with the batch (or hand edit) that last changed it."""
-    from .history import blame_lines, open_repo
+    """Each line of a scene with the batch (or hand edit) that last changed it and the
+    memories behind that line."""
+    from .trace import blame_scene
 
     store = _read_store()
-    match = _scene_match(store, name)
-    rows = blame_lines(open_repo(store.root), f"scenes/{match}")
+    rows = blame_scene(store, _scene_match(store, name))
     if as_json:
         _echo_json(rows)
         return
+    width = min(40, max((len(_memory_cell(r["memories"])) for r in rows), default=0))
     for row in rows:
         who = (f"batch {row['batch']}" if row["kind"] == "batch"
                else row["kind"] + (f" {row['batch']}" if row["batch"] else ""))
-        typer.echo(f"{row['line']:>4} {who:<14} {row['memories'][:40]:<40} | {row['text']}")
+        typer.echo(f"{row['line']:>4} {who:<14} {_memory_cell(row['memories']):<{width}} | "
+                   f"{row['text']}")
+
+
+def _memory_cell(ids: list[str], width: int = 40) -> str:
+    """``ids`` joined with ", " in at most ``width`` characters: as many whole ids as fit,
+    then "+N" for the rest."""
+    shown = ", ".join(ids)
+    for keep in range(len(ids) - 1, 0, -1):
+        if len(shown) <= width:
+            break
+        shown = ", ".join(ids[:keep]) + f" +{len(ids) - keep}"
+    return shown
 
 
 @app.command()
