@@ -251,7 +251,7 @@ def test_undo_forget_keeps_memories_from_coming_back(tmp_path):
     root = new_store(tmp_path, *(topic_memories(t, 0, 5, m + 1) for m, t in enumerate(TOPICS)))
     ok(root, "undo", "3", "--forget")
     assert status(root)["pending"] == 0
-    assert "0 batch(es) committed" in ok(root, "run").stdout
+    assert "0 batches committed" in ok(root, "run").stdout
     doctor_clean(root)
 
     ok(root, "add", "-", stdin=topic_memories("chess", 5, 5, 2))
@@ -273,7 +273,7 @@ def test_undoing_an_undone_batch_redoes_it(tmp_path):
     assert status(root)["pending"] == 0
     assert [e["undone"] for e in log_json(root) if e["kind"] == "batch"] == [False] * 3
     doctor_clean(root)
-    assert "0 batch(es) committed" in ok(root, "run").stdout
+    assert "0 batches committed" in ok(root, "run").stdout
 
 
 def test_redo_refuses_when_a_later_batch_took_the_memories_again(tmp_path):
@@ -402,7 +402,7 @@ def test_forget_on_an_undone_batch_forgets_its_pending_memories(tmp_path):
     result = ok(root, "undo", "3", "--forget")
     assert result.stdout.startswith("forget batch 3") and "5 memories forgotten" in result.stdout
     assert status(root)["pending"] == 0
-    assert "0 batch(es) committed" in ok(root, "run").stdout
+    assert "0 batches committed" in ok(root, "run").stdout
     doctor_clean(root)
 
 
@@ -438,7 +438,7 @@ def test_run_with_nothing_pending_commits_hand_edits_and_keeps_doctor_clean(tmp_
     root = new_store(tmp_path, topic_memories("cooking", 0, 5, 1))
     scene = scene_for(root, "cooking")
     scene.write_text(scene.read_text(encoding="utf-8") + "\nA note of my own.\n", "utf-8")
-    assert "0 batch(es) committed" in ok(root, "run").stdout
+    assert "0 batches committed" in ok(root, "run").stdout
     assert head_message(root).startswith("hand edit")
     doctor_clean(root)
     assert "A note of my own" in ok(root, "search", "note of my own").stdout
