@@ -550,3 +550,34 @@ def test_a_head_naming_a_missing_commit_is_an_error_not_an_empty_history(tmp_pat
         assert result.exit_code == 1, (args, result.output)
         assert result.stdout == "" and "0123456789ab" in result.stderr, (args, result.output)
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_blame_of_a_model_batch_names_each_line_s_own_memory(fake_llm, tmp_path):
+    from fakellm import call, reply
+    from test_batch_llm import FAMILY, WORK, backend, make_store, model_scene
+
+    from scene_engine.batch import run_batch
+
+    juno = "Mara adopted a second cat, a black kitten named Juno."
+    store = make_store(tmp_path / "mem", {"work.md": (*WORK, 3), "family.md": (*FAMILY, 2)},
+                       ["Alice started night shifts at the hospital ward in May.", juno])
+    paraphrase = "Since May she works nights on the ward."       # the model's own words
+    fake_llm.script([
+        reply(tool_calls=[call("read_file", {"path": "work.md"}),
+                          call("read_file", {"path": "family.md"})]),
+        reply(tool_calls=[
+            call("write_to_file", {"path": "work.md", "content": model_scene(
+                "Alice's nursing job, now at night.", WORK[1] + paraphrase + "\n")}),
+            call("write_to_file", {"path": "family.md", "content": model_scene(
+                "Alice's home with Mara and two cats.", FAMILY[1] + juno + "\n")})]),
+        reply(content="PLACED: m0 -> work.md\nPLACED: m1 -> family.md"),
+    ])
+    assert run_batch(store, backend(fake_llm)) is not None
+    work = json.loads(ok(store.root, "blame", "work", "--json").stdout)
+    family = json.loads(ok(store.root, "blame", "family", "--json").stdout)
+    said = next(r for r in work if r["text"] == paraphrase)
+    assert (said["batch"], said["memories"], said["found_by"]) == (1, ["m0"], "ledger")
+    cat = next(r for r in family if r["text"] == juno)
+    assert (cat["batch"], cat["memories"], cat["found_by"]) == (1, ["m1"], "words")
+    seeded = next(r for r in family if r["text"] == FAMILY[1].strip())
+    assert seeded["memories"] == []                 # written before this batch, by no memory
