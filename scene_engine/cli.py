@@ -1060,7 +1060,7 @@ def demo(directory: Annotated[Path | None, typer.Argument(
     directory = directory or Path("scene-demo")
     typer.echo(f"making a demo store at {directory} ...", err=True)
     store, report, results = build_demo(directory)
-    typer.echo(f"added {count(report.added, 'memory')} ({report.duplicates} repeated ones "
+    typer.echo(f"added {count(report.added, 'memory')} ({count(report.duplicates, 'repeated one')} "
                f"collapsed); {count(len(results), 'batch')}, one git commit each\n")
     _DIR["dir"] = store.root
     list_scenes(as_json=False)
@@ -1071,6 +1071,32 @@ def demo(directory: Annotated[Path | None, typer.Argument(
         typer.echo(f"=== scenes recall {query!r} --budget 1200 ===")
         typer.echo(recall(store, query, budget=1200).text)
     typer.echo(f"Try: cd {directory} && scenes log && scenes undo && scenes status")
+
+
+# The commands list of `scenes -h`: one line each, whole (a docstring's first sentence is
+# often longer than the room click leaves, and it cut them with "...").
+SHORT_HELP = {
+    "init": "Make a new store in a folder.",
+    "add": "Add memories; bad input is refused whole.",
+    "run": "Fold pending memories into scenes, a commit per batch.",
+    "ingest": "Add memories (or a conversation's), then run.",
+    "extract": "Extract memories from a conversation.",
+    "review": "The review queue of possible duplicates.",
+    "search": "Full-text search over the scenes or the memories.",
+    "repair": "Number the journal anew after a git merge.",
+    "watch": "Keep the search index in step until Ctrl-C.",
+    "doctor": "Check every invariant; exit 1 if one is broken.",
+    "log": "Batches newest first, hand edits and undos between.",
+    "undo": "Revert one batch; its memories are pending again.",
+    "blame": "Each line of a scene, its batch and its memories.",
+    "trace": "Where a memory went: batch, scenes, lines.",
+    "mcp": "Serve this store to agents over MCP.",
+    "recall": "What an agent puts in its context for QUERY.",
+    "demo": "Make and show a demo store of ~60 memories.",
+}
+for _command in app.registered_commands:
+    _name = _command.name or _command.callback.__name__
+    _command.short_help = _command.short_help or SHORT_HELP.get(_name)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

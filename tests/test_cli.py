@@ -305,6 +305,8 @@ def test_version_and_dash_h_on_every_command_with_plain_help():
             assert not [m for m in ODD_METAVARS if m in text], (args, text)
             assert not bad_wraps(text, width), (args, width, bad_wraps(text, width), text)
             assert max(len(line) for line in text.splitlines()) <= width, (args, width, text)
+            if name is None and width >= 80:          # each command's line whole, not cut
+                assert "..." not in text, text
 
 
 def test_json_on_add_run_ingest_and_undo_is_one_document(root):
