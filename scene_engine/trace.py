@@ -3,7 +3,8 @@
 From the journal (the memory), the state (pending, processed or forgotten), the batch ledgers
 in git (which batch took it and what it did with it), the later history (merges that moved
 its scene, hand renames and deletions, undos and redos) and ``git blame`` (the lines that
-carry it now).
+carry it now). The other way round, ``blame_scene`` (``scenes blame``, DESIGN.md "History"):
+each line of a scene with the commit that last changed it and the memories behind that line.
 """
 
 from __future__ import annotations
