@@ -22,15 +22,19 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(autouse=True)
-def no_git_identity(tmp_path_factory, monkeypatch) -> None:
+def no_git_identity(tmp_path_factory) -> Iterator[None]:
     """Every test runs as on a fresh machine: HOME is an empty folder, git reads no system or
-    global config (so no identity), and no store is chosen by the environment."""
-    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
-                 "GIT_COMMITTER_EMAIL", "EMAIL", "SCENE_ENGINE_DIR"):
-        monkeypatch.delenv(name, raising=False)
+    global config (so no identity), and no store is chosen by the environment. A patch of its
+    own, not the test's ``monkeypatch``: a test's ``monkeypatch.undo()`` must not bring the
+    real HOME (and its ~/.gitconfig, outside the clone) back."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        patch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+        for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                     "GIT_COMMITTER_EMAIL", "EMAIL", "SCENE_ENGINE_DIR"):
+            patch.delenv(name, raising=False)
+        yield
 
 
 @pytest.fixture
