@@ -50,6 +50,8 @@ def main() -> int:
     parser.add_argument("--gguf", type=Path, default=None, help="GGUF model file to serve")
     parser.add_argument("--build", action="store_true", help="compile llama-cpp-python")
     parser.add_argument("--memories", type=int, default=40)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help="LoCoMo JSON; its sample 0's facts are the memories")
     parser.add_argument("--batch-size", type=int, default=10)
     parser.add_argument("--call-timeout", type=float, default=300.0)
     parser.add_argument("--batch-timeout", type=float, default=1800.0)
@@ -117,7 +119,8 @@ def run(api_base: str, args) -> str:
     from scene_engine.store import init_store
     from scene_engine.transcript import read_events, totals, transcript_path
 
-    data = json.loads(DEFAULT_DATA.read_text("utf-8"))
+    # Benchmarks may read ../shared/data; a test passes a little file of its own (``data``).
+    data = json.loads(Path(getattr(args, "data", None) or DEFAULT_DATA).read_text("utf-8"))
     memories = sample_memories(data[0])[:args.memories]
     store = init_store(Path(tempfile.mkdtemp(prefix="local-model-")) / "store")
     add_memories(store, "\n".join(json.dumps(m) for m in memories).encode())

@@ -17,9 +17,55 @@ from typing import Annotated
 
 import typer
 
+from .plural import count
+
+# Plain help (no Rich panels): paragraphs are re-wrapped to the terminal, flags show no type,
+# and every value shows its own metavar (FILE, N, SECONDS), not Typer's "<int range>".
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=None,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Readable long-term memory for LLM agents: Markdown scenes in git.")
 _DIR: dict[str, Path | None] = {"dir": None}
+
+def _plain_help() -> None:
+    """Help text as a person expects it from a command-line tool: an argument is ``NAME`` (or
+    ``[NAME]`` when optional) in the usage line, with no Python type beside it (Typer writes
+    ``{query}`` and ``query <str>``), and a line is never broken inside a word such as
+    ``--batch-size`` or ``OpenAI-compatible`` (click's wrapper breaks at hyphens). Both are
+    the libraries' own formatting hooks, replaced here for this process; a version without
+    them keeps its own formatting."""
+    import importlib
+
+    from typer.core import TyperArgument
+
+    def usage_name(self) -> str:
+        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    if hasattr(TyperArgument, "_usage_display_name"):
+        TyperArgument._usage_display_name = usage_name
+        TyperArgument.display_type_rich = lambda self, ctx: None
+    for name in ("typer._click._textwrap", "click._textwrap"):   # Typer 0.2x has its own click
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        wrapper = getattr(module, "TextWrapper", None)
+        if wrapper is not None and not getattr(wrapper, "keeps_hyphenated_words", False):
+            module.TextWrapper = type("WholeWords", (wrapper,), {
+                "keeps_hyphenated_words": True, "__init__": _whole_words_init(wrapper)})
+
+
+def _whole_words_init(wrapper):
+    """``wrapper.__init__`` with ``break_on_hyphens`` off unless asked for."""
+    def init(self, *args, **kwargs):
+        kwargs.setdefault("break_on_hyphens", False)
+        wrapper.__init__(self, *args, **kwargs)
+    return init
+
+
+_plain_help()
+
 _INTERRUPT = {"reported": False}   # one `interrupted` line per invocation, however many signals
 
 
@@ -47,9 +93,33 @@ def _pending_note(store) -> str:
     """``"; N memories pending"``, or "" when the state cannot be read (after an interrupt
     nothing more may go wrong)."""
     try:
-        return f"; {store.load_state().pending} memories pending"
+        return f"; {count(store.load_state().pending, 'memory')} pending"
     except Exception:
         return ""
+
+
+def _stdout_gone() -> bool:
+    """True when stdout is a pipe whose reader has gone (``scenes log | head -1``): poll
+    reports an error on such a pipe. A broken pipe elsewhere (a git helper process that
+    died) is a failure to report, not a reader that had enough."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.__stdout__.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _reader_gone() -> None:
+    """End quietly with exit 0 after the reader of stdout went away; Python's final flush
+    of stdout is pointed at devnull so it cannot fail in its turn."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
+    raise typer.Exit(0)
 
 
 def handled(func: Callable) -> Callable:
@@ -76,8 +146,10 @@ def handled(func: Callable) -> Callable:
             _fail(str(exc), exc.exit_code)
         except LockBusyError as exc:
             _fail(str(exc), 1)
-        except BrokenPipeError:
-            raise                  # the reader went away (`| head`): nothing to report
+        except BrokenPipeError as exc:
+            if _stdout_gone():     # the reader went away (`| head`): not an error
+                _reader_gone()
+            _fail(f"a pipe to a helper process broke: {exc}", 1)
         except OSError as exc:     # a disk problem: say which file, no traceback
             _fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
         except typer.Exit:
@@ -127,10 +199,26 @@ def _read_store():
     return store
 
 
+def _version(asked: bool) -> None:
+    """``--version``: the installed package's version, then exit 0."""
+    if asked:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"scenes (scene-engine) {version('scene-engine')}")
+        except PackageNotFoundError:   # run from a source tree that was never installed
+            typer.echo("scenes (scene-engine), version unknown (not installed)")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def main_options(
     directory: Annotated[Path | None, typer.Option(
-        "--dir", help="The store (default: $SCENE_ENGINE_DIR, then the current folder).")] = None,
+        "--dir", metavar="DIR",
+        help="The store (default: $SCENE_ENGINE_DIR, then the current folder).")] = None,
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_version,
+        help="Print the version and exit.")] = False,
 ) -> None:
     """Readable long-term memory for LLM agents."""
     import warnings
@@ -143,11 +231,13 @@ def main_options(
 @app.command()
 @handled
 def init(directory: Annotated[Path | None, typer.Argument(
+        metavar="DIR",
         help="Folder for the store: new, empty or not (a notes folder, an Obsidian vault, a "
              "repository). Default: --dir, then $SCENE_ENGINE_DIR.")] = None,
          prefix: Annotated[str, typer.Option(
-             "--prefix", help="Put the store's files in this subfolder (e.g. memory/) "
-                              "instead of the folder's root.")] = "") -> None:
+             "--prefix", metavar="FOLDER",
+             help="Put the store's files in this subfolder (e.g. memory/) "
+                  "instead of the folder's root.")] = "") -> None:
     """Make a new store in a folder: scenes/, memories/, persona and settings, and a first
     commit of only those, in the git repository the folder is in (else a new one)."""
     import os
@@ -175,19 +265,30 @@ def _read_input(source: str) -> bytes:
         _fail(f"{source}: no such file", 2)
 
 
+JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")]
+
+
 @app.command()
 @handled
-def add(source: Annotated[str, typer.Argument(help="JSON list or JSONL file, or - for stdin.")]
-        ) -> None:
+def add(source: Annotated[str, typer.Argument(
+            metavar="FILE", help="JSON list or JSONL file, or - for stdin.")],
+        as_json: JsonOpt = False) -> None:
     """Add memories; the whole input is checked first and refused whole if any record is bad."""
     store = _store()
     report, interrupt, added = _add(store, _read_input(source))
     if interrupt is None:
-        _report_add(report, err=False)
+        if as_json:
+            _echo_json(_add_json(report) | {"pending": store.load_state().pending})
+        else:
+            _report_add(report, err=False)
     elif added is None:
         _interrupted(interrupt, "nothing was added")
+    elif as_json:   # committed before the signal landed: it succeeded
+        _echo_json({"added": added, "pending": store.load_state().pending,
+                    "interrupted": "the add was committed before the interrupt"})
     else:   # the add was committed before the signal landed: it succeeded; say so plainly
-        typer.echo(f"added {added} memories (the add was committed before the interrupt)")
+        typer.echo(f"added {count(added, 'memory')} (the add was committed before the "
+                   "interrupt)")
 
 
 def _add(store, data: bytes):
@@ -208,23 +309,36 @@ def _add(store, data: bytes):
 
 
 def _report_add(report, err: bool) -> None:
-    typer.echo(f"added {report.added} memories ({report.known} known ids skipped, "
-               f"{report.duplicates} duplicates collapsed)", err=err)
+    typer.echo(f"added {count(report.added, 'memory')} ({count(report.known, 'known id')} "
+               f"skipped, {count(report.duplicates, 'duplicate')} collapsed)", err=err)
 
 
-BackendOpt = Annotated[str | None, typer.Option("--backend", help="offline (default) or llm.")]
-ModelOpt = Annotated[str | None, typer.Option("--model", help="Any litellm model name.")]
+def _add_json(report) -> dict:
+    """An ``AddReport`` as ``add --json`` gives it."""
+    return {"added": report.added, "known": report.known, "duplicates": report.duplicates}
+
+
+BackendOpt = Annotated[str | None, typer.Option(
+    "--backend", metavar="NAME", help="offline (default) or llm.")]
+ModelOpt = Annotated[str | None, typer.Option(
+    "--model", metavar="MODEL", help="Any litellm model name.")]
 ApiBaseOpt = Annotated[str | None, typer.Option(
-    "--api-base", help="OpenAI-compatible server URL (no API key needed for it).")]
-SizeOpt = Annotated[int | None, typer.Option("--batch-size", min=1, help="Memories per batch.")]
-MaxOpt = Annotated[int | None, typer.Option("--max-batches", min=1, help="Stop after N batches.")]
+    "--api-base", metavar="URL", help="OpenAI-compatible server URL (no API key needed for it).")]
+SizeOpt = Annotated[int | None, typer.Option(
+    "--batch-size", min=1, metavar="N", help="Memories per batch.")]
+MaxOpt = Annotated[int | None, typer.Option(
+    "--max-batches", min=1, metavar="N", help="Stop after N batches.")]
 CallTimeoutOpt = Annotated[float | None, typer.Option(
-    "--call-timeout", min=0.1, help="Seconds one model request may take (config: call_timeout).")]
+    "--call-timeout", min=0.1, metavar="SECONDS",
+    help="Seconds one model request may take (config: call_timeout).")]
 BatchTimeoutOpt = Annotated[float | None, typer.Option(
-    "--batch-timeout", min=0.1,
+    "--batch-timeout", min=0.1, metavar="SECONDS",
     help="Seconds one model batch may take (config: batch_timeout).")]
 VerboseOpt = Annotated[bool, typer.Option("-v", "--verbose",
                                           help="Print the model's tool calls as they happen.")]
+RunJsonOpt = Annotated[bool, typer.Option(
+    "--json", help="One JSON document on stdout: the batches committed, what is pending, "
+                   "the failure if one.")]
 
 
 def _backend(config, backend_name, model, api_base, call_timeout=None, batch_timeout=None):
@@ -239,66 +353,102 @@ def _backend(config, backend_name, model, api_base, call_timeout=None, batch_tim
         _fail(str(exc), 2)
 
 
-def _prepare(backend, display, pending: int) -> None:
-    """Check a model backend's set-up and load its client before any batch starts; a set-up
-    problem is one line and exit 1, with nothing written."""
+def _prepare(backend, display) -> str | None:
+    """Check a model backend's set-up and load its client before any batch starts; returns
+    the set-up problem (one line; nothing is written then), else None."""
     if not hasattr(backend, "prepare"):
-        return
+        return None
     from .llm import ModelError, load_client
 
     try:
         with display.step("checking the model set-up"):
             backend.prepare()
     except ModelError as exc:
-        display.__exit__(None, None, None)
-        _fail(f"{exc}; nothing written, {pending} memories pending", 1)
+        return str(exc)
     with display.step("loading the model client (litellm)"):
         load_client()
+    return None
 
 
 def _run(store, backend_name, model, api_base, batch_size, max_batches, call_timeout=None,
-         batch_timeout=None, verbose=False) -> None:
-    from .batch import BatchError, run_pending
-    from .run_display import RunDisplay
-
-    config = store.config
-    backend = _backend(config, backend_name, model, api_base, call_timeout, batch_timeout)
+         batch_timeout=None, verbose=False, as_json=False, head: dict | None = None) -> None:
+    """Run the pending batches and say what they did: one line, or with ``as_json`` one JSON
+    document (``head``: what came in first, for ``ingest``; then ``committed``, ``pending``,
+    ``scenes``, ``failed``). Exit 1 when a batch failed, 130/143 when interrupted."""
     from .engine import drain_inbox
-    from .interrupts import Terminated, received
+    from .interrupts import Terminated
 
+    backend = _backend(store.config, backend_name, model, api_base, call_timeout,
+                       batch_timeout)
     drain_inbox(store)          # memories an agent remembered while the store was busy
     before = store.load_state()
-    pending = before.pending
-    size = batch_size or config.batch_size
+    results: list = []
+    try:
+        failure, at_setup = _fold(store, backend, before.pending, before.batch,
+                                  batch_size or store.config.batch_size, max_batches, verbose,
+                                  results)
+    except (KeyboardInterrupt, Terminated) as exc:   # the progress bar is closed by now
+        detail = _run_interrupted(store, before.batch, len(results))
+        if as_json:
+            with contextlib.suppress(Exception):   # after an interrupt nothing more may fail
+                _echo_json(_run_json(store, results, head, None) | {"interrupted": detail})
+        _interrupted(exc, detail)
+    if as_json:
+        _echo_json(_run_json(store, results, head, failure))
+        if failure is not None:
+            _fail(failure, 1)
+        return
+    pending = count(store.load_state().pending, "memory")
+    if at_setup:              # one line: nothing ran
+        _fail(failure, 1)
+    if failure is not None:   # printed after the progress line is gone: a line of its own
+        _fail(f"{failure}\n{count(len(results), 'batch')} committed before the failure; "
+              f"{pending} still pending", 1)
+    typer.echo(f"{count(len(results), 'batch')} committed; {pending} pending; "
+               f"{count(len(store.scene_names()), 'scene')}")
+
+
+def _fold(store, backend, pending: int, last_batch: int, size: int, max_batches, verbose,
+          results: list) -> tuple[str | None, bool]:
+    """The batches of ``_run`` under the progress line; each committed one is appended to
+    ``results``. Returns (why it stopped early, or None; True when that was the model's
+    set-up, before any batch)."""
+    from .batch import BatchError, run_pending
+    from .interrupts import received
+    from .run_display import RunDisplay
+
     total = -(-pending // size) if pending else 0
     if max_batches:
         total = min(total, max_batches)
-    results, failure = [], None
-    try:
-        with RunDisplay(total, pending, verbose=verbose) as display:
-            display.batch = before.batch + 1
-            if pending:
-                _prepare(backend, display, pending)
-            if hasattr(backend, "listener"):
-                backend.listener = display.listener
+    with RunDisplay(total, pending, verbose=verbose, size=size) as display:
+        display.batch = last_batch + 1
+        problem = _prepare(backend, display) if pending else None
+        if problem is not None:
+            return f"{problem}; nothing written, {count(pending, 'memory')} pending", True
+        if hasattr(backend, "listener"):
+            backend.listener = display.listener
+        display.starting()
 
-            def on_batch(result):
-                results.append(result)
-                display.advance(result)
-            try:
-                run_pending(store, backend, max_batches=max_batches, size=size,
-                            on_batch=on_batch)
-            except BatchError as exc:
-                if received() is not None:   # git died of the same Ctrl-C: say it was that
-                    raise received() from exc
-                failure = exc
-    except (KeyboardInterrupt, Terminated) as exc:   # the progress bar is closed by now
-        _interrupted(exc, _run_interrupted(store, before.batch, len(results)))
-    if failure is not None:   # printed after the progress line is gone: a line of its own
-        _fail(f"{failure}\n{len(results)} batch(es) committed before the failure; "
-              f"{store.load_state().pending} memories still pending", 1)
-    typer.echo(f"{len(results)} batch(es) committed; {store.load_state().pending} memories "
-               f"pending; {len(store.scene_names())} scenes")
+        def on_batch(result):
+            results.append(result)
+            display.advance(result)
+        try:
+            run_pending(store, backend, max_batches=max_batches, size=size, on_batch=on_batch)
+        except BatchError as exc:
+            if received() is not None:   # git died of the same Ctrl-C: say it was that
+                raise received() from exc
+            return str(exc), False
+    return None, False
+
+
+def _run_json(store, results: list, head: dict | None, failure: str | None) -> dict:
+    """``run --json`` (and ``ingest --json``): ``head``, then each committed batch (number,
+    commit, memory ids, counts, tokens, cost), what is pending, the scenes, the failure."""
+    state = store.load_state()
+    batches = [{"batch": r.number, "commit": r.commit, "memories": r.memory_ids,
+                "counts": r.counts, "tokens": r.tokens, "cost": r.cost} for r in results]
+    return (head or {}) | {"committed": batches, "pending": state.pending,
+                           "scenes": len(store.scene_names()), "failed": failure}
 
 
 def _run_interrupted(store, batch_before: int, reported: int) -> str:
@@ -310,7 +460,7 @@ def _run_interrupted(store, batch_before: int, reported: int) -> str:
         committed = store.load_state().batch - batch_before
     except Exception:
         committed = reported
-    kept = (f"{committed} batch(es) committed before the interrupt stay committed"
+    kept = (f"{count(committed, 'batch')} committed before the interrupt stay committed"
             if committed else "no batch was committed before it")
     return (f"the batch in progress was rolled back (nothing of it was written); {kept}"
             f"{_pending_note(store)}")
@@ -321,38 +471,43 @@ def _run_interrupted(store, batch_before: int, reported: int) -> str:
 def run(backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
         batch_size: SizeOpt = None, max_batches: MaxOpt = None,
         call_timeout: CallTimeoutOpt = None, batch_timeout: BatchTimeoutOpt = None,
-        verbose: VerboseOpt = False) -> None:
+        verbose: VerboseOpt = False, as_json: RunJsonOpt = False) -> None:
     """Fold pending memories into scenes, one git commit per batch."""
     _run(_store(), backend, model, api_base, batch_size, max_batches, call_timeout,
-         batch_timeout, verbose)
+         batch_timeout, verbose, as_json)
 
 
 @app.command()
 @handled
 def ingest(source: Annotated[str | None, typer.Argument(
-               help="JSON list or JSONL file of memories, or -.")] = None,
+               metavar="FILE", help="JSON list or JSONL file of memories, or -.")] = None,
            conversation: Annotated[str | None, typer.Option(
-               "--conversation", help="A conversation file (chat messages, LoCoMo or a "
-                                      "transcript): extract its memories first.")] = None,
+               "--conversation", metavar="FILE",
+               help="A conversation file (chat messages, LoCoMo or a "
+                    "transcript): extract its memories first.")] = None,
            backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
            batch_size: SizeOpt = None, max_batches: MaxOpt = None,
            call_timeout: CallTimeoutOpt = None, batch_timeout: BatchTimeoutOpt = None,
-           verbose: VerboseOpt = False) -> None:
+           verbose: VerboseOpt = False, as_json: RunJsonOpt = False) -> None:
     """Add memories (or extract them from a conversation), then run (add + run)."""
     if (source is None) == (conversation is None):
         _fail("give a memories FILE or --conversation FILE (one of them)", 2)
     store = _store()
     if conversation is not None:
         report = _extract(store, conversation, backend, model, api_base)
-        typer.echo(_extract_line(report), err=True)
+        head = {"extracted": report.as_dict() | {"ids": report.added_ids}}
+        if not as_json:
+            typer.echo(_extract_line(report), err=True)
     else:
         report, interrupt, added = _add(store, _read_input(source))
         if interrupt is not None:
-            done = f"{added} memories were added" if added else "nothing was added"
+            done = f"{count(added, 'memory')} were added" if added else "nothing was added"
             _interrupted(interrupt, f"{done}; no batch ran{_pending_note(store)}")
-        _report_add(report, err=True)
+        head = {"added": _add_json(report)} if as_json else None
+        if not as_json:
+            _report_add(report, err=True)
     _run(store, backend, model, api_base, batch_size, max_batches, call_timeout, batch_timeout,
-         verbose)
+         verbose, as_json, head)
 
 
 def _extract(store, source: str, backend, model, api_base):
@@ -388,15 +543,16 @@ def _extract(store, source: str, backend, model, api_base):
 
 
 def _extract_line(report) -> str:
-    return (f"extracted {report.added} memories from {report.messages} messages "
-            f"({report.extractor}; {report.known} known, {report.superseded} superseded, "
-            f"{report.merged} merged, {report.queued} pairs queued for review)")
+    return (f"extracted {count(report.added, 'memory')} from "
+            f"{count(report.messages, 'message')} ({report.extractor}; {report.known} known, "
+            f"{report.superseded} superseded, {report.merged} merged, "
+            f"{count(report.queued, 'pair')} queued for review)")
 
 
 @app.command()
 @handled
 def extract(source: Annotated[str, typer.Argument(
-                help="Conversation file (chat messages JSON/JSONL, LoCoMo JSON, transcript) "
+                metavar="FILE", help="Conversation file (chat messages JSON/JSONL, LoCoMo JSON, transcript) "
                      "or -.")],
             backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
             as_json: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False
@@ -412,15 +568,17 @@ def extract(source: Annotated[str, typer.Argument(
 @app.command()
 @handled
 def review(pair: Annotated[str | None, typer.Argument(
-               help="The pair to decide (its id or the start of it).")] = None,
+               metavar="PAIR", help="The pair to decide (its id or the start of it).")] = None,
            keep: Annotated[str | None, typer.Option(
-               "--keep", help="left, right or both.")] = None,
+               "--keep", metavar="SIDE", help="left, right or both.")] = None,
            merge: Annotated[bool, typer.Option(
                "--merge", help="Merge into one memory with --title and --summary.")] = False,
-           title: Annotated[str | None, typer.Option("--title")] = None,
-           summary: Annotated[str | None, typer.Option("--summary")] = None,
+           title: Annotated[str | None, typer.Option(
+               "--title", metavar="TEXT", help="The merged memory's title.")] = None,
+           summary: Annotated[str | None, typer.Option(
+               "--summary", metavar="TEXT", help="The merged memory's summary.")] = None,
            undo_merge: Annotated[str | None, typer.Option(
-               "--undo", help="Undo the merge with this id.")] = None,
+               "--undo", metavar="MERGE", help="Undo the merge with this id.")] = None,
            list_merges: Annotated[bool, typer.Option(
                "--merges", help="List the merges instead of the queue.")] = False,
            as_json: Annotated[bool, typer.Option("--json", help="One JSON document.")] = False
@@ -475,9 +633,8 @@ def _merge_row(row: dict) -> str:
                                               if row["created"] else ""))
 
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")]
 ScopeOpt = Annotated[str | None, typer.Option(
-    "--scope", help="Only the memories of this scope (and unscoped ones); no scenes.")]
+    "--scope", metavar="SCOPE", help="Only the memories of this scope (and unscoped ones); no scenes.")]
 
 
 @app.command()
@@ -514,16 +671,28 @@ def list_scenes(as_json: JsonOpt = False) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("name", "heat", "updated", "summary", show_lines=False)
-    for row in rows:
-        table.add_row(row["name"], str(row["heat"]), str(row["updated"] or "")[:16],
-                      row["summary"])
-    Console().print(table)
+    console = Console()
+    cells = [(row["name"], str(row["heat"]), str(row["updated"] or "")[:16],
+              " ".join(row["summary"].split())) for row in rows]
+    if not console.is_terminal:   # a pipe or a file: whole values, a tab between, no frame
+        for line in [("name", "heat", "updated", "summary"), *cells]:
+            typer.echo("\t".join(line))
+        return
+    table = Table(show_lines=False)
+    # A name is never cut: the summary wraps to leave room for it.
+    table.add_column("name", no_wrap=True, min_width=max((len(c[0]) for c in cells), default=4))
+    table.add_column("heat", no_wrap=True)
+    table.add_column("updated", no_wrap=True)
+    table.add_column("summary", ratio=1)
+    for cell in cells:
+        table.add_row(*cell)
+    console.print(table)
 
 
 @app.command()
 @handled
-def show(name: Annotated[str, typer.Argument(help="Scene name (with or without .md).")]) -> None:
+def show(name: Annotated[str, typer.Argument(
+        metavar="NAME", help="Scene name (with or without .md).")]) -> None:
     """Print one scene file as it is on disk."""
     store = _read_store()
     from .fsutil import read_regular_text
@@ -540,8 +709,9 @@ def _index(store):
 
 @app.command()
 @handled
-def search(query: str,
-           k: Annotated[int, typer.Option("-k", min=1, max=10_000, help="Hits.")] = 10,
+def search(query: Annotated[str, typer.Argument(metavar="QUERY", help="The words to find.")],
+           k: Annotated[int, typer.Option("-k", min=1, max=10_000, metavar="N",
+                                          help="Hits.")] = 10,
            as_json: JsonOpt = False,
            memories: Annotated[bool, typer.Option(
                "--memories", help="Search the memory journal instead of the scenes.")] = False,
@@ -552,7 +722,17 @@ def search(query: str,
     the output says so. Stop words and question particles never decide a match."""
     from . import quick
 
+    _check_query(query)
     quick.search(_DIR["dir"], query, k, as_json, memories, scope)
+
+
+def _check_query(query: str) -> None:
+    """Exit 2 for a query with nothing to look for (``quick.query_problem``)."""
+    from .quick import query_problem
+
+    problem = query_problem(query)
+    if problem:
+        _fail(problem, 2)
 
 
 @app.command()
@@ -571,8 +751,8 @@ def reindex() -> None:
                   "the index was left as it was", 1)
         finally:
             index.close()
-    typer.echo(f"reindexed {len(report.added) + len(report.updated)} scene(s) and "
-               f"{report.memories_added} memories in {report.seconds:.2f} s")
+    typer.echo(f"reindexed {count(len(report.added) + len(report.updated), 'scene')} and "
+               f"{count(report.memories_added, 'memory')} in {report.seconds:.2f} s")
     for warning in report.warnings or []:
         typer.echo(f"warning: {warning}", err=True)
 
@@ -600,9 +780,9 @@ def repair(as_json: Annotated[bool, typer.Option("--json", help="One JSON docume
         typer.echo(json.dumps(report, ensure_ascii=False))
     elif report["repaired"]:
         released = report["released_batches"]
-        gave_up = (f"; batch{'es' if len(released) > 1 else ''} "
+        gave_up = (f"; {'batches' if len(released) > 1 else 'batch'} "
                    f"{', '.join(map(str, released))} released") if released else ""
-        typer.echo(f"journal numbered anew: {report['memories']} memories, "
+        typer.echo(f"journal numbered anew: {count(report['memories'], 'memory')}, "
                    f"{report['pending_again']} pending ({report['problem']}{gave_up}); "
                    "`scenes run` folds them")
     else:
@@ -611,7 +791,8 @@ def repair(as_json: Annotated[bool, typer.Option("--json", help="One JSON docume
 
 @app.command()
 @handled
-def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quiet.")] = 0.2,
+def watch(debounce: Annotated[float, typer.Option(
+              metavar="SECONDS", help="Seconds to wait for quiet.")] = 0.2,
           fold: Annotated[bool, typer.Option(
               "--fold", help="Also fold pending memories in the background (fold_every / "
                              "fold_idle in config.toml).")] = False) -> None:
@@ -635,7 +816,7 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
         from .mcpserver.server import configured_backend
 
         config = store.config
-        typer.echo(f"folding when {config.fold_every} memories are pending or after "
+        typer.echo(f"folding when {count(config.fold_every, 'memory')} are pending or after "
                    f"{config.fold_idle:g} s without a new one", err=True)
         folding = FoldWorker(store, configured_backend(store),
                              on_event=lambda text: typer.echo(text, err=True))
@@ -650,7 +831,7 @@ def watch(debounce: Annotated[float, typer.Option(help="Seconds to wait for quie
         _fail(f"cannot keep the search index here: {exc}", 1)
     if stats.lost:
         _fail(stats.lost, 1)
-    typer.echo(f"stopped after {stats.reindex_runs} reindex run(s)", err=True)
+    typer.echo(f"stopped after {count(stats.reindex_runs, 'reindex run')}", err=True)
 
 
 @app.command()
@@ -665,7 +846,7 @@ def doctor(as_json: JsonOpt = False) -> None:
     else:
         for problem in problems:
             typer.echo(f"problem: {problem}")
-        typer.echo("doctor: ok" if not problems else f"doctor: {len(problems)} problem(s)")
+        typer.echo("doctor: ok" if not problems else f"doctor: {count(len(problems), 'problem')}")
     if problems:
         raise typer.Exit(1)
 
@@ -712,6 +893,8 @@ def log(as_json: JsonOpt = False,
         return
     for e in entries:
         flag = " (undone)" if e.get("undone") else ""
+        if e["kind"] == "hand edit" and not e["subject"].startswith("hand edit:"):
+            flag = " (hand edit)"   # a person's own commit of scenes: theirs, not the engine's
         typer.echo(f"{e['commit'][:8]} {e['time'][:19]} {e['subject']}{flag}")
         if e["kind"] == "batch":
             typer.echo(f"    {e['summary']}\n    memories: {e['memories']}; "
@@ -738,51 +921,74 @@ def _show_transcript(store, batch: int, as_json: bool) -> None:
 @app.command()
 @handled
 def undo(target: Annotated[str | None, typer.Argument(
+            metavar="BATCH|COMMIT",
             help="Batch number or commit; default the newest batch not yet undone. "
                  "Naming an undone batch redoes it.")] = None,
          forget: Annotated[bool, typer.Option(
-             "--forget", help="Never process the batch's memories again.")] = False) -> None:
+             "--forget", help="Never process the batch's memories again.")] = False,
+         as_json: JsonOpt = False) -> None:
     """Revert one batch with a new commit; its memories become pending again."""
+    from .persona import relink
     from .undo import UndoError
     from .undo import undo as do_undo
 
+    store = _store()
     try:
-        result = do_undo(_store(), target, forget=forget)
+        result = do_undo(store, target, forget=forget)
     except UndoError as exc:
         _fail(str(exc), exc.exit_code)
-    what = f"batch {result.batch}" if result.batch is not None else result.target[:8]
     fate = {"undo": "forgotten" if forget else "pending again", "redo": "folded again",
             "forget": "forgotten"}[result.action]
+    # An undone rename or merge: the persona is made to name the scenes there are.
+    relinked = bool(relink(_store()))
+    if as_json:
+        _echo_json({"action": result.action, "batch": result.batch, "target": result.target,
+                    "commit": result.commit, "memories": result.memories, "fate": fate,
+                    "pending": store.load_state().pending, "persona_regenerated": relinked})
+        return
+    what = f"batch {result.batch}" if result.batch is not None else result.target[:8]
     typer.echo(f"{result.action} {what}: commit {result.commit[:8]}; "
-               f"{result.memories} memories {fate}")
-    from .persona import relink
-
-    if relink(_store()):     # an undone rename or merge: the persona names the scenes there are
+               f"{count(result.memories, 'memory')} {fate}")
+    if relinked:
         typer.echo("persona: regenerated (it named scenes that are gone)")
 
 
 @app.command()
 @handled
-def blame(name: Annotated[str, typer.Argument(help="Scene name.")],
+def blame(name: Annotated[str, typer.Argument(metavar="NAME", help="Scene name.")],
           as_json: JsonOpt = False) -> None:
-    """Each line of a scene with the batch (or hand edit) that last changed it."""
-    from .history import blame_lines, open_repo
+    """Each line of a scene with the batch (or hand edit) that last changed it and the
+    memories behind that line."""
+    from .trace import blame_scene
 
     store = _read_store()
-    match = _scene_match(store, name)
-    rows = blame_lines(open_repo(store.root), f"scenes/{match}")
+    rows = blame_scene(store, _scene_match(store, name))
     if as_json:
         _echo_json(rows)
         return
+    width = min(40, max((len(_memory_cell(r["memories"])) for r in rows), default=0))
     for row in rows:
         who = (f"batch {row['batch']}" if row["kind"] == "batch"
                else row["kind"] + (f" {row['batch']}" if row["batch"] else ""))
-        typer.echo(f"{row['line']:>4} {who:<14} {row['memories'][:40]:<40} | {row['text']}")
+        typer.echo(f"{row['line']:>4} {who:<14} {_memory_cell(row['memories']):<{width}} | "
+                   f"{row['text']}")
+
+
+def _memory_cell(ids: list[str], width: int = 40) -> str:
+    """``ids`` joined with ", " in at most ``width`` characters: as many whole ids as fit,
+    then "+N" for the rest."""
+    shown = ", ".join(ids)
+    for keep in range(len(ids) - 1, 0, -1):
+        if len(shown) <= width:
+            break
+        shown = ", ".join(ids[:keep]) + f" +{len(ids) - keep}"
+    return shown
 
 
 @app.command()
 @handled
-def trace(memory_id: Annotated[str, typer.Argument(help="A memory id (or an alias).")],
+def trace(memory_id: Annotated[str, typer.Argument(
+              metavar="ID", help="A memory id (or an alias).")],
           as_json: JsonOpt = False) -> None:
     """Where a memory went: the batch that took it, the scenes, the lines, later merges and
     undos."""
@@ -812,11 +1018,12 @@ def _scene_match(store, name: str) -> str:
 def mcp(http: Annotated[bool, typer.Option(
             "--http", help="Serve streamable HTTP instead of stdio.")] = False,
         host: Annotated[str, typer.Option(
+            metavar="ADDRESS",
             help="Address for --http. Any but 127.0.0.1, localhost or ::1 requires a bearer "
                  "token: $SCENE_ENGINE_MCP_TOKEN, else one made and printed now.")
         ] = "127.0.0.1",
-        port: Annotated[int, typer.Option(min=0, max=65535,
-                                          help="Port for --http (0: any free one).")] = 8765,
+        port: Annotated[int, typer.Option(
+            min=0, max=65535, metavar="PORT", help="Port for --http (0: any free one).")] = 8765,
         allow_undo: Annotated[bool, typer.Option(
             "--allow-undo", help="Offer the undo tool too.")] = False,
         fold: Annotated[bool, typer.Option(
@@ -850,20 +1057,23 @@ def mcp(http: Annotated[bool, typer.Option(
 
 @app.command("recall")
 @handled
-def recall_cmd(query: str,
+def recall_cmd(query: Annotated[str, typer.Argument(metavar="QUERY", help="The question.")],
                budget: Annotated[int, typer.Option("--budget", min=100, max=10_000_000,
+                                                   metavar="CHARS",
                                                    help="Characters at most.")] = 4000,
                as_json: JsonOpt = False, scope: ScopeOpt = None) -> None:
     """What an agent would put in its context for QUERY: persona, scene map, best passages."""
     from . import quick
 
+    _check_query(query)
     quick.recall(_DIR["dir"], query, budget, as_json, scope)
 
 
 @app.command()
 @handled
 def demo(directory: Annotated[Path | None, typer.Argument(
-        help="Folder for the demo store (default: ./scene-demo).")] = None) -> None:
+        metavar="DIR", help="Folder for the demo store (default: ./scene-demo).")] = None
+         ) -> None:
     """Make a demo store from ~60 sample memories with the offline backend and show it."""
     from .demo import DEMO_QUERIES, build_demo
     from .recall import recall
@@ -871,8 +1081,8 @@ def demo(directory: Annotated[Path | None, typer.Argument(
     directory = directory or Path("scene-demo")
     typer.echo(f"making a demo store at {directory} ...", err=True)
     store, report, results = build_demo(directory)
-    typer.echo(f"added {report.added} memories ({report.duplicates} repeated ones collapsed); "
-               f"{len(results)} batches, one git commit each\n")
+    typer.echo(f"added {count(report.added, 'memory')} ({count(report.duplicates, 'repeated one')} "
+               f"collapsed); {count(len(results), 'batch')}, one git commit each\n")
     _DIR["dir"] = store.root
     list_scenes(as_json=False)
     rows = _scene_rows(store)
@@ -882,6 +1092,32 @@ def demo(directory: Annotated[Path | None, typer.Argument(
         typer.echo(f"=== scenes recall {query!r} --budget 1200 ===")
         typer.echo(recall(store, query, budget=1200).text)
     typer.echo(f"Try: cd {directory} && scenes log && scenes undo && scenes status")
+
+
+# The commands list of `scenes -h`: one line each, whole (a docstring's first sentence is
+# often longer than the room click leaves, and it cut them with "...").
+SHORT_HELP = {
+    "init": "Make a new store in a folder.",
+    "add": "Add memories; bad input is refused whole.",
+    "run": "Fold pending memories into scenes, a commit per batch.",
+    "ingest": "Add memories (or a conversation's), then run.",
+    "extract": "Extract memories from a conversation.",
+    "review": "The review queue of possible duplicates.",
+    "search": "Full-text search over the scenes or the memories.",
+    "repair": "Number the journal anew after a git merge.",
+    "watch": "Keep the search index in step until Ctrl-C.",
+    "doctor": "Check every invariant; exit 1 if one is broken.",
+    "log": "Batches newest first, hand edits and undos between.",
+    "undo": "Revert one batch; its memories are pending again.",
+    "blame": "Each line of a scene, its batch and its memories.",
+    "trace": "Where a memory went: batch, scenes, lines.",
+    "mcp": "Serve this store to agents over MCP.",
+    "recall": "What an agent puts in its context for QUERY.",
+    "demo": "Make and show a demo store of ~60 memories.",
+}
+for _command in app.registered_commands:
+    _name = _command.name or _command.callback.__name__
+    _command.short_help = _command.short_help or SHORT_HELP.get(_name)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -915,6 +1151,12 @@ def main() -> None:
         if exc.code == 130 and not _INTERRUPT["reported"]:   # Typer's quiet Ctrl-C exit
             _INTERRUPT["reported"] = True
             typer.echo("interrupted", err=True)
+        if exc.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            # Typer's own answer to a closed pipe outside a command (`scenes -h | head -1`):
+            # it wraps stdout so and exits 1; a reader that had enough is no failure.
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
+            sys.exit(0)
         raise
     finally:
         interrupts.hold_for_exit()

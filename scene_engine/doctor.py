@@ -21,6 +21,7 @@ from .fsutil import read_regular, read_regular_text
 from .layout import is_utf8_name
 from .memories import Journal
 from .persona import MAX_PERSONA_CHARS, dangling_links, scene_link
+from .plural import count
 from .rules import merged_from
 from .scene import SceneHeaderWarning, read_scene
 from .store import Store
@@ -168,7 +169,7 @@ def _check_state(store: Store) -> list[str]:
     if unread:      # the counts below would only repeat it; the other checks go on
         return problems + _cursor_and_ids(state, journal)
     if len(journal) != state.next_seq:
-        problems.append(f"state: journal holds {len(journal)} memories but state says "
+        problems.append(f"state: journal holds {count(len(journal), 'memory')} but state says "
                         f"{state.next_seq}; `scenes repair` numbers the journal anew")
     if [m.seq for m in journal] != list(range(len(journal))):
         problems.append("state: journal numbers are not 0, 1, 2, ... in order (a git merge "
@@ -206,12 +207,16 @@ def _check_history(store: Store) -> list[str]:
     twice = sorted(s for s, n in owners.items() if n > 1)
     stray = sorted(s for s in owners if s in pending)
     if lost:
-        problems.append(f"history: {len(lost)} processed memories belong to no live batch "
+        problems.append(f"history: {count(len(lost), 'processed memory', 'processed memories')} "
+                        f"{'belongs' if len(lost) == 1 else 'belong'} to no live batch "
                         f"(first #{lost[0]})")
     if twice:
-        problems.append(f"history: {len(twice)} memories were processed twice (first #{twice[0]})")
+        problems.append(f"history: {count(len(twice), 'memory')} "
+                        f"{'was' if len(twice) == 1 else 'were'} processed twice "
+                        f"(first #{twice[0]})")
     if stray:
-        problems.append(f"history: {len(stray)} pending memories are in a live batch "
+        problems.append(f"history: {count(len(stray), 'pending memory', 'pending memories')} "
+                        f"{'is' if len(stray) == 1 else 'are'} in a live batch "
                         f"(first #{stray[0]})")
     last = max(history.live_batches(repo), default=0)
     if last > state.batch:

@@ -9,6 +9,7 @@ from . import history, inbox, interrupts, recovery
 from .lock import store_lock
 from .memories import AddReport, Journal, MemoryInputError, parse_lines
 from .numbering import check_numbering
+from .plural import count
 from .store import Store
 
 
@@ -121,7 +122,7 @@ def _append(store: Store, repo, journal: Journal, lined, state, index):
             # "hand edit" commit from the next batch, not a place in this one.
             shown = (f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})" if fresh
                      else "none (known ids added as aliases)")
-            history.commit(repo, f"add: {len(fresh)} memories\n\nMemories-Added: "
+            history.commit(repo, f"add: {count(len(fresh), 'memory')}\n\nMemories-Added: "
                                  f"{shown}\n",
                            paths=("memories", ".scene-engine/state.json"))
         recovery.end(store)

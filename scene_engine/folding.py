@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from .config import plain_error
 from .inbox import queued
+from .plural import count
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -127,13 +128,14 @@ class FoldWorker:
             self._failed_at = (self._newest_add(), time.time())
             self._failures_in_row += 1
             reason = " ".join(plain_error(exc).split())   # the whole reason, on one line
-            line = f"folding failed after {len(done)} batch(es): {reason[:MAX_REASON]}"
+            line = f"folding failed after {count(len(done), 'batch')}: {reason[:MAX_REASON]}"
             self.stats.failures.append(line)
             self.on_event(f"{line}; the memories stay pending; next try when a memory is "
                           f"added or in {self._retry_after():g} s")
 
         for result in done:
-            self.on_event(f"batch {result.number}: {len(result.memory_ids)} memories folded")
+            self.on_event(f"batch {result.number}: {count(len(result.memory_ids), 'memory')} "
+                          "folded")
         self.stats.batches += len(done)
         return len(done)
 

@@ -65,7 +65,33 @@ def open_repo(root: Path):
         # The same ``Git`` object (the object database shares it, and ``interrupts`` clears
         # its helper processes), told to run in the store's folder.
         repo.git._working_dir = str(Path(root).resolve())
+    head_sha(repo)   # a git that refuses the repository says so now, not as an empty history
     return repo
+
+
+def head_sha(repo) -> str:
+    """HEAD's commit id, or "" on a branch with no commit yet. Raises ``HistoryError`` with
+    git's own words when git cannot read the repository: another user's store ("dubious
+    ownership"), a HEAD naming a commit that is not there, a broken object database.
+
+    GitPython's ``repo.head.is_valid()`` answers False for all of those alike, and a history
+    read through it came out empty (``log`` printed nothing, ``trace`` said no batch took a
+    memory): every read of the history asks here instead. Two fresh git processes, not
+    GitPython's long-lived helper, which a Ctrl-C may have killed."""
+    git = _git()
+    try:
+        sha = repo.git.rev_parse("--verify", "--quiet", "HEAD")
+    except git.GitCommandError as exc:
+        if exc.status == 1 and not git_said_text(exc):   # --quiet: no commit yet
+            return ""
+        raise HistoryError(f"git cannot read the repository: {git_said(exc)}") from exc
+    try:
+        repo.git.cat_file("-e", f"{sha}^{{commit}}")
+    except git.GitCommandError as exc:
+        said = git_said_text(exc) or f"commit {sha} is missing"
+        raise HistoryError(f"git cannot read the repository: HEAD names {sha[:12]}, which "
+                           f"git cannot read ({said})") from exc
+    return sha
 
 
 def find_repo(folder: Path):
@@ -160,11 +186,16 @@ def _identity_env(repo, by_person: bool = False) -> dict[str, str]:
 def git_said(exc) -> str:
     """What git said in a failed command (``git.GitCommandError``), on one line: its stderr
     without GitPython's wrapping and without git's ``hint:`` lines."""
+    return git_said_text(exc) or " ".join(str(exc).split())
+
+
+def git_said_text(exc) -> str:
+    """``git_said`` without the fallback: "" when git wrote nothing on stderr."""
     text = exc.stderr if isinstance(getattr(exc, "stderr", None), str) else str(exc)
     text = text.strip().removeprefix("stderr:").strip().strip("'").strip()
     lines = [line.strip() for line in text.splitlines()
              if line.strip() and not line.strip().startswith("hint:")]
-    return " ".join(lines) or str(exc)
+    return " ".join(lines)
 
 
 def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bool = False,
@@ -184,21 +215,21 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
     """
     git = _git()
     root = Path(repo.git.working_dir)
-    ensure_committable(repo)
+    head = ensure_committable(repo)
     present = [p for p in paths if (root / p).exists()]
     missing = [p for p in paths if p not in present]
     index = Path(repo.git_dir) / f"{TEMP_INDEX}{os.getpid()}"
     env = {"GIT_INDEX_FILE": str(index)}
     try:
-        if repo.head.is_valid():
-            repo.git.read_tree("HEAD", env=env)
+        if head:   # else the first commit: nothing to start from
+            repo.git.read_tree(head, env=env)
         specs = _without_editor_files(root, present)
         if specs:   # never a bare `git add -A`: that would take the whole folder
             repo.git.add("-A", "--", *specs, env=env)
         if missing:   # a deleted file or folder; a path never tracked is simply skipped
             repo.git.rm("--cached", "-r", "--quiet", "--ignore-unmatch", "--", *missing,
                         env=env)
-        if not allow_empty and not _staged(repo, env):
+        if not allow_empty and not _staged(repo, env, head):
             return ""
         repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", message,
                         env={**_identity_env(repo, by_person), **env})
@@ -210,21 +241,23 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
     finally:
         index.unlink(missing_ok=True)
     sync_index(repo, paths)
-    return repo.head.commit.hexsha
+    return head_sha(repo)
 
 
-def ensure_committable(repo) -> None:
-    """Raise ``HistoryError`` if a commit now would end a merge, rebase, cherry-pick or
-    revert the person has in progress in the repository (``IN_PROGRESS``), HEAD is detached
-    (a commit there is lost at the next checkout) or another git holds the index
-    (``index.lock``); else nothing."""
+def ensure_committable(repo) -> str:
+    """Raise ``HistoryError`` if git cannot read the repository (``head_sha``), a commit now
+    would end a merge, rebase, cherry-pick or revert the person has in progress in the
+    repository (``IN_PROGRESS``), HEAD is detached (a commit there is lost at the next
+    checkout) or another git holds the index (``index.lock``); else return HEAD's commit id
+    ("" before the first commit)."""
     busy = [name for name in IN_PROGRESS if (Path(repo.git_dir) / name).exists()]
     if busy:
         raise HistoryError(f"the git repository is in the middle of a merge, rebase or "
                            f"cherry-pick ({busy[0]}); finish or abort it, then run this again")
     # Another git holds the person's index (an editor's git plugin, a commit in a terminal):
     # a commit now could not bring their index in line, and theirs would undo ours.
-    if repo.head.is_valid() and repo.head.is_detached:   # a commit would be lost on checkout
+    head = head_sha(repo)
+    if head and repo.head.is_detached:   # a commit would be lost on checkout
         raise HistoryError("HEAD is detached (an old commit is checked out); check out a "
                            "branch (`git switch main`), then run this again")
     lock = Path(repo.git_dir) / "index.lock"
@@ -232,6 +265,7 @@ def ensure_committable(repo) -> None:
         raise HistoryError(f"another git is at work in this repository ({lock} exists); "
                            "run this again when it is done, or delete that file if no git "
                            "is running")
+    return head
 
 
 def is_editor_file(path: str) -> bool:
@@ -275,8 +309,8 @@ def sync_index(repo, paths) -> None:
                 continue
 
 
-def _staged(repo, env: dict) -> bool:
-    if not repo.head.is_valid():
+def _staged(repo, env: dict, head: str) -> bool:
+    if not head:
         return bool(repo.git.ls_files(env=env))
     return bool(repo.git.diff("--cached", "--name-only", env=env))
 
@@ -341,10 +375,16 @@ def trailers(message: str) -> dict[str, str]:
 def engine_commits(repo) -> list:
     """Every commit on the current branch that touches the store's paths (``STORE_PATHS``),
     oldest first: a person's commits elsewhere in a shared repository are not the store's
-    history. Empty for a repository with no commit."""
-    if not repo.head.is_valid():
+    history. Empty for a repository with no commit. Raises ``HistoryError`` when git cannot
+    read the history (never an empty list for that)."""
+    head = head_sha(repo)
+    if not head:
         return []
-    return list(reversed(list(repo.iter_commits(paths=list(STORE_PATHS)))))
+    try:
+        return list(reversed(list(repo.iter_commits(head, paths=list(STORE_PATHS)))))
+    except (_git().GitCommandError, ValueError) as exc:   # ValueError: an object unreadable
+        said = git_said(exc) if isinstance(exc, _git().GitCommandError) else str(exc)
+        raise HistoryError(f"cannot read the history: {said}") from exc
 
 
 def live_batches(repo, released=frozenset()) -> dict[int, object]:
@@ -416,7 +456,7 @@ def named_by_person(repo, path: str) -> bool:
     renamed a scene to it. A name a person chose is theirs to keep (the offline renames).
     False for a file no commit added yet. Raises ``HistoryError`` if git fails."""
     git = _git()
-    if not repo.head.is_valid():
+    if not head_sha(repo):
         return False
     try:
         out = repo.git.log("-1", "--no-renames", "--diff-filter=A", "--format=%ae%x01%B",
@@ -432,10 +472,12 @@ def last_batch_number(repo, depth: int = 200) -> int:
     commits): a plain ``git revert`` of a batch puts ``state.json``'s counter back, and a new
     batch must not take a number an earlier commit already has (``undo N`` would not know
     which). Walks commits in-process from HEAD (GitPython's object reader, no new git
-    process): the newest batch is a few commits back."""
-    if not repo.head.is_valid():
+    process): the newest batch is a few commits back. Raises ``HistoryError`` when git
+    cannot read the repository."""
+    head = head_sha(repo)
+    if not head:
         return 0
-    commit = repo.head.commit
+    commit = repo.commit(head)
     for _ in range(depth):
         number = trailers(commit.message).get("Batch", "")
         if number.isdigit():
@@ -525,10 +567,21 @@ def blame_lines(repo, path: str) -> list[dict]:
     """Each line of ``path`` (relative to the store root) with the commit that last changed it.
 
     Entry: ``line`` (1-based), ``text``, ``commit`` (sha, or "" when not committed yet),
-    ``kind`` (see ``commit_kind``), ``batch`` (number or None), ``memories`` (trailer text).
-    Raises ``HistoryError`` if git cannot blame the file.
+    ``kind`` (see ``commit_kind``), ``batch`` (number or None), ``seqs`` (the journal numbers
+    of the memories that commit folded: a batch's or a redo's ``Memory-Seqs``, else []) and
+    ``path`` (the file's path, relative to the store root, in that commit: a line a batch
+    carried over from a scene it merged or renamed keeps the old name). Which of ``seqs`` a
+    line states is ``trace.blame_scene``'s business. Raises ``HistoryError`` if git cannot
+    blame the file (``NotCommitted`` when HEAD does not hold it).
     """
     git = _git()
+    head = head_sha(repo)
+    try:
+        if not head:
+            raise KeyError(path)
+        repo.commit(head).tree / tree_path(repo, path)
+    except KeyError:
+        raise NotCommitted(f"cannot blame {path}: it is not committed yet") from None
     try:
         # -C: a line a batch carried over from a scene it renamed or merged away (deleted in
         # the same commit) keeps the commit that wrote it; git's rename detection alone misses
@@ -536,16 +589,23 @@ def blame_lines(repo, path: str) -> list[dict]:
         out = repo.git.blame("--line-porcelain", "-w", "-C", "--", path)
     except git.GitCommandError as exc:
         raise HistoryError(f"cannot blame {path}: {git_said(exc)}") from exc
-    rows, sha, cache = [], "", {}
+    rows, sha, cache, name, prefix = [], "", {}, path, store_prefix(repo)
     for raw in out.split("\n"):
         if raw.startswith("\t"):
             info = cache.setdefault(sha, _blame_info(repo, sha))
             rows.append({"line": len(rows) + 1, "text": raw[1:], "commit": info["commit"],
-                         "kind": info["kind"], "batch": info["batch"],
-                         "memories": info["memories"]})
+                         "kind": info["kind"], "batch": info["batch"], "seqs": info["seqs"],
+                         "path": name})
+        elif raw.startswith("filename "):   # from the top of the work tree
+            name = raw[len("filename "):].removeprefix(prefix)
         elif raw and len(raw.split(" ", 1)[0]) == 40 and raw[0] in "0123456789abcdef":
-            sha = raw.split(" ", 1)[0]
+            sha, name = raw.split(" ", 1)[0], path
     return rows
+
+
+class NotCommitted(HistoryError):
+    """``blame_lines`` of a file HEAD does not hold (a scene written by hand, not committed
+    yet): there is no history to tell."""
 
 
 # Commit kinds the engine makes; "hand edit" and "other" (a person's own commit) are a person's.
@@ -564,7 +624,7 @@ def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]
     history once per call (a batch calls it once). Raises ``HistoryError`` if git fails.
     """
     git = _git()
-    if not repo.head.is_valid():
+    if not head_sha(repo):
         return frozenset()
     try:
         log = repo.git.log("--format=%H%x01%ae%x01%B%x02", "--", *paths)
@@ -592,11 +652,15 @@ def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]
 
 def _blame_info(repo, sha: str) -> dict:
     if set(sha) == {"0"}:
-        return {"commit": "", "kind": "uncommitted", "batch": None, "memories": ""}
+        return {"commit": "", "kind": "uncommitted", "batch": None, "seqs": []}
+    from .batch import expand_seqs
+
     commit = repo.commit(sha)
     found = trailers(commit.message)
     number = found.get("Batch") or found.get("Undo-Batch") or found.get("Redo-Batch")
     kind = commit_kind(commit.message, commit.author.email)
+    # Only a batch or a redo wrote its memories into lines; an undo brought back older ones.
+    seqs = expand_seqs(found.get("Memory-Seqs", "")) if kind in ("batch", "redo") else []
     # A person's own commit (a vault's auto-commit) that changed this line is a hand edit.
     return {"commit": sha, "kind": "hand edit" if kind == "other" else kind,
-            "batch": int(number) if number else None, "memories": found.get("Memories", "")}
+            "batch": int(number) if number else None, "seqs": seqs}

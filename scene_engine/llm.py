@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .plural import count
+
 __all__ = ["Budget", "LoopResult", "ModelError", "run_tool_loop", "complete_text",
            "complete_message", "count_tokens", "describe_stop", "load_client"]
 
@@ -215,7 +217,7 @@ def _timeout_note(usage: _Usage, budget: Budget) -> str:
     cut = usage.timed_out
     which = (f"request {cut[0]}" if len(cut) == 1 else
              f"requests {', '.join(map(str, cut))}") if cut else "none"
-    return (f"{usage.attempts} request(s) made, {which} cut off at the {budget.call_timeout:g} s "
+    return (f"{count(usage.attempts, 'request')} made, {which} cut off at the {budget.call_timeout:g} s "
             f"per-call limit (call_timeout); time limit {budget.max_seconds:g} s (batch_timeout)")
 
 

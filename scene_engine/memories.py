@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .fsutil import atomic_write_text
+from .plural import count
 from .store import StoreError
 
 SEGMENT = 1000
@@ -42,7 +43,7 @@ class MemoryInputError(ValueError):
         self.problems = problems
         shown = "\n".join(f"  line {line}: {msg}" for line, msg in problems[:50])
         more = f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else ""
-        super().__init__(f"input refused, nothing added ({len(problems)} problem(s)):\n"
+        super().__init__(f"input refused, nothing added ({count(len(problems), 'problem')}):\n"
                          f"{shown}{more}")
 
 

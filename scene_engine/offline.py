@@ -37,6 +37,7 @@ from .memories import Memory
 from .offline_prose import summary as scene_summary
 from .offline_words import analyzer, name_fits, rare_word
 from .offline_words import scene_name as _word_name
+from .plural import count
 from .rollup import condense
 from .routing import entry_terms, routing_terms, topic_evidence
 from .rules import is_report_like, merged_from
@@ -158,8 +159,8 @@ class OfflineBackend:
         changed = sorted(d.name for d in worker.drafts.values()
                          if d.changed and d.name not in worker.deleted)
         folded = len(job.memories) - len(deferred)
-        summary = (f"Folded {folded} {'memory' if folded == 1 else 'memories'} into "
-                   f"{len(changed)} scene(s): {', '.join(changed) or 'none changed'}.")
+        summary = (f"Folded {count(folded, 'memory')} into {count(len(changed), 'scene')}: "
+                   f"{', '.join(changed) or 'none changed'}.")
         if deferred:
             summary += (f" {len(deferred)} unrelated {'memory waits' if len(deferred) == 1 else 'memories wait'}"
                         " for a scene of its own.")

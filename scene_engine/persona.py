@@ -17,6 +17,7 @@ from . import history, interrupts, recovery
 from .fsutil import atomic_write_text, read_regular_text
 from .lock import store_lock
 from .offline_words import language
+from .plural import count
 from .rules import parse_checked
 from .store import Store, render_state
 
@@ -228,7 +229,7 @@ def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
             recovery.begin(store, planned, repo)
             atomic_write_text(store.persona_path, persona)
             store.save_state(state)
-            sha = history.commit(repo, f"persona: regenerated from {len(rows)} scenes\n\n"
+            sha = history.commit(repo, f"persona: regenerated from {count(len(rows), 'scene')}\n\n"
                                        f"Reason: {reason}.\n\nPersona: yes\n"
                                        f"Backend: {backend.name}\nTokens: {tokens}\n",
                                  paths=("persona.md", ".scene-engine/state.json"))

@@ -133,6 +133,8 @@ def run(argv: list[str]) -> int | None:
     if parsed is None:
         return None
     command, directory, query, number, as_json, memories = parsed
+    if query_problem(query):
+        return _error(query_problem(query), 2)
     from .layout import StoreError
 
     warnings.showwarning = show_warning
@@ -153,6 +155,14 @@ def run(argv: list[str]) -> int | None:
     except OSError as exc:        # a disk problem: say which file, no traceback
         return _error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
     return 0
+
+
+def query_problem(query: str) -> str:
+    """Why ``query`` cannot be searched for or recalled (a usage error, exit 2), or "": an
+    empty or blank query asks for nothing (it is not "no match")."""
+    if not query.strip():
+        return "the query is empty: give the words to look for"
+    return ""
 
 
 def _error(message: str, code: int) -> int:

@@ -26,6 +26,7 @@ from .conservation import (
     lost_lines,
     quote,
 )
+from .plural import count
 from .scene import Scene, SceneHeaderWarning, parse_scene
 
 # Names that describe a process rather than an area of a life: a scene is a narrative, not a log.
@@ -179,7 +180,7 @@ class ScenePolicy:
         allowed = ctx.allowance()
         if len(added) > allowed:
             return (f"this batch already created {', '.join(sorted(added - {name}))}; at most "
-                    f"{allowed} new scene(s) this batch. Put these facts into an existing scene "
+                    f"{count(allowed, 'new scene')} this batch. Put these facts into an existing scene "
                     "instead.")
         live = live_count(self.box.pending(), ctx.existing)
         if live >= ctx.max_scenes - 1:

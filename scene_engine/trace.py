@@ -3,7 +3,8 @@
 From the journal (the memory), the state (pending, processed or forgotten), the batch ledgers
 in git (which batch took it and what it did with it), the later history (merges that moved
 its scene, hand renames and deletions, undos and redos) and ``git blame`` (the lines that
-carry it now).
+carry it now). The other way round, ``blame_scene`` (``scenes blame``, DESIGN.md "History"):
+each line of a scene with the commit that last changed it and the memories behind that line.
 """
 
 from __future__ import annotations
@@ -138,13 +139,23 @@ def _fact(store: Store, memory: Memory) -> str:
 
 
 def _ledger(repo, commit, found: dict) -> Ledger | None:
+    """The ledger ``commit`` names in its trailers (``found``), or None when it names none, or
+    names one its tree lacks or that does not parse (doctor reports those). A git that cannot
+    read the commit's objects raises (``HistoryError``): that is no missing ledger."""
     path = found.get("Ledger")
     if not path:
         return None
     try:
         blob = commit.tree / history.tree_path(repo, path)
-        return Ledger.parse(blob.data_stream.read().decode("utf-8"))
-    except (KeyError, ValueError):
+    except KeyError:
+        return None
+    try:
+        data = blob.data_stream.read()
+    except (ValueError, OSError) as exc:   # GitPython's reader: an object git cannot give
+        raise history.HistoryError(f"cannot read {path} of {commit.hexsha[:8]}: {exc}") from exc
+    try:
+        return Ledger.parse(data.decode("utf-8"))
+    except ValueError:
         return None
 
 
@@ -257,7 +268,7 @@ def _current_lines(repo, store: Store, memory: Memory, scenes: list[str]) -> lis
     for scene in scenes:
         try:
             blame = history.blame_lines(repo, f"scenes/{scene}")
-        except history.HistoryError:
+        except history.NotCommitted:   # a scene not committed yet carries no batch's line
             continue
         body = parse_scene(read_regular_text(store.scenes_dir / scene, errors="replace"))
         first = len(blame) - len(body.body.rstrip("\n").split("\n")) if body.header else 0
@@ -302,6 +313,104 @@ def _states(memory: Memory, line: str, tz) -> str:
 
 
 _DIGEST = re.compile(r"^- (\d{4}(?:-\d{2}|-Q[1-4])?) \(digest\): (.*)$")
+
+
+# ---------------------------------------------------------------- blame: line -> memories
+
+HEADER_KEYS_OF_NO_MEMORY = ("created:", "updated:", "heat:", "pinned:", "merged_from:",
+                            "aliases:", "- ")   # engine bookkeeping (and list items under it)
+_DATED = re.compile(r"^\s*[-*]?\s*(\d{4}-\d{2}-\d{2})\b")
+
+
+def blame_scene(store: Store, name: str) -> list[dict]:
+    """``scenes blame``: each line of scene ``name`` (a file name in ``scenes/``) with the
+    commit that last changed it and the memories behind that line (DESIGN.md "History";
+    the README's tour promises "the batch and memory ids behind it").
+
+    Rows are ``history.blame_lines``'s (``line``, ``text``, ``commit``, ``kind``, ``batch``)
+    with ``memories``: a list of memory ids, and ``found_by``: how they were found —
+    "words" (the line states them: ``_states``, the memory's own day preferred when the line
+    is dated), "citation" (a digest line cites them, whichever batch folded them), "ledger"
+    (the batch's ledger put them in this scene and no line of it states one word for word: a
+    model that paraphrased), or "" with no memories (a heading, the engine's header keys, a
+    person's line, an undo that brought an older line back). Raises ``HistoryError`` if git
+    cannot blame the file."""
+    repo = history.open_repo(store.root)
+    rows = history.blame_lines(repo, f"scenes/{name}")
+    header = _header_length(rows)
+    journal = Journal(store.memories_dir)
+    folded: dict[tuple[int, ...], list[Memory]] = {}   # a commit's seqs -> its memories
+    by_id: dict[str, Memory] = {}                      # every id and alias, read once
+    for row in rows:
+        seqs, path = tuple(row.pop("seqs")), row.pop("path")
+        if seqs not in folded:
+            folded[seqs] = _read_memories(journal, seqs)
+        digest = _DIGEST.match(row["text"].strip())
+        if digest:
+            if not by_id:
+                by_id = {key: m for m in reversed(journal.all()) for key in (m.id, *m.aliases)}
+            found = list({by_id[i].id: by_id[i] for i in digest_ids(digest.group(2))
+                          if i in by_id}.values())
+            how = "citation"
+        else:
+            found, how = _behind(store, repo, row, folded[seqs], path, row["line"] <= header)
+        row["memories"], row["found_by"] = [m.id for m in found], how if found else ""
+    return rows
+
+
+def _header_length(rows: list[dict]) -> int:
+    """Lines of the YAML header (both ``---`` lines included), 0 without one."""
+    if not rows or rows[0]["text"].strip() != "---":
+        return 0
+    closing = next((r["line"] for r in rows[1:] if r["text"].strip() == "---"), 0)
+    return closing
+
+
+def _read_memories(journal: Journal, seqs: tuple[int, ...]) -> list[Memory]:
+    """The journal's memories of ``seqs`` (a number the journal lacks is left out)."""
+    try:
+        return journal.read(list(seqs))
+    except KeyError:       # renumbered since (``scenes repair``): one at a time
+        found = []
+        for seq in seqs:
+            try:
+                found += journal.read([seq])
+            except KeyError:
+                continue
+        return found
+
+
+def _behind(store: Store, repo, row: dict, memories: list[Memory], path: str,
+            in_header: bool) -> tuple[list[Memory], str]:
+    """(the memories behind one blamed line that is no digest, how they were found): see
+    ``blame_scene``."""
+    text = row["text"].strip()
+    if not text or text == "---" or text.startswith("#"):
+        return [], ""
+    if not memories or (in_header and text.startswith(HEADER_KEYS_OF_NO_MEMORY)):
+        return [], ""
+    tz = store.config.tz
+    stated = [m for m in memories if _states(m, row["text"], tz)]
+    dated = _DATED.match(text)
+    if dated and len(stated) > 1:     # the same words on two days: the line's own day
+        same_day = [m for m in stated if f"{m.created_at.astimezone(tz):%Y-%m-%d}"
+                    == dated.group(1)]
+        stated = same_day or stated
+    if stated or in_header:
+        return stated, "words" if stated else ""
+    return _placed_in(repo, row, memories, path), "ledger"
+
+
+def _placed_in(repo, row: dict, memories: list[Memory], path: str) -> list[Memory]:
+    """Those of ``memories`` the ledger of ``row``'s batch put into the scene at ``path``
+    (its name in that commit)."""
+    commit = repo.commit(row["commit"])
+    ledger = _ledger(repo, commit, history.trailers(commit.message))
+    if ledger is None:
+        return []
+    scene = path.removeprefix("scenes/")
+    placed = {e.seq for e in ledger.entries if scene in e.scenes and e.outcome == "placed"}
+    return [m for m in memories if m.seq in placed]
 
 
 def render(trace: Trace) -> str:

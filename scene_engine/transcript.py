@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .fsutil import atomic_write_text
+from .plural import count
 
 __all__ = ["Transcript", "KEEP_BYTES", "transcript_path", "read_events", "render", "rotate",
            "describe_event"]
@@ -159,7 +160,8 @@ def describe_event(kind: str, data: dict) -> str | None:
     if kind == "retry":
         return f"retry {data['retry']} of {data['of']} in {data['pause']:g} s ({data['reason']})"
     if kind == "truncated":
-        dropped = f"; {data['dropped_calls']} tool call(s) dropped" if data["dropped_calls"] else ""
+        dropped = (f"; {count(data['dropped_calls'], 'tool call')} dropped"
+                   if data["dropped_calls"] else "")
         return f"reply cut off at max_output_tokens ({data['limit']}){dropped}"
     if kind == "repair":
         return f"repair round {data['round']}: " + "; ".join(_clip(p, 160)

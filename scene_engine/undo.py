@@ -91,10 +91,7 @@ def _resolve(repo, target: str | None):
         if undo_commit is None:
             raise UndoError(f"there is no batch {number}; `scenes log` lists them", 2)
         return "redo", undo_commit, number
-    try:
-        commit = repo.commit(target)
-    except Exception as exc:
-        raise UndoError(f"{target!r} is neither a batch number nor a commit", 2) from exc
+    commit = _named_commit(repo, target)
     found = history.trailers(commit.message)
     kind = history.commit_kind(commit.message, commit.author.email)
     if kind in ("add", "init"):
@@ -113,6 +110,21 @@ def _resolve(repo, target: str | None):
             raise UndoError(f"batch {number} is already live again (redone)")
         return "redo", commit, number
     return "undo", commit, None
+
+
+def _named_commit(repo, target: str):
+    """The commit ``target`` (a sha or any name git knows) names. Raises ``UndoError`` (exit
+    2) when it names none, ``HistoryError`` when git fails otherwise: a git that cannot read
+    the repository is not a typing mistake."""
+    git = history._git()
+    try:
+        sha = repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{target}^{{commit}}")
+    except git.GitCommandError as exc:
+        if exc.status == 1 and not history.git_said_text(exc):
+            raise UndoError(f"{target!r} is neither a batch number nor a commit", 2) from None
+        raise history.HistoryError(f"git cannot read the repository: "
+                                   f"{history.git_said(exc)}") from exc
+    return repo.commit(sha)
 
 
 def _forget_pending(store: Store, repo, commit, batch: int, seqs: list[int]) -> UndoResult:

@@ -347,7 +347,7 @@ def test_a_new_scene_past_the_batchs_allowance_is_refused(fake_llm, store):
     result = run_batch(store, backend(fake_llm))
 
     told = tool_result(fake_llm, travel)
-    assert "at most 2 new scene(s)" in told and "garden.md" in told
+    assert "at most 2 new scenes" in told and "garden.md" in told
     assert "OK" in tool_result(fake_llm, garden)
     assert result.counts["created"] == 2
     assert store.scene_names() == ["cooking.md", "family.md", "garden.md", "hobbies.md",
@@ -649,7 +649,7 @@ def test_cli_run_commits_a_batch(fake_llm, store):
     done = _cli(store, fake_llm)
 
     assert done.exit_code == 0, done.output
-    assert "1 batch(es) committed; 0 memories pending" in done.stdout
+    assert "1 batch committed; 0 memories pending" in done.stdout
     assert last_commit(store).summary.startswith("batch 1:")
     assert "night shifts" in texts(store)["work.md"]
     assert all(r["model"] == "test-model" for r in fake_llm.requests)
@@ -663,7 +663,7 @@ def test_cli_run_with_failing_model_exits_1(fake_llm, store):
 
     assert done.exit_code == 1, done.output
     assert "error:" in done.stderr and "HTTP 401" in done.stderr
-    assert "1 memories still pending" in done.stderr
+    assert "1 memory still pending" in done.stderr
     assert_nothing_written(store, before)
 
 

@@ -297,3 +297,207 @@ def test_a_rename_failing_midway_through_apply_writes_nothing(root, monkeypatch)
     assert status(root)["pending"] == 20
     assert check_store(open_store(root)) == []
     assert not list((root / "scenes").glob(".*.tmp"))
+
+
+# ---------------------------------------------------------------- what a person expects of a CLI
+
+COMMANDS = sorted(c.name or c.callback.__name__ for c in app.registered_commands)
+ODD_METAVARS = ("<str>", "<bool>", "<int", "<float", "<path>", "{", "}")
+
+
+def bad_wraps(text: str, width: int) -> list[str]:
+    """Lines of a help text that a greedy wrap at ``width`` would not have ended there (the
+    next word fitted), and words broken at a hyphen. Commands lists and new option rows are
+    rows of their own, not continuations."""
+    bad, section = [], "usage"
+    lines = text.splitlines()
+    for prev, line in zip(lines, lines[1:], strict=False):
+        if line and not line.startswith(" "):
+            section = line
+            continue
+        if not prev.strip() or not line.strip() or section.startswith("Commands"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if section.startswith(("Options", "Arguments")) and indent <= 2:
+            continue                                   # the next row, not a continuation
+        if prev[-1:] == "-" and prev[-2:-1].isalpha() and line.lstrip()[:1].isalpha():
+            bad.append(f"{prev!r} / {line!r}: a word cut at its hyphen")
+        elif len(prev) + (2 if line.lstrip()[:1] == "[" else 1) + len(line.split()[0]) <= width:
+            # (click puts two spaces before the "[default: ...]" note)
+            bad.append(f"{prev!r} / {line!r}: the next word fitted")
+    return bad
+
+
+def test_version_and_dash_h_on_every_command_with_plain_help():
+    version = runner.invoke(app, ["--version"])
+    assert version.exit_code == 0 and "0.1.0" in version.stdout
+    assert "search" in COMMANDS and "log" in COMMANDS and len(COMMANDS) >= 20
+    for name in [None, *COMMANDS]:
+        for width in (60, 80, 100):
+            args = ["-h"] if name is None else [name, "-h"]
+            result = runner.invoke(app, args, terminal_width=width)
+            assert result.exit_code == 0, (args, result.output)
+            text = result.stdout
+            assert text.startswith("Usage:") and "Show this message and exit." in text, args
+            assert not [m for m in ODD_METAVARS if m in text], (args, text)
+            assert not bad_wraps(text, width), (args, width, bad_wraps(text, width), text)
+            assert max(len(line) for line in text.splitlines()) <= width, (args, width, text)
+            if name is None and width >= 80:          # each command's line whole, not cut
+                assert "..." not in text.split("Commands:")[1], text
+
+
+def test_json_on_add_run_ingest_and_undo_is_one_document(root):
+    added = scenes(root, "add", "-", "--json", stdin=memories(3))
+    assert added.exit_code == 0, added.output
+    assert json.loads(added.stdout) == {"added": 3, "known": 0, "duplicates": 0,
+                                        "pending": 3}
+    ran = scenes(root, "run", "--json", "--batch-size", "2")
+    assert ran.exit_code == 0, ran.output
+    report = json.loads(ran.stdout)
+    numbers = [b["batch"] for b in report["committed"]]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 2
+    assert sorted(m for b in report["committed"] for m in b["memories"]) == ["m0", "m1", "m2"]
+    assert all(len(b["memories"]) <= 2 for b in report["committed"])
+    assert all(len(b["commit"]) == 40 for b in report["committed"])
+    assert (report["pending"], report["failed"]) == (0, None) and report["scenes"] >= 1
+    ingested = scenes(root, "ingest", "-", "--json", stdin=memories(2, start=3))
+    assert ingested.exit_code == 0, ingested.output
+    both = json.loads(ingested.stdout)
+    assert both["added"]["added"] == 2 and both["pending"] == 0
+    assert sorted(m for b in both["committed"] for m in b["memories"]) == ["m3", "m4"]
+    undone = scenes(root, "undo", "--json")
+    assert undone.exit_code == 0, undone.output
+    back = json.loads(undone.stdout)
+    last = both["committed"][-1]
+    assert (back["action"], back["batch"], back["memories"], back["pending"]) == \
+        ("undo", last["batch"], len(last["memories"]), len(last["memories"]))
+    assert git.Repo(root).commit(back["commit"]).message.startswith(f"undo batch {last['batch']}")
+
+
+def test_run_json_says_what_failed_and_what_is_pending(root, monkeypatch):
+    import scene_engine.engine
+
+    scenes(root, "add", "-", stdin=memories(5))
+    monkeypatch.setattr(scene_engine.engine, "make_backend", lambda *a, **k: BrokenBackend())
+    result = scenes(root, "run", "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)                    # one document, failure and all
+    assert report["committed"] == [] and report["pending"] == 5
+    assert "provider unreachable" in report["failed"]
+    assert "provider unreachable" in result.stderr
+
+
+def test_counts_agree_with_their_nouns(root):
+    one = scenes(root, "add", "-", stdin=memories(1))
+    assert "added 1 memory (" in one.stdout, one.stdout
+    ran = scenes(root, "run")
+    assert "1 batch committed; 0 memories pending; 1 scene" in ran.stdout, ran.stdout
+    undone = scenes(root, "undo")
+    assert "1 memory pending again" in undone.stdout, undone.stdout
+    again = scenes(root, "run")
+    outputs = [one.output, ran.output, undone.output, again.output,
+               scenes(root, "log").output, scenes(root, "doctor").output,
+               scenes(root, "reindex").output]
+    for text in outputs:
+        assert "(s)" not in text and "(es)" not in text, text
+        assert "1 memories" not in text and "1 scenes" not in text and "1 batches" not in text
+
+
+def test_list_into_a_file_keeps_whole_names(root, tmp_path):
+    long = "a-scene-whose-name-is-much-longer-than-any-table-column-would-allow-here.md"
+    (root / "scenes" / long).write_text("---\nsummary: A scene with a long name.\n---\nBody.\n",
+                                        encoding="utf-8")
+    scenes(root, "add", "-", stdin=memories(2))
+    scenes(root, "run")
+    names = open_store(root).scene_names()
+    listed = scenes(root, "list")
+    assert listed.exit_code == 0
+    for name in names:
+        assert name in listed.stdout, (name, listed.stdout)
+    out = tmp_path / "list.txt"
+    command = [sys.executable, "-c", "from scene_engine.entry import main; main()"]
+    with out.open("w") as sink:
+        done = subprocess.run([*command, "--dir", str(root), "list"], stdout=sink, timeout=60)
+    assert done.returncode == 0
+    text = out.read_text("utf-8")
+    assert all(name in text for name in names) and "…" not in text
+
+
+@pytest.mark.parametrize("args", [["search", ""], ["search", "   "], ["search", "", "--json"],
+                                  ["search", "", "--memories"], ["recall", ""],
+                                  ["recall", " ", "--json"]])
+def test_an_empty_query_is_a_usage_error(root, args):
+    result = scenes(root, *args)
+    assert result.exit_code == 2 and "empty" in result.stderr, result.output
+    command = [sys.executable, "-c", "from scene_engine.entry import main; main()"]
+    done = subprocess.run([*command, "--dir", str(root), *args], capture_output=True, text=True,
+                          timeout=60)                    # the quick door says the same
+    assert done.returncode == 2 and "empty" in done.stderr and done.stdout == "", done
+
+
+def test_log_into_a_closed_pipe_exits_0(root):
+    for start in range(0, 12, 4):
+        scenes(root, "add", "-", stdin=memories(4, start=start))
+        scenes(root, "run")
+    assert len(scenes(root, "log").stdout.splitlines()) > 6
+    command = [sys.executable, "-c", "from scene_engine.entry import main; main()"]
+    shell = " ".join(f"'{c}'" for c in command)
+    piped = subprocess.run(["bash", "-c", f"{shell} --dir '{root}' log | head -1; "
+                                          "exit ${PIPESTATUS[0]}"],
+                           capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 0 and len(piped.stdout.splitlines()) == 1, piped
+    assert piped.stderr == "", piped.stderr
+    for args in (["log"], ["log", "--json"], ["list"], ["-h"]):
+        # The reader is gone before the first line is written: every write fails.
+        child = subprocess.Popen([*command, "--dir", str(root), *args],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        child.stdout.close()
+        err = child.stderr.read()
+        assert child.wait(timeout=60) == 0 and err == b"", (args, err)
+
+
+def test_plain_log_marks_a_persons_own_commit_as_a_hand_edit(root):
+    scenes(root, "add", "-", stdin=memories(2))
+    scenes(root, "run")
+    scene = sorted((root / "scenes").glob("*.md"))[0]
+    scene.write_text(scene.read_text("utf-8") + "\nMy own line.\n", encoding="utf-8")
+    repo = git.Repo(root)
+    repo.git.add("-A")
+    repo.git.commit("-q", "-m", "vault backup", env={"GIT_AUTHOR_NAME": "Ana",
+                                                     "GIT_AUTHOR_EMAIL": "ana@example.org",
+                                                     "GIT_COMMITTER_NAME": "Ana",
+                                                     "GIT_COMMITTER_EMAIL": "ana@example.org"})
+    line = next(t for t in scenes(root, "log").stdout.splitlines() if "vault backup" in t)
+    assert line.endswith("vault backup (hand edit)"), line
+
+
+def test_the_progress_line_says_what_happens_and_draws_each_state_once():
+    import io
+
+    from rich.console import Console
+
+    from scene_engine.batch import BatchResult
+    from scene_engine.run_display import RunDisplay
+
+    def result(number: int, ids: list[str]) -> BatchResult:
+        return BatchResult(number=number, memory_ids=ids, counts={"updated": 1},
+                           summary="", commit="0" * 40, backend="offline")
+
+    out = io.StringIO()
+    screen = Console(file=out, force_terminal=True, width=100)
+    with RunDisplay(2, 7, console=screen, size=5) as display:
+        display.batch = 4
+        display.starting()                                   # the offline backend: no events
+        display.advance(result(4, [f"m{i}" for i in range(5)]))
+        display.listener("request", {"call": 1, "messages": 2})   # a model's batch says more
+        display.listener("tool", {"name": "read_file", "arguments": "{}", "result": "",
+                                  "refused": False, "text_fallback": False})
+        display.listener("tool", {"name": "read_file", "arguments": "{}", "result": "",
+                                  "refused": False, "text_fallback": False})   # no change
+    text = out.getvalue()
+    assert "starting" not in text
+    for state in ("batch 4: folding 5 memories", "batch 5: folding 2 memories",
+                  "batch 5: waiting for the model (request 1)",
+                  "batch 5: model working: read_file"):
+        assert text.count(state) == 1, (state, text)
+    assert text.count("batch 4: 5 memories, 1 updated") == 1

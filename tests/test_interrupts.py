@@ -363,7 +363,7 @@ def test_an_interrupted_run_says_what_stays_in_one_line(tmp_path, monkeypatch, s
     assert result.exit_code == code
     assert result.stderr.splitlines() == [
         "interrupted: the batch in progress was rolled back (nothing of it was written); "
-        "2 batch(es) committed before the interrupt stay committed; 4 memories pending"]
+        "2 batches committed before the interrupt stay committed; 4 memories pending"]
     assert "Traceback" not in result.output
 
 

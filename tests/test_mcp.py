@@ -96,7 +96,7 @@ def test_remember_then_recall_and_search_with_sources(root):
     assert found and found[0]["name"].endswith(".md")
     assert [m["id"] for m in memories] == ["cat-1"]
     # The same code path as `scenes add`: the journal and one commit hold it.
-    assert "add: 1 memories" in subprocess.run(
+    assert "add: 1 memory" in subprocess.run(
         ["git", "-C", str(root), "log", "-1", "--format=%s"], capture_output=True,
         text=True, check=True).stdout
 

@@ -90,7 +90,7 @@ def test_known_ids_are_skipped_and_counted(store):
     result = add(store, json.dumps([{"id": "a", "content": "first"},
                                     {"id": "c", "content": "third"}]))
     assert result.exit_code == 0
-    assert "added 1 memories (1 known ids skipped" in result.stdout
+    assert "added 1 memory (1 known id skipped" in result.stdout
     # A known id with another content is refused whole, as one id twice in one file is: a
     # memory is never rewritten, and a warning after the fact would leave the new one lost.
     refused = add(store, json.dumps([{"id": "d", "content": "fourth"},
@@ -119,7 +119,7 @@ def test_ids_default_to_a_stable_hash_of_content_and_time(store):
     add(store, '{"content": "x", "created_at": 1700000000}')
     # The same content and time gives the same id, so a re-sent memory is known.
     result = add(store, '{"content": "x", "created_at": "2023-11-14T22:13:20+00:00"}')
-    assert "1 known ids skipped" in result.stdout
+    assert "1 known id skipped" in result.stdout
     assert len(Journal(store.memories_dir).all()) == 1
 
 
@@ -147,7 +147,7 @@ def test_the_same_words_at_the_same_instant_in_another_scope_are_another_memory(
     assert add_memories(store, json.dumps(one).encode()).added == 1
     result = add(store, json.dumps(two))                     # the command line's face
     assert result.exit_code == 0, result.output
-    assert "added 1 memories" in result.stdout
+    assert "added 1 memory" in result.stdout
     kept = Journal(store.memories_dir).all()
     assert len(kept) == 2 and len({m.id for m in kept}) == 2
     assert [{k: getattr(m, k) for k in ("scope", "role", "type") if getattr(m, k)}
@@ -437,7 +437,7 @@ def test_add_knows_ids_and_repeats_whatever_state_the_index_is_in(store, how):
              {"id": "c", "content": "Ate soba", "created_at": "2024-01-03T10:00:00Z"}]
     result = add(store, json.dumps(again))
     assert result.exit_code == 0, result.output
-    assert "added 1 memories (1 known ids skipped, 1 duplicates collapsed" in result.stdout
+    assert "added 1 memory (1 known id skipped, 1 duplicate collapsed" in result.stdout
     known = ["a", "b2", "c"] + (["hand-alias"] if how == "journal edited by hand" else [])
     for memory_id in known:       # each id is known now, its alias too: nothing is added
         head = git.Repo(store.root).head.commit.hexsha

@@ -93,7 +93,7 @@ def test_a_torn_segment_is_reported_and_the_rest_still_found(root):
     segment.write_text(segment.read_text() + '{"seq": 4, "id": "torn", "con\n')
     result = runner.invoke(app, ["--dir", str(root), "reindex"])
     assert "memories/00000.jsonl line 5 is not a whole memory record" in result.output
-    assert "reindexed 0 scene(s) and 4 memories" in result.output      # the rest still found
+    assert "reindexed 0 scenes and 4 memories" in result.output      # the rest still found
     assert "Traceback" not in result.output
 
 

@@ -91,7 +91,7 @@ def test_missing_key_fails_before_loading_litellm_with_one_line(store, monkeypat
     assert done.exit_code == 1
     line = one_error_line(done.stderr)
     assert "'gpt-4o-mini' needs an API key: set OPENAI_API_KEY" in line
-    assert "nothing written, 1 memories pending" in line
+    assert "nothing written, 1 memory pending" in line
     assert_nothing_written(store, before)
 
 
@@ -193,7 +193,7 @@ def test_timeouts_are_settings_and_the_message_says_what_timed_out(fake_llm, sto
                "--call-timeout", "0.3", "--batch-timeout", "30", env={"OPENAI_API_KEY": "k"})
     assert done.exit_code == 1
     message = done.stderr
-    assert "5 request(s) made, requests 1, 2, 3, 4, 5 cut off at the 0.3 s per-call limit" \
+    assert "5 requests made, requests 1, 2, 3, 4, 5 cut off at the 0.3 s per-call limit" \
         in message
     assert "time limit 30 s (batch_timeout)" in message
     assert "test-model" in message and fake_llm.api_base in message
@@ -396,4 +396,4 @@ def test_a_timeout_in_a_repair_round_is_told_in_the_batch_request_numbers(fake_l
     assert "ran out of time" in message
     made = len(fake_llm.requests)
     cut = ", ".join(str(n) for n in range(2, made + 1))
-    assert f"{made} request(s) made, requests {cut} cut off at the 0.3 s" in message
+    assert f"{made} requests made, requests {cut} cut off at the 0.3 s" in message

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import PurePath
 
 from ..memories import CONTROL_CHARS, MemoryInputError, _parse_time, _split_records
+from ..plural import count
 
 MAX_MESSAGE_CHARS = 50_000
 MAX_SPEAKER_CHARS = 60
@@ -36,7 +37,7 @@ class ConversationInputError(MemoryInputError):
         shown = "\n".join(f"  line {line}: {msg}" for line, msg in problems[:50])
         more = f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else ""
         ValueError.__init__(self, f"conversation refused, nothing extracted or written "
-                                  f"({len(problems)} problem(s)):\n{shown}{more}")
+                                  f"({count(len(problems), 'problem')}):\n{shown}{more}")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..llm import Budget, ModelError, complete_message
+from ..plural import count
 from ..prompt import template
 from . import offline
 from .context import ContextMemory
@@ -106,7 +107,7 @@ def ask(messages: list[dict], tool: dict, parse: Callable, settings: ModelSettin
                        json.dumps([c["function"] for c in reply.get("tool_calls") or []])},
                       {"role": "user", "content": "Your answer was refused: " + "; ".join(
                           exc.problems) + f". Call {name} again with a corrected answer."}]
-    raise ExtractionError(f"no valid answer after {attempts} attempt(s): {last}")
+    raise ExtractionError(f"no valid answer after {count(attempts, 'attempt')}: {last}")
 
 
 def extract(block: list[Message], context: list[ContextMemory], settings: ModelSettings

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pydantic import ValidationError
 
 from ..memories import Journal, Memory
+from ..plural import count
 from ..recovery import ensure_recovered
 from ..store import Store
 from . import dedupe, events, offline
@@ -100,7 +101,7 @@ def extract_file(store: Store, data: bytes, name: str, settings: ModelSettings |
     added, pair_events = _deduplicate(existing, new, status, history, settings, report,
                                       {m.id: m.text for m in messages})
     fresh = events.write(store, [*new, *added], [*new_events, *pair_events],
-                         f"add: {len(new) + len(added)} memories extracted from {name}\n\n"
+                         f"add: {count(len(new) + len(added), 'memory')} extracted from {name}\n\n"
                          f"Extractor: {report.extractor}\nMessages: {len(messages)}\n")
     report.added = len(fresh)
     report.added_ids = [m.id for m in fresh]
