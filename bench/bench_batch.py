@@ -30,10 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from scene_engine import batch as batch_mod  # noqa: E402
-from scene_engine.engine import add_memories  # noqa: E402
-from scene_engine.offline import OfflineBackend  # noqa: E402
-from scene_engine.store import init_store, open_store  # noqa: E402
+from scene_engine.batch import transaction as batch_mod  # noqa: E402
+from scene_engine.offline.backend import OfflineBackend  # noqa: E402
+from scene_engine.services.add import add_memories  # noqa: E402
+from scene_engine.store.store import init_store, open_store  # noqa: E402
 
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo10.json"
 TOPICS = ["hiking trails mountains", "cooking recipes kitchen", "piano lessons music",
@@ -126,7 +126,7 @@ def locomo_memories() -> list[dict]:
 
 def prompt_size(batches: int = 6) -> dict:
     """Tokens of the batch prompt for LoCoMo sample 0, batch by batch (offline backend folds)."""
-    from scene_engine.llm import count_tokens
+    from scene_engine.llm.loop import count_tokens
 
     with tempfile.TemporaryDirectory() as tmp:
         store = init_store(Path(tmp) / "s")
@@ -151,7 +151,7 @@ def round_trips() -> dict:
     """Model calls for one batch with a scripted model that writes once, then answers."""
     from fakellm import FakeLLM, call, reply
 
-    from scene_engine.llm_backend import LLMBackend
+    from scene_engine.batch.model_backend import LLMBackend
 
     with tempfile.TemporaryDirectory() as tmp, FakeLLM() as server:
         store = prepared_store(Path(tmp))

@@ -36,9 +36,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scene_engine.index import SceneIndex  # noqa: E402
-from scene_engine.recall import recall  # noqa: E402
-from scene_engine.store import init_store  # noqa: E402
+from scene_engine.index.scenes import SceneIndex  # noqa: E402
+from scene_engine.recall.assemble import recall  # noqa: E402
+from scene_engine.store.store import init_store  # noqa: E402
 
 DATA = ROOT / "bench" / "chinese"
 TARGET = 0.90

@@ -30,9 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scene_engine.index import SceneIndex  # noqa: E402
-from scene_engine.scene import Scene, render_scene  # noqa: E402
-from scene_engine.watcher import SceneWatcher  # noqa: E402
+from scene_engine.index.scenes import SceneIndex  # noqa: E402
+from scene_engine.index.watcher import SceneWatcher  # noqa: E402
+from scene_engine.store.scene import Scene, render_scene  # noqa: E402
 
 SYLLABLES = ("ka ri mo to se na lu vi de po an el or is um ex ba ne si gu fa te ro mi "
              "zu ha le qu dy").split()

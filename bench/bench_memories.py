@@ -30,10 +30,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from bench_index import Corpus, generate, percentile  # noqa: E402
 
-from scene_engine.engine import add_memories  # noqa: E402
-from scene_engine.index import for_store  # noqa: E402
-from scene_engine.recall import recall  # noqa: E402
-from scene_engine.store import init_store  # noqa: E402
+from scene_engine.index.scenes import for_store  # noqa: E402
+from scene_engine.recall.assemble import recall  # noqa: E402
+from scene_engine.services.add import add_memories  # noqa: E402
+from scene_engine.store.store import init_store  # noqa: E402
 
 
 def memory_lines(corpus: Corpus, start: int, count: int) -> bytes:

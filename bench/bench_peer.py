@@ -61,8 +61,8 @@ sys.path.insert(0, str(REPO))
 
 from bench_index import Corpus, percentile  # noqa: E402
 
-from scene_engine.index import SceneIndex  # noqa: E402
-from scene_engine.watcher import SceneWatcher  # noqa: E402
+from scene_engine.index.scenes import SceneIndex  # noqa: E402
+from scene_engine.index.watcher import SceneWatcher  # noqa: E402
 
 BM_VERSION = "0.24.1"
 BM_PROJECT = "bench"

@@ -30,10 +30,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from bench_index import Corpus, generate, percentile  # noqa: E402
 
-from scene_engine.demo import build_demo  # noqa: E402
-from scene_engine.index import SceneIndex  # noqa: E402
-from scene_engine.recall import recall  # noqa: E402
-from scene_engine.store import init_store  # noqa: E402
+from scene_engine.index.scenes import SceneIndex  # noqa: E402
+from scene_engine.recall.assemble import recall  # noqa: E402
+from scene_engine.services.demo import build_demo  # noqa: E402
+from scene_engine.store.store import init_store  # noqa: E402
 
 QUERIES = ["When did I get promoted?", "running knee pain", "Where does my sister live?",
            "李伟 咖啡", "上海 红烧肉", "flat renovation savings", "Japanese trip Kyoto",

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-ENTRY = "from scene_engine.entry import main; main()"
+ENTRY = "from scene_engine.cli.entry import main; main()"
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY",
         "GROQ_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY")
 TARGET = 3.0
@@ -49,8 +49,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    from scene_engine.engine import add_memories
-    from scene_engine.store import init_store
+    from scene_engine.services.add import add_memories
+    from scene_engine.store.store import init_store
 
     store = init_store(Path(tempfile.mkdtemp(prefix="setup-failures-")) / "store")
     add_memories(store, b'{"content": "Prefers window seats."}')

@@ -35,11 +35,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scene_engine.batch import run_pending  # noqa: E402
-from scene_engine.config import render_config  # noqa: E402
-from scene_engine.engine import add_memories, make_backend  # noqa: E402
-from scene_engine.scene import parse_scene  # noqa: E402
-from scene_engine.store import init_store, open_store  # noqa: E402
+from scene_engine.services.add import add_memories  # noqa: E402
+from scene_engine.services.backends import make_backend  # noqa: E402
+from scene_engine.services.run import run_pending  # noqa: E402
+from scene_engine.store.config import render_config  # noqa: E402
+from scene_engine.store.scene import parse_scene  # noqa: E402
+from scene_engine.store.store import init_store, open_store  # noqa: E402
 
 SET = ROOT / "bench" / "topics" / "memories.jsonl"
 PURITY, SPREAD, BATCHES_PER_100 = 0.9, 2, 10

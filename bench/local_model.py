@@ -113,11 +113,11 @@ def serve_gguf(gguf: Path) -> tuple[subprocess.Popen, str]:
 
 def run(api_base: str, args) -> str:
     """Ingest the memories batch by batch against ``api_base``; the Markdown report."""
-    from scene_engine.doctor import check_store
-    from scene_engine.engine import add_memories
-    from scene_engine.memories import Journal
-    from scene_engine.store import init_store
-    from scene_engine.transcript import read_events, totals, transcript_path
+    from scene_engine.batch.transcript import read_events, totals, transcript_path
+    from scene_engine.services.add import add_memories
+    from scene_engine.services.doctor import check_store
+    from scene_engine.store.memories import Journal
+    from scene_engine.store.store import init_store
 
     # Benchmarks may read ../shared/data; a test passes a little file of its own (``data``).
     data = json.loads(Path(getattr(args, "data", None) or DEFAULT_DATA).read_text("utf-8"))
@@ -132,7 +132,7 @@ def run(api_base: str, args) -> str:
         number = before.batch + 1
         t0 = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-c", "from scene_engine.entry import main; main()", "--dir",
+            [sys.executable, "-c", "from scene_engine.cli.entry import main; main()", "--dir",
              str(store.root), "run", "--backend", "llm", "--model", args.model, "--api-base",
              api_base, "--batch-size", str(args.batch_size), "--max-batches", "1",
              "--call-timeout", str(args.call_timeout), "--batch-timeout",

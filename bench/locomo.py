@@ -37,8 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scene_engine.recall import Passage, rank_passages, readable_date  # noqa: E402
-from scene_engine.text import STOP_WORDS  # noqa: E402
+from scene_engine.core.text import STOP_WORDS  # noqa: E402
+from scene_engine.recall.assemble import Passage, rank_passages, readable_date  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo10.json"
 BUDGETS = (2000, 4000, 8000)
@@ -125,14 +125,14 @@ def ranked_text(passages: list[Passage], question: str, budget: int) -> str:
 def run_conversation(sample: dict, workdir: Path, scene_chars: int = SCENE_CHARS) -> dict:
     """The conversation-fed store, the observation-fed store and BM25 over the raw turns on
     the same questions at 2,000 and 4,000 characters; returns the figures."""
-    from scene_engine.batch import run_pending
-    from scene_engine.doctor import check_store
-    from scene_engine.engine import add_memories
     from scene_engine.extraction.pipeline import extract_file
-    from scene_engine.index import for_store
-    from scene_engine.offline import OfflineBackend
-    from scene_engine.recall import recall
-    from scene_engine.store import init_store
+    from scene_engine.index.scenes import for_store
+    from scene_engine.offline.backend import OfflineBackend
+    from scene_engine.recall.assemble import recall
+    from scene_engine.services.add import add_memories
+    from scene_engine.services.doctor import check_store
+    from scene_engine.services.run import run_pending
+    from scene_engine.store.store import init_store
 
     conv_store = init_store(workdir / f"{sample['sample_id']}-conversation")
     if scene_chars:
@@ -192,13 +192,13 @@ def conversation_report(rows: list[dict]) -> tuple[str, bool]:
 
 def run_one(sample: dict, workdir: Path) -> dict:
     """Ingest one sample into a new store and score recall; returns the figures."""
-    from scene_engine.batch import run_pending
-    from scene_engine.doctor import check_store
-    from scene_engine.engine import add_memories
-    from scene_engine.index import for_store
-    from scene_engine.offline import OfflineBackend
-    from scene_engine.recall import recall
-    from scene_engine.store import init_store
+    from scene_engine.index.scenes import for_store
+    from scene_engine.offline.backend import OfflineBackend
+    from scene_engine.recall.assemble import recall
+    from scene_engine.services.add import add_memories
+    from scene_engine.services.doctor import check_store
+    from scene_engine.services.run import run_pending
+    from scene_engine.store.store import init_store
 
     memories = sample_memories(sample)
     store = init_store(workdir / sample["sample_id"])

@@ -17,17 +17,20 @@ import pytest
 from fakellm import call, delay, error, reply
 from typer.testing import CliRunner, Result
 
-from scene_engine import history
-from scene_engine.batch import BatchError, refresh_index, run_batch, run_pending
-from scene_engine.cli import app
-from scene_engine.doctor import check_store
-from scene_engine.engine import add_memories
-from scene_engine.llm import Budget
-from scene_engine.llm_backend import LLMBackend
-from scene_engine.preflight import PLACEHOLDER_KEY
-from scene_engine.rules import is_report_like
-from scene_engine.scene import read_scene
-from scene_engine.store import Store, init_store, open_store
+from scene_engine.batch.contract import BatchError
+from scene_engine.batch.model_backend import LLMBackend
+from scene_engine.batch.rules import is_report_like
+from scene_engine.batch.transaction import run_batch
+from scene_engine.cli.commands import app
+from scene_engine.index.refresh import refresh_index
+from scene_engine.llm.loop import Budget
+from scene_engine.llm.preflight import PLACEHOLDER_KEY
+from scene_engine.services.add import add_memories
+from scene_engine.services.doctor import check_store
+from scene_engine.services.run import run_pending
+from scene_engine.store import history
+from scene_engine.store.scene import read_scene
+from scene_engine.store.store import Store, init_store, open_store
 
 MODEL = "openai/test-model"
 

@@ -15,10 +15,10 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-import scene_engine.history as history
-from scene_engine.cli import app
-from scene_engine.doctor import check_store
-from scene_engine.store import open_store
+import scene_engine.store.history as history
+from scene_engine.cli.commands import app
+from scene_engine.services.doctor import check_store
+from scene_engine.store.store import open_store
 
 runner = CliRunner()
 
@@ -130,11 +130,12 @@ class BrokenBackend:
 
 
 def test_a_failing_backend_exits_1_and_keeps_memories_pending(root, monkeypatch):
-    import scene_engine.engine
+    import scene_engine.services.backends
+    import scene_engine.services.status
 
     scenes(root, "add", "-", stdin=memories(5))
     before = files_of(root)
-    monkeypatch.setattr(scene_engine.engine, "make_backend", lambda *a, **k: BrokenBackend())
+    monkeypatch.setattr(scene_engine.services.backends, "make_backend", lambda *a, **k: BrokenBackend())
     result = scenes(root, "run")
     assert result.exit_code == 1, result.output
     assert "provider unreachable" in result.stderr
@@ -158,7 +159,8 @@ def schema_error():
 
 def test_a_schema_error_reaches_a_person_as_one_plain_line(root, monkeypatch):
     # pydantic's own text carries a help URL and a dump of the input: a person reads neither.
-    import scene_engine.engine
+    import scene_engine.services.backends
+    import scene_engine.services.status
 
     class SchemaBackend:
         name = "schema"
@@ -167,9 +169,9 @@ def test_a_schema_error_reaches_a_person_as_one_plain_line(root, monkeypatch):
             raise schema_error()
 
     scenes(root, "add", "-", stdin=memories(2))
-    monkeypatch.setattr(scene_engine.engine, "make_backend", lambda *a, **k: SchemaBackend())
+    monkeypatch.setattr(scene_engine.services.backends, "make_backend", lambda *a, **k: SchemaBackend())
     failed = scenes(root, "run")
-    monkeypatch.setattr(scene_engine.engine, "status", lambda store: (_ for _ in ()).throw(
+    monkeypatch.setattr(scene_engine.services.status, "status", lambda store: (_ for _ in ()).throw(
         schema_error()))
     escaped = scenes(root, "status")                 # one that no layer caught on its way up
     for result in (failed, escaped):
@@ -185,7 +187,7 @@ def test_the_installed_command_runs_as_a_subprocess(root, tmp_path):
     data.write_text(memories(3), encoding="utf-8")
     env = {**os.environ, "SCENE_ENGINE_DIR": str(root)}
     # What pyproject's `scenes` script runs (handlers before the command line is imported).
-    command = [sys.executable, "-c", "from scene_engine.entry import main; main()"]
+    command = [sys.executable, "-c", "from scene_engine.cli.entry import main; main()"]
     done = subprocess.run([*command, "ingest", str(data)], env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -375,10 +377,11 @@ def test_json_on_add_run_ingest_and_undo_is_one_document(root):
 
 
 def test_run_json_says_what_failed_and_what_is_pending(root, monkeypatch):
-    import scene_engine.engine
+    import scene_engine.services.backends
+    import scene_engine.services.status
 
     scenes(root, "add", "-", stdin=memories(5))
-    monkeypatch.setattr(scene_engine.engine, "make_backend", lambda *a, **k: BrokenBackend())
+    monkeypatch.setattr(scene_engine.services.backends, "make_backend", lambda *a, **k: BrokenBackend())
     result = scenes(root, "run", "--json")
     assert result.exit_code == 1
     report = json.loads(result.stdout)                    # one document, failure and all
@@ -415,7 +418,7 @@ def test_list_into_a_file_keeps_whole_names(root, tmp_path):
     for name in names:
         assert name in listed.stdout, (name, listed.stdout)
     out = tmp_path / "list.txt"
-    command = [sys.executable, "-c", "from scene_engine.entry import main; main()"]
+    command = [sys.executable, "-c", "from scene_engine.cli.entry import main; main()"]
     with out.open("w") as sink:
         done = subprocess.run([*command, "--dir", str(root), "list"], stdout=sink, timeout=60)
     assert done.returncode == 0
@@ -429,7 +432,7 @@ def test_list_into_a_file_keeps_whole_names(root, tmp_path):
 def test_an_empty_query_is_a_usage_error(root, args):
     result = scenes(root, *args)
     assert result.exit_code == 2 and "empty" in result.stderr, result.output
-    command = [sys.executable, "-c", "from scene_engine.entry import main; main()"]
+    command = [sys.executable, "-c", "from scene_engine.cli.entry import main; main()"]
     done = subprocess.run([*command, "--dir", str(root), *args], capture_output=True, text=True,
                           timeout=60)                    # the quick door says the same
     assert done.returncode == 2 and "empty" in done.stderr and done.stdout == "", done
@@ -440,7 +443,7 @@ def test_log_into_a_closed_pipe_exits_0(root):
         scenes(root, "add", "-", stdin=memories(4, start=start))
         scenes(root, "run")
     assert len(scenes(root, "log").stdout.splitlines()) > 6
-    command = [sys.executable, "-c", "from scene_engine.entry import main; main()"]
+    command = [sys.executable, "-c", "from scene_engine.cli.entry import main; main()"]
     shell = " ".join(f"'{c}'" for c in command)
     piped = subprocess.run(["bash", "-c", f"{shell} --dir '{root}' log | head -1; "
                                           "exit ${PIPESTATUS[0]}"],
@@ -476,8 +479,8 @@ def test_the_progress_line_says_what_happens_and_draws_each_state_once():
 
     from rich.console import Console
 
-    from scene_engine.batch import BatchResult
-    from scene_engine.run_display import RunDisplay
+    from scene_engine.batch.contract import BatchResult
+    from scene_engine.cli.display import RunDisplay
 
     def result(number: int, ids: list[str]) -> BatchResult:
         return BatchResult(number=number, memory_ids=ids, counts={"updated": 1},

@@ -30,11 +30,12 @@ from test_batch_llm import (
     work_update,
 )
 
-from scene_engine import history
-from scene_engine.accounting import Ledger
-from scene_engine.batch import BatchError, run_batch
-from scene_engine.scene import read_scene
-from scene_engine.trace import trace_memory
+from scene_engine.batch.accounting import Ledger
+from scene_engine.batch.contract import BatchError
+from scene_engine.batch.transaction import run_batch
+from scene_engine.services.trace import trace_memory
+from scene_engine.store import history
+from scene_engine.store.scene import read_scene
 
 GARDEN = ("Tomatoes and basil on the balcony.", "Tomatoes on the balcony grow slowly.\n")
 
@@ -89,7 +90,7 @@ def test_a_scene_never_read_cannot_be_changed(fake_llm, store, op):
 
 def user_messages_of_prompt(store) -> str:
     """The batch prompt as the model will see it (built the same way)."""
-    from scene_engine.batch import build_job, select_batch
+    from scene_engine.batch.transaction import build_job, select_batch
 
     memories = select_batch(store, store.load_state(), 20)
     return build_job(store, 1, memories).messages[1]["content"].split("## Full text")[1]

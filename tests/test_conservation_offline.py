@@ -12,19 +12,21 @@ import re
 import git
 from typer.testing import CliRunner
 
-from scene_engine import history
-from scene_engine.accounting import Ledger
-from scene_engine.batch import refresh_index, run_batch, run_pending
-from scene_engine.cli import app
-from scene_engine.doctor import check_store
-from scene_engine.engine import add_memories
-from scene_engine.index import SceneIndex
-from scene_engine.memories import Journal
-from scene_engine.offline import OfflineBackend
-from scene_engine.rollup import digest_ids
-from scene_engine.scene import parse_scene
-from scene_engine.store import init_store, open_store
-from scene_engine.trace import trace_memory
+from scene_engine.batch.accounting import Ledger
+from scene_engine.batch.transaction import run_batch
+from scene_engine.cli.commands import app
+from scene_engine.index.refresh import refresh_index
+from scene_engine.index.scenes import SceneIndex
+from scene_engine.offline.backend import OfflineBackend
+from scene_engine.offline.rollup import digest_ids
+from scene_engine.services.add import add_memories
+from scene_engine.services.doctor import check_store
+from scene_engine.services.run import run_pending
+from scene_engine.services.trace import trace_memory
+from scene_engine.store import history
+from scene_engine.store.memories import Journal
+from scene_engine.store.scene import parse_scene
+from scene_engine.store.store import init_store, open_store
 
 runner = CliRunner()
 
@@ -353,7 +355,7 @@ def test_a_line_a_person_corrected_in_the_timeline_stays_as_corrected(tmp_path):
 
 
 def test_only_a_restatement_adding_nothing_is_a_repeat():
-    from scene_engine.offline import restates
+    from scene_engine.offline.backend import restates
 
     line = "Met Ana at the cafe. The dentist appointment is on Tuesday at 10."
     assert restates("the dentist appointment is on tuesday at 10", [line])

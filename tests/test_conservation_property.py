@@ -22,13 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from scene_engine import history
-from scene_engine.batch import BatchError, run_pending
-from scene_engine.cli import app
-from scene_engine.doctor import check_store
-from scene_engine.engine import add_memories
-from scene_engine.offline import OfflineBackend
-from scene_engine.store import init_store, open_store
+from scene_engine.batch.contract import BatchError
+from scene_engine.cli.commands import app
+from scene_engine.offline.backend import OfflineBackend
+from scene_engine.services.add import add_memories
+from scene_engine.services.doctor import check_store
+from scene_engine.services.run import run_pending
+from scene_engine.store import history
+from scene_engine.store.store import init_store, open_store
 
 TOPICS = ["Went hiking on the {w} ridge trail with Bob", "Cooked {w} curry with coriander",
           "Piano lesson on the {w} sonata with the teacher", "Knee physiotherapy session {w}",

@@ -25,9 +25,10 @@ from test_batch_llm import (
 )
 from test_conservation_llm import ledger_of
 
-from scene_engine.accounting import account, parse_declarations
-from scene_engine.batch import BatchError, run_batch
-from scene_engine.memories import Memory
+from scene_engine.batch.accounting import account, parse_declarations
+from scene_engine.batch.contract import BatchError
+from scene_engine.batch.transaction import run_batch
+from scene_engine.store.memories import Memory
 
 OLD_FACT = "- 2024-01-10: Alice works on the surgical ward of the city hospital."
 WORK_SCENE = ("Alice's nursing job at the city hospital.",

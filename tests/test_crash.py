@@ -28,14 +28,13 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-from scene_engine import recovery
-from scene_engine.batch import expand_seqs
-from scene_engine.cli import app
-from scene_engine.doctor import check_store
-from scene_engine.history import live_batches, trailers
-from scene_engine.memories import Journal
-from scene_engine.scene import SceneHeaderWarning, read_scene
-from scene_engine.store import Store, init_store, open_store
+from scene_engine.cli.commands import app
+from scene_engine.services.doctor import check_store
+from scene_engine.store import recovery
+from scene_engine.store.history import expand_seqs, live_batches, trailers
+from scene_engine.store.memories import Journal
+from scene_engine.store.scene import SceneHeaderWarning, read_scene
+from scene_engine.store.store import Store, init_store, open_store
 
 CLI = [sys.executable, "-c", "from scene_engine.cli import main; main()"]
 SEED = int(os.environ.get("SCENE_ENGINE_CRASH_SEED", "20261130"))
@@ -114,7 +113,7 @@ def test_sigkill_at_random_moments_never_loses_or_repeats_a_memory(tmp_path):
     rng = random.Random(SEED)
     root = tmp_path / "store"
     store = init_store(root)
-    from scene_engine.engine import add_memories
+    from scene_engine.services.add import add_memories
 
     add_memories(store, memories(0, START).encode())
     offered = START                          # memories m0000 .. offered-1 handed to the engine
@@ -179,8 +178,9 @@ class Died(BaseException):
 
 
 def test_a_batch_that_died_before_its_commit_is_rolled_back_by_the_next_run(tmp_path, monkeypatch):
-    from scene_engine.batch import run_batch
-    from scene_engine.engine import add_memories, make_backend
+    from scene_engine.batch.transaction import run_batch
+    from scene_engine.services.add import add_memories
+    from scene_engine.services.backends import make_backend
 
     root = tmp_path / "store"
     store = init_store(root)
@@ -208,7 +208,7 @@ def test_a_batch_that_died_before_its_commit_is_rolled_back_by_the_next_run(tmp_
 def test_git_locks_left_by_a_killed_commit_are_cleared_by_the_next_command(tmp_path):
     root = tmp_path / "store"
     store = init_store(root)
-    from scene_engine.engine import add_memories
+    from scene_engine.services.add import add_memories
 
     add_memories(store, memories(0, 4).encode())
     for stale in (".git/index.lock", ".git/refs/heads/main.lock"):
@@ -220,7 +220,7 @@ def test_git_locks_left_by_a_killed_commit_are_cleared_by_the_next_command(tmp_p
 
 
 def test_temp_files_orphaned_by_a_kill_are_removed_not_committed(tmp_path):
-    from scene_engine.engine import add_memories
+    from scene_engine.services.add import add_memories
 
     root = tmp_path / "store"
     store = init_store(root)

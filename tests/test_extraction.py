@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from scene_engine import history, layout
-from scene_engine.cli import app
+from scene_engine.cli.commands import app
 from scene_engine.extraction import events as ledger
 from scene_engine.extraction import offline
 from scene_engine.extraction.conversation import (
@@ -29,8 +28,9 @@ from scene_engine.extraction.schema import (
     merge_exact_duplicates,
     parse_output,
 )
-from scene_engine.memories import Journal
-from scene_engine.store import init_store, open_store
+from scene_engine.store import history, layout
+from scene_engine.store.memories import Journal
+from scene_engine.store.store import init_store, open_store
 
 runner = CliRunner()
 
@@ -353,7 +353,7 @@ def test_context_is_at_most_8_related_and_4_recent_cut_to_400_characters():
     from datetime import UTC, datetime
 
     from scene_engine.extraction.context import choose
-    from scene_engine.memories import Memory
+    from scene_engine.store.memories import Memory
 
     when = datetime(2026, 1, 1, tzinfo=UTC)
     pool = [Memory(id=f"k{i}", content=f"Kayak trip number {i} on the river " + "x" * 500,

@@ -12,9 +12,9 @@ import pytest
 from fakellm import call, reply
 from typer.testing import CliRunner
 
-from scene_engine.cli import app
-from scene_engine.memories import Journal
-from scene_engine.store import init_store
+from scene_engine.cli.commands import app
+from scene_engine.store.memories import Journal
+from scene_engine.store.store import init_store
 
 runner = CliRunner()
 COURTESY = [

@@ -15,11 +15,11 @@ import pytest
 from fakellm import call, reply
 from typer.testing import CliRunner
 
-from scene_engine.cli import app
+from scene_engine.cli.commands import app
 from scene_engine.extraction import offline
 from scene_engine.extraction.schema import ExtractedMemory
-from scene_engine.memories import Journal
-from scene_engine.store import init_store
+from scene_engine.store.memories import Journal
+from scene_engine.store.store import init_store
 
 runner = CliRunner()
 FAMILY = "\U0001F468\u200D\U0001F469\u200D\U0001F467\u200D\U0001F466"   # one emoji, 7 code points

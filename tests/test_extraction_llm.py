@@ -11,14 +11,14 @@ import pytest
 from fakellm import call, error, reply
 from typer.testing import CliRunner
 
-from scene_engine.cli import app
+from scene_engine.cli.commands import app
 from scene_engine.extraction import events as ledger
 from scene_engine.extraction import review
 from scene_engine.extraction.model import ExtractionError, ModelSettings
 from scene_engine.extraction.pipeline import extract_file
-from scene_engine.llm import Budget
-from scene_engine.memories import Journal
-from scene_engine.store import init_store
+from scene_engine.llm.loop import Budget
+from scene_engine.store.memories import Journal
+from scene_engine.store.store import init_store
 
 runner = CliRunner()
 WHEN = "2026-11-30T09:00:00Z"
@@ -97,8 +97,8 @@ def test_a_well_behaved_model_supersedes_with_context_that_is_never_a_source(sto
     assert status[old_make.id] == "superseded"               # the older one stays, marked
     assert Journal(store.memories_dir).find(old_make.id) == old_make
     # Recall gives the current word only; the superseded memory stays findable in search.
-    from scene_engine.index import read_index
-    from scene_engine.recall import recall
+    from scene_engine.index.scenes import read_index
+    from scene_engine.recall.assemble import recall
 
     told = recall(store, "Which build tool: the Makefile or Bazel?", budget=4000).text
     assert "Bazel" in told and old_make.content not in told

@@ -12,12 +12,12 @@ import time
 
 import pytest
 
-from scene_engine.engine import add_memories
-from scene_engine.folding import FoldWorker
-from scene_engine.offline import OfflineBackend
-from scene_engine.store import init_store, open_store
+from scene_engine.offline.backend import OfflineBackend
+from scene_engine.services.add import add_memories
+from scene_engine.services.folding import FoldWorker
+from scene_engine.store.store import init_store, open_store
 
-ENTRY = "from scene_engine.entry import main; main()"
+ENTRY = "from scene_engine.cli.entry import main; main()"
 
 
 def memories(n: int, start: int = 0) -> bytes:
@@ -115,8 +115,8 @@ def test_watch_fold_folds_in_the_background_until_ctrl_c(store):
 def test_watch_fold_joins_a_queued_memory_as_soon_as_the_store_is_free(store):
     # An agent's memory queued while a batch held the store; a memory was added moments ago, so
     # no fold trigger fires for minutes (fold_idle 300 s): the join must not wait for one.
-    from scene_engine import inbox
-    from scene_engine.lock import store_lock
+    from scene_engine.store import inbox
+    from scene_engine.store.lock import store_lock
 
     add_memories(store, memories(1))
     watch = subprocess.Popen([sys.executable, "-c", ENTRY, "--dir", str(store.root), "watch",

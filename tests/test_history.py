@@ -14,9 +14,8 @@ from pathlib import Path
 import git
 from typer.testing import CliRunner
 
-from scene_engine.batch import expand_seqs
-from scene_engine.cli import app
-from scene_engine.history import trailers
+from scene_engine.cli.commands import app
+from scene_engine.store.history import expand_seqs, trailers
 
 runner = CliRunner()
 
@@ -80,7 +79,7 @@ def changed_files(root: Path, rev: str) -> set[str]:
 
 def live_seqs(root: Path) -> list[int]:
     """Memory numbers of every live batch (made and not undone), one entry per batch."""
-    from scene_engine.history import live_batches
+    from scene_engine.store.history import live_batches
 
     seqs = []
     for commit in live_batches(git.Repo(root)).values():
@@ -358,11 +357,12 @@ def test_the_watcher_keeps_running_through_a_batch_and_indexes_its_result_once(t
     watcher has at most one run of its own to do)."""
     import time
 
-    from scene_engine.batch import run_batch
-    from scene_engine.engine import add_memories, make_backend
-    from scene_engine.index import SceneIndex
-    from scene_engine.store import init_store
-    from scene_engine.watcher import SceneWatcher
+    from scene_engine.batch.transaction import run_batch
+    from scene_engine.index.scenes import SceneIndex
+    from scene_engine.index.watcher import SceneWatcher
+    from scene_engine.services.add import add_memories
+    from scene_engine.services.backends import make_backend
+    from scene_engine.store.store import init_store
 
     store = init_store(tmp_path / "w")
     add_memories(store, b'{"content": "Walked the dog along the canal every morning."}\n'
@@ -480,7 +480,7 @@ def test_blame_of_a_digest_names_every_memory_it_cites(tmp_path):
     from test_conservation_offline import add, fold
     from test_conservation_offline import new_store as settings_store
 
-    from scene_engine.rollup import digest_ids
+    from scene_engine.offline.rollup import digest_ids
 
     store = settings_store(tmp_path / "s", max_scene_chars=700, max_scenes=3)
     rows = [(f"r{i:02d}", f"Ran {5 + i % 7} km along the river in the park, run number {i}.",
@@ -556,7 +556,7 @@ def test_blame_of_a_model_batch_names_each_line_s_own_memory(fake_llm, tmp_path)
     from fakellm import call, reply
     from test_batch_llm import FAMILY, WORK, backend, make_store, model_scene
 
-    from scene_engine.batch import run_batch
+    from scene_engine.batch.transaction import run_batch
 
     juno = "Mara adopted a second cat, a black kitten named Juno."
     store = make_store(tmp_path / "mem", {"work.md": (*WORK, 3), "family.md": (*FAMILY, 2)},

@@ -10,8 +10,8 @@ import warnings
 
 import pytest
 
-from scene_engine.analysis import index_text
-from scene_engine.index import SceneIndex, fts_query
+from scene_engine.index.analysis import index_text
+from scene_engine.index.scenes import SceneIndex, fts_query
 
 
 def write(folder, name, summary, body, heat=1):

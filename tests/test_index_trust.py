@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scene_engine import fsutil
-from scene_engine.cli import app
-from scene_engine.index import SceneIndex, open_for_reading
-from scene_engine.store import init_store
-from scene_engine.watcher import SceneWatcher
+from scene_engine.cli.commands import app
+from scene_engine.core import fs as fsutil
+from scene_engine.index.scenes import SceneIndex, open_for_reading
+from scene_engine.index.watcher import SceneWatcher
+from scene_engine.store.store import init_store
 
 runner = CliRunner()
 DEBOUNCE = 0.1
@@ -233,7 +233,7 @@ def test_a_rebuild_with_an_unreadable_file_swaps_nothing(store, monkeypatch):
                 raise PermissionError(13, "Permission denied", str(path))
             return real(path)
 
-        monkeypatch.setattr("scene_engine.index.read_regular", unreadable)
+        monkeypatch.setattr("scene_engine.index.scenes.read_regular", unreadable)
         with pytest.raises(OSError, match="work.md"):
             index.rebuild()
         assert names(index.search("Kafka")) == ["work.md"]
@@ -383,7 +383,7 @@ def test_a_latin1_scene_is_named_by_doctor_and_its_words_stay_findable(store):
     ["recall", "我妈妈住在哪里？"], ["recall", "Kafka", "--budget", "300", "--json"],
 ])
 def test_the_quick_door_answers_like_the_full_command_line(store, argv):
-    from scene_engine import quick
+    from scene_engine.cli import quick
 
     full = runner.invoke(app, ["--dir", str(store), *argv])
     scenes = Path(sys.executable).with_name("scenes")
@@ -400,7 +400,7 @@ def test_the_quick_door_answers_like_the_full_command_line(store, argv):
     ["search", "x", "--json", "--json"], ["recall", "--budget=abc", "x"],
 ])
 def test_anything_but_a_plain_search_goes_to_the_full_command_line(argv):
-    from scene_engine import quick
+    from scene_engine.cli import quick
 
     assert quick._parse(argv) is None
 
@@ -507,7 +507,7 @@ def test_odd_arguments_and_files_get_clean_answers(store):
     os.mkfifo(store / "scenes" / "pipe.md")
     doctor = runner.invoke(app, ["--dir", str(store), "doctor"]).output
     assert "pipe.md is not a regular file" in doctor
-    from scene_engine.analysis import query_terms
+    from scene_engine.index.analysis import query_terms
     assert query_terms("中" * 40_000)              # bounded work, no hang on pasted text
 
 
@@ -515,7 +515,7 @@ def test_odd_arguments_and_files_get_clean_answers(store):
 
 
 def test_the_watcher_stops_when_the_store_is_moved(store):
-    from scene_engine import watcher as watcher_module
+    from scene_engine.index import watcher as watcher_module
 
     with SceneWatcher(store, debounce=DEBOUNCE) as watcher:
         moved = store.parent / "moved"
@@ -531,7 +531,7 @@ def test_scenes_replaced_by_a_file_is_said_once_and_healed(store, caplog):
     import logging
 
     scenes = store / "scenes"
-    with caplog.at_level(logging.WARNING, logger="scene_engine.watcher"), \
+    with caplog.at_level(logging.WARNING, logger="scene_engine.index.watcher"), \
             SceneWatcher(store, debounce=DEBOUNCE) as watcher:
         shutil.move(scenes, store / "away")
         scenes.write_text("not a folder")
@@ -577,7 +577,7 @@ def test_a_short_chinese_query_means_those_characters_together(tmp_path):
 
 
 def test_new_text_with_its_old_size_and_mtime_is_still_seen(store, monkeypatch):
-    monkeypatch.setattr("scene_engine.index.RACY_NS", 0)   # trust size+mtime at once
+    monkeypatch.setattr("scene_engine.index.scenes.RACY_NS", 0)   # trust size+mtime at once
     path = store / "scenes" / "work.md"
     with SceneIndex(store / ".scene-engine" / "index.sqlite", store / "scenes") as index:
         index.sync()
@@ -593,7 +593,7 @@ def test_the_watcher_ignores_a_name_that_is_not_utf8(store, caplog):
     import logging
 
     scenes = os.fsencode(store / "scenes")
-    with caplog.at_level(logging.WARNING, logger="scene_engine.watcher"), \
+    with caplog.at_level(logging.WARNING, logger="scene_engine.index.watcher"), \
             SceneWatcher(store, debounce=DEBOUNCE) as watcher:
         bad = os.path.join(scenes, b"bad\xffname.md")
         with open(bad, "wb") as handle:

@@ -30,14 +30,16 @@ import pytest
 from test_crash import Died, live_seqs, memories, scene_problems
 from typer.testing import CliRunner
 
-from scene_engine import interrupts, recovery
-from scene_engine.batch import run_batch
-from scene_engine.cli import app
-from scene_engine.doctor import check_store
-from scene_engine.engine import add_memories, make_backend
-from scene_engine.history import commit_hand_edits
-from scene_engine.memories import Journal
-from scene_engine.store import Store, init_store, open_store, render_state
+from scene_engine.batch.transaction import run_batch
+from scene_engine.cli.commands import app
+from scene_engine.core import interrupts
+from scene_engine.services.add import add_memories
+from scene_engine.services.backends import make_backend
+from scene_engine.services.doctor import check_store
+from scene_engine.store import recovery
+from scene_engine.store.history import commit_hand_edits
+from scene_engine.store.memories import Journal
+from scene_engine.store.store import Store, init_store, open_store, render_state
 
 CLI = [sys.executable, "-c", "from scene_engine.cli import main; main()"]
 SEED = int(os.environ.get("SCENE_ENGINE_INTERRUPT_SEED", "20261201"))
@@ -325,7 +327,7 @@ def test_a_store_that_cannot_be_written_shows_what_is_there_with_one_warning(
     def read_only(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(root / ".scene-engine" / "lock"))
 
-    monkeypatch.setattr("scene_engine.lock.store_lock", read_only)
+    monkeypatch.setattr("scene_engine.store.lock.store_lock", read_only)
     result = runner.invoke(app, ["--dir", str(root), "status"])
     assert result.exit_code == 0, result.output
     warned = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
@@ -338,7 +340,7 @@ def test_no_marker_costs_nothing(tmp_path, monkeypatch):
     def no_lock(*args, **kwargs):
         raise AssertionError("took the lock without a marker")
 
-    monkeypatch.setattr("scene_engine.lock.store_lock", no_lock)
+    monkeypatch.setattr("scene_engine.store.lock.store_lock", no_lock)
     assert recovery.ensure_recovered(store) is True
 
 
@@ -347,7 +349,7 @@ def test_no_marker_costs_nothing(tmp_path, monkeypatch):
 @pytest.mark.parametrize("signal_exc, code", [(KeyboardInterrupt, 130),
                                               (interrupts.Terminated, 143)])
 def test_an_interrupted_run_says_what_stays_in_one_line(tmp_path, monkeypatch, signal_exc, code):
-    import scene_engine.batch as batch
+    import scene_engine.services.run as batch
 
     root = tmp_path / "store"
     add_memories(init_store(root), memories(0, 6).encode())
@@ -374,7 +376,7 @@ def test_other_commands_say_interrupted_and_exit_130(tmp_path, monkeypatch):
     def interrupted(store):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("scene_engine.engine.status", interrupted)
+    monkeypatch.setattr("scene_engine.services.status.status", interrupted)
     result = runner.invoke(app, ["--dir", str(root), "status"])
     assert result.exit_code == 130
     assert result.stderr == "interrupted\n"
@@ -566,8 +568,8 @@ def test_an_interrupt_before_an_add_committed_says_nothing_was_added(tmp_path, m
 
 def test_a_git_error_caused_by_the_same_ctrl_c_is_reported_as_the_interrupt(
         tmp_path, monkeypatch):
-    from scene_engine import batch
-    from scene_engine.batch import BatchError
+    from scene_engine.services import run as batch
+    from scene_engine.batch.contract import BatchError
 
     root = tmp_path / "store"
     add_memories(init_store(root), memories(0, 2).encode())

@@ -10,7 +10,7 @@ import time
 import pytest
 from fakellm import call, delay, error, reply
 
-from scene_engine.llm import Budget, ModelError, complete_text, count_tokens, run_tool_loop
+from scene_engine.llm.loop import Budget, ModelError, complete_text, count_tokens, run_tool_loop
 
 MODEL = "openai/test-model"
 PROMPT = [{"role": "system", "content": "You keep scenes."}, {"role": "user", "content": "Go."}]

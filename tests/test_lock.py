@@ -17,16 +17,15 @@ from pathlib import Path
 import git
 import pytest
 
-from scene_engine.batch import expand_seqs
-from scene_engine.config import ConfigError
-from scene_engine.engine import add_memories
-from scene_engine.history import live_batches, trailers
-from scene_engine.lock import LockBusyError, lock_timeout, store_lock
-from scene_engine.store import init_store, open_store
+from scene_engine.services.add import add_memories
+from scene_engine.store.config import ConfigError
+from scene_engine.store.history import expand_seqs, live_batches, trailers
+from scene_engine.store.lock import LockBusyError, lock_timeout, store_lock
+from scene_engine.store.store import init_store, open_store
 
 CLI = [sys.executable, "-c", "from scene_engine.cli import main; main()"]
 HOLDER = ("import sys, time\n"
-          "from scene_engine.lock import store_lock\n"
+          "from scene_engine.store.lock import store_lock\n"
           "with store_lock(sys.argv[1]):\n"
           "    print('held', flush=True)\n"
           "    time.sleep(120)\n")
@@ -75,7 +74,7 @@ def live_seqs(root: Path) -> list[int]:
 
 
 def doctor_problems(root: Path) -> list[str]:
-    from scene_engine.doctor import check_store
+    from scene_engine.services.doctor import check_store
 
     return check_store(open_store(root))
 

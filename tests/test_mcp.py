@@ -17,10 +17,10 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from scene_engine.engine import add_memories
-from scene_engine.store import init_store, open_store
+from scene_engine.services.add import add_memories
+from scene_engine.store.store import init_store, open_store
 
-ENTRY = "from scene_engine.entry import main; main()"
+ENTRY = "from scene_engine.cli.entry import main; main()"
 TOOLS = {"remember", "recall", "search", "list_scenes", "read_scene", "status", "log"}
 
 
@@ -144,7 +144,7 @@ REFUSED = [
 def test_remember_and_the_command_line_refuse_the_same_records_in_the_same_words(root):
     from typer.testing import CliRunner
 
-    from scene_engine.cli import app
+    from scene_engine.cli.commands import app
 
     async def body(client):
         return [await client.call_tool("remember", arguments) for arguments, _ in REFUSED]
@@ -403,7 +403,7 @@ def test_remember_while_a_batch_holds_the_store_is_kept_not_lost(root):
     # memory must survive; it joins the journal when the store is free.
     store = open_store(root)
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from scene_engine.lock import store_lock\n"
+        "import sys, time; from scene_engine.store.lock import store_lock\n"
         f"with store_lock({str(store.lock_path)!r}):\n"
         "    print('held', flush=True); time.sleep(8)")], stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"
@@ -431,7 +431,7 @@ def test_remember_while_a_batch_holds_the_store_is_kept_not_lost(root):
 def test_a_memory_queued_while_the_store_is_busy_is_searchable_once_it_is_free(root, options):
     # The promise remember makes when it queues: it joins the journal as soon as the store is
     # free, whether or not the server folds, not at the next fold trigger (minutes away).
-    from scene_engine.lock import store_lock
+    from scene_engine.store.lock import store_lock
 
     store = open_store(root)
 

@@ -14,17 +14,17 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from scene_engine.batch import select_batch
-from scene_engine.cli import app
-from scene_engine.engine import add_memories
-from scene_engine.memories import (
+from scene_engine.batch.transaction import select_batch
+from scene_engine.cli.commands import app
+from scene_engine.services.add import add_memories
+from scene_engine.store.memories import (
     MAX_CONTENT_CHARS,
     SEGMENT,
     Journal,
     MemoryInputError,
     parse_input,
 )
-from scene_engine.store import init_store
+from scene_engine.store.store import init_store
 
 runner = CliRunner()
 
@@ -373,7 +373,7 @@ def test_requeued_memories_come_first(store):
 
 
 def test_parse_error_lists_every_problem():
-    from scene_engine.memories import parse_input
+    from scene_engine.store.memories import parse_input
 
     with pytest.raises(MemoryInputError) as caught:
         parse_input(b'{"content": ""}\n{"content": "ok"}\n{"content": 3}\n')
@@ -381,7 +381,7 @@ def test_parse_error_lists_every_problem():
 
 
 def test_one_id_for_two_different_memories_refuses_the_input_with_both_lines():
-    from scene_engine.memories import parse_input
+    from scene_engine.store.memories import parse_input
 
     with pytest.raises(MemoryInputError) as caught:
         parse_input(b'{"id": "dup", "content": "one"}\n{"id": "x", "content": "ok"}\n'
@@ -393,7 +393,7 @@ def test_one_id_for_two_different_memories_refuses_the_input_with_both_lines():
 
 
 def test_rfc3339_lower_case_dates_are_accepted():
-    from scene_engine.memories import parse_input
+    from scene_engine.store.memories import parse_input
 
     (memory,) = parse_input(b'{"content": "x", "created_at": "2026-02-03t10:00:00z"}')
     assert memory.created_at == datetime(2026, 2, 3, 10, tzinfo=UTC)

@@ -27,13 +27,14 @@ from test_batch_llm import (
 )
 from typer.testing import CliRunner
 
-import scene_engine.llm as llm
-from scene_engine import history
-from scene_engine.batch import BatchError, run_batch
-from scene_engine.cli import app
-from scene_engine.llm import Budget, ModelError, run_tool_loop
-from scene_engine.text_calls import parse_text_calls
-from scene_engine.transcript import read_events, render, rotate, transcript_path
+import scene_engine.llm.loop as llm
+from scene_engine.batch.contract import BatchError
+from scene_engine.batch.transaction import run_batch
+from scene_engine.batch.transcript import read_events, render, rotate, transcript_path
+from scene_engine.cli.commands import app
+from scene_engine.llm.loop import Budget, ModelError, run_tool_loop
+from scene_engine.llm.text_calls import parse_text_calls
+from scene_engine.store import history
 
 TOOLS = {"read_file", "write_to_file", "replace_in_file"}
 
@@ -212,8 +213,8 @@ def test_the_batch_timeout_covers_the_whole_batch(fake_llm, store):
 def test_config_holds_the_timeouts(store):
     (store.root / ".scene-engine/config.toml").write_text(
         "call_timeout = 240\nbatch_timeout = 1800\n")
-    from scene_engine.cli import _backend
-    from scene_engine.store import open_store
+    from scene_engine.cli.commands import _backend
+    from scene_engine.store.store import open_store
 
     chosen = _backend(open_store(store.root).config, None, MODEL, "http://x")
     assert (chosen.budget.call_timeout, chosen.budget.max_seconds) == (240, 1800)
@@ -355,7 +356,7 @@ def test_render_shows_a_failed_attempt_with_its_tokens():
 # ------------------------------------------------------------------ 7. what the display says
 
 def test_status_line_says_what_is_happening():
-    from scene_engine.run_display import status_of
+    from scene_engine.cli.display import status_of
 
     assert status_of("request", {"call": 2}, 3) == "batch 3: waiting for the model (request 2)"
     assert status_of("retry", {"retry": 1, "of": 4, "pause": 2.0, "reason": "HTTP 429"},
@@ -368,7 +369,7 @@ def test_notes_print_whole_lines_above_the_progress_line():
 
     from rich.console import Console
 
-    from scene_engine.run_display import RunDisplay
+    from scene_engine.cli.display import RunDisplay
 
     out = io.StringIO()
     refusal = ("Error: refused by policy: garden.md was never read in this batch; read it "

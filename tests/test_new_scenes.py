@@ -32,11 +32,13 @@ from test_batch_llm import (
 )
 from test_offline import make_memories
 
-from scene_engine.batch import BatchError, build_job, run_batch, run_pending
-from scene_engine.config import ConfigError, load_config
-from scene_engine.engine import add_memories
-from scene_engine.offline import OfflineBackend
-from scene_engine.store import init_store
+from scene_engine.batch.contract import BatchError
+from scene_engine.batch.transaction import build_job, run_batch
+from scene_engine.offline.backend import OfflineBackend
+from scene_engine.services.add import add_memories
+from scene_engine.services.run import run_pending
+from scene_engine.store.config import ConfigError, load_config
+from scene_engine.store.store import init_store
 
 TOPICS = [("cooking", "Alice began baking sourdough bread in May 2024."),
           ("garden", "Alice planted tomatoes and basil on her balcony."),

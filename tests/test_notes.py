@@ -20,7 +20,7 @@ import pytest
 from test_history import topic_memories
 from typer.testing import CliRunner
 
-from scene_engine.cli import app
+from scene_engine.cli.commands import app
 
 runner = CliRunner()
 PERSON = ["-c", "user.name=Ada", "-c", "user.email=ada@example.org"]
@@ -462,11 +462,12 @@ def test_outside_a_vault_times_keep_their_offset_and_the_persona_has_no_wiki_lin
 
 def test_a_batch_killed_in_a_vault_is_rolled_back_and_the_persons_work_survives(
         tmp_path, monkeypatch):
-    from scene_engine import recovery
-    from scene_engine.batch import run_batch
-    from scene_engine.doctor import check_store
-    from scene_engine.engine import add_memories, make_backend
-    from scene_engine.store import Store, open_store
+    from scene_engine.batch.transaction import run_batch
+    from scene_engine.services.add import add_memories
+    from scene_engine.services.backends import make_backend
+    from scene_engine.services.doctor import check_store
+    from scene_engine.store import recovery
+    from scene_engine.store.store import Store, open_store
 
     class Died(Exception):
         pass

@@ -14,15 +14,17 @@ from pathlib import Path
 import git
 import pytest
 
-from scene_engine import history
-from scene_engine.batch import BatchError, expand_seqs, run_batch, run_pending
-from scene_engine.doctor import check_store
-from scene_engine.engine import add_memories
-from scene_engine.history import trailers
-from scene_engine.offline import OfflineBackend
-from scene_engine.rules import is_report_like
-from scene_engine.scene import parse_scene
-from scene_engine.store import init_store, open_store
+from scene_engine.batch.contract import BatchError
+from scene_engine.batch.rules import is_report_like
+from scene_engine.batch.transaction import run_batch
+from scene_engine.offline.backend import OfflineBackend
+from scene_engine.services.add import add_memories
+from scene_engine.services.doctor import check_store
+from scene_engine.services.run import run_pending
+from scene_engine.store import history
+from scene_engine.store.history import expand_seqs, trailers
+from scene_engine.store.scene import parse_scene
+from scene_engine.store.store import init_store, open_store
 
 AREAS = {
     "hiking": ["Went hiking on the {p} trail with Bob and saw {t}",

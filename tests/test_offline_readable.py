@@ -10,14 +10,14 @@ import re
 import git
 from test_conservation_offline import add, body_of, fold, new_store
 
-from scene_engine import history
-from scene_engine.memories import Journal
-from scene_engine.offline_prose import summary
-from scene_engine.offline_words import scene_name
-from scene_engine.persona import persona_reason
-from scene_engine.rollup import digest_ids
-from scene_engine.scene import parse_scene
-from scene_engine.trace import trace_memory
+from scene_engine.offline.prose import summary
+from scene_engine.offline.rollup import digest_ids
+from scene_engine.offline.words import scene_name
+from scene_engine.services.persona import persona_reason
+from scene_engine.services.trace import trace_memory
+from scene_engine.store import history
+from scene_engine.store.memories import Journal
+from scene_engine.store.scene import parse_scene
 
 CAT_ZH = ["我养了一只橘猫，叫年糕，三岁了。", "年糕最近不爱吃猫粮，只吃冻干。",
           "带年糕去宠物医院打疫苗，医生说年糕有点胖。", "给年糕换了低脂猫粮，每天分三次喂。"]
@@ -239,7 +239,7 @@ def test_a_scene_whose_topic_drifted_is_renamed_in_its_batch_and_history_follows
     # Asking for the old name says where it went.
     from typer.testing import CliRunner
 
-    from scene_engine.cli import app
+    from scene_engine.cli.commands import app
     shown = CliRunner().invoke(app, ["--dir", str(store.root), "show", first])
     assert shown.exit_code == 2 and f"renamed or merged into {name}" in shown.output
 
@@ -257,7 +257,7 @@ def test_a_scene_a_person_wrote_in_keeps_its_name_however_its_topic_moves(tmp_pa
 
 
 def test_a_rename_is_not_a_new_scene_but_must_delete_the_old_one(tmp_path):
-    from scene_engine.rules import new_names, successor_of
+    from scene_engine.batch.rules import new_names, successor_of
 
     old = "stairs-hurt-knees.md"
     renamed = "---\nsummary: Running.\nmerged_from: [stairs-hurt-knees.md]\n---\nRuns.\n"
@@ -268,7 +268,7 @@ def test_a_rename_is_not_a_new_scene_but_must_delete_the_old_one(tmp_path):
 
 
 def test_areas_of_life_bridge_wordings_and_languages():
-    from scene_engine.areas import areas_of
+    from scene_engine.offline.areas import areas_of
 
     assert "@health" in areas_of("最近失眠，晚上十二点以后才能睡着。")
     assert "@health" in areas_of("牙医说我有两颗龋齿，需要补牙。")
@@ -289,7 +289,7 @@ def test_a_memory_about_another_area_does_not_join_a_scene_that_once_mentioned_i
 
 
 def test_words_newer_than_jiebas_dictionary_are_cut_whole_in_names_and_search():
-    from scene_engine.analysis import segment
+    from scene_engine.index.analysis import segment
 
     # jieba's 2013 dictionary cut "比手冲" as 比手/冲 and "微信" as 微/信 (the demo's
     # `咖啡-比手-爱乐.md`); scene_engine/words_zh.txt adds such words to it.
@@ -335,7 +335,7 @@ def test_a_rename_in_a_store_of_several_scenes_reads_only_the_scene_it_renames(t
 
 
 def test_a_person_renaming_a_scene_writes_none_of_its_lines_and_trace_follows(tmp_path):
-    from scene_engine.conservation import authorship
+    from scene_engine.batch.conservation import authorship
 
     store, first = _knee_store(tmp_path)
     repo = _rename_as_person(store, first, "my-knees.md")
@@ -391,8 +391,8 @@ def test_blame_credits_a_renamed_small_scene_s_lines_to_the_batches_that_wrote_t
 def test_the_persona_follows_a_rename_and_its_undo(tmp_path):
     from typer.testing import CliRunner
 
-    from scene_engine.cli import app
-    from scene_engine.doctor import check_store
+    from scene_engine.cli.commands import app
+    from scene_engine.services.doctor import check_store
 
     store, first = _knee_store(tmp_path)
     for row in RUNS:
@@ -452,9 +452,9 @@ def test_a_new_scene_name_never_takes_an_nfd_name_a_person_gave_in_nfc(tmp_path)
 def test_a_rename_keeps_the_whole_chain_of_names_and_no_new_scene_takes_one_of_them():
     from datetime import UTC, datetime
 
-    from scene_engine.batch import _header
-    from scene_engine.rules import RuleContext, validate_batch
-    from scene_engine.scene import Scene
+    from scene_engine.batch.rules import RuleContext, validate_batch
+    from scene_engine.batch.transaction import _header
+    from scene_engine.store.scene import Scene
 
     # B (once A) renamed to C: C's merged_from names both, so A is never handed out again.
     b = Scene(name="b.md", meta={"summary": "B.", "merged_from": ["a.md"]}, body="x\n")
@@ -470,7 +470,7 @@ def test_a_rename_keeps_the_whole_chain_of_names_and_no_new_scene_takes_one_of_t
 
 
 def test_doctor_names_a_renamed_scene_that_an_old_editor_buffer_brought_back(tmp_path):
-    from scene_engine.doctor import check_store
+    from scene_engine.services.doctor import check_store
 
     store, first = _knee_store(tmp_path)
     old_buffer = (store.scenes_dir / first).read_text("utf-8")
@@ -497,7 +497,7 @@ def test_trace_finds_a_memory_in_a_scene_a_person_moved_and_rewrote_in_one_step(
 
 
 def test_a_race_thread_closes_at_the_race_not_at_a_training_run_and_weekdays_name_no_scene():
-    from scene_engine.threads import closes, opens
+    from scene_engine.offline.threads import closes, opens
 
     thread = opens("报名了九月份的北京马拉松。")
     assert thread is not None and closes(thread, "北京马拉松完赛了，用时四小时十分。")
@@ -544,7 +544,7 @@ def test_trace_of_an_emoji_only_memory_shows_its_line_not_a_heading(tmp_path):
 
 
 def test_a_closed_thread_line_recalls_as_its_plan_on_its_day_without_the_clipped_outcome():
-    from scene_engine.recall import split_passages
+    from scene_engine.recall.assemble import split_passages
 
     body = ("## Timeline (UTC)\n"
             "- 2026-08-01: Thinking about leaving Northwind. → 2026-11-15: Told Marta I am…\n"
@@ -584,7 +584,7 @@ def test_long_memories_at_the_cap_stay_out_of_a_scene_they_are_not_about(tmp_pat
 
 
 def test_the_demo_ends_with_a_persona_made_from_its_scenes_as_they_are(tmp_path):
-    from scene_engine.demo import build_demo
+    from scene_engine.services.demo import build_demo
 
     store, _, _ = build_demo(tmp_path / "demo")
     persona = store.persona_path.read_text("utf-8")

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from scene_engine.batch import build_job, select_batch
-from scene_engine.engine import add_memories
-from scene_engine.store import init_store, open_store
+from scene_engine.batch.transaction import build_job, select_batch
+from scene_engine.services.add import add_memories
+from scene_engine.store.store import init_store, open_store
 
 
 def scene(summary: str, body: str, heat: int = 2) -> str:

@@ -49,7 +49,7 @@ def shell(tmp_path) -> dict:
     bin_dir.mkdir()
     script = bin_dir / "scenes"
     script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c '
-                      f'"from scene_engine.entry import main; main()" "$@"\n')
+                      f'"from scene_engine.cli.entry import main; main()" "$@"\n')
     script.chmod(0o755)
     return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
@@ -120,7 +120,7 @@ def test_the_python_example_runs_on_the_demo_store(tmp_path, shell):
 
 
 def test_the_demo_scenes_the_readme_shows_are_the_demo_s(tmp_path, shell):
-    from scene_engine.scene import parse_scene
+    from scene_engine.store.scene import parse_scene
 
     assert run("scenes demo scene-demo", tmp_path, shell).returncode == 0
     text = README.read_text("utf-8")

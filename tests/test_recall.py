@@ -11,13 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from scene_engine.cli import app
-from scene_engine.demo import build_demo
-from scene_engine.index import SceneIndex
-from scene_engine.memories import Journal
-from scene_engine.recall import LONG_MEMORY, recall, split_passages
-from scene_engine.store import init_store
-from scene_engine.when import readable
+from scene_engine.cli.commands import app
+from scene_engine.core.when import readable
+from scene_engine.index.scenes import SceneIndex
+from scene_engine.recall.assemble import LONG_MEMORY, recall, split_passages
+from scene_engine.services.demo import build_demo
+from scene_engine.store.memories import Journal
+from scene_engine.store.store import init_store
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()

@@ -13,11 +13,11 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-from scene_engine import history
-from scene_engine.cli import app
-from scene_engine.engine import add_memories
-from scene_engine.memories import Journal
-from scene_engine.store import init_store, open_store
+from scene_engine.cli.commands import app
+from scene_engine.services.add import add_memories
+from scene_engine.store import history
+from scene_engine.store.memories import Journal
+from scene_engine.store.store import init_store, open_store
 
 runner = CliRunner()
 ACTIVITIES = ["walking in the park with her dog Max every morning before work",

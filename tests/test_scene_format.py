@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scene_engine.scene import (
+from scene_engine.store.scene import (
     KNOWN_KEYS,
     Scene,
     SceneHeaderWarning,

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scene_engine.cli import app
+from scene_engine.cli.commands import app
 from scene_engine.mcpserver import tools
-from scene_engine.store import open_store
+from scene_engine.store.store import open_store
 
 runner = CliRunner()
 MEMORIES = [("m1", "Has a cat named Miso."), ("m2", "Bought a red kayak for the lake."),
@@ -122,8 +122,8 @@ def test_a_bad_line_in_the_extraction_ledger_is_named_and_the_rest_still_counts(
 
 
 def test_the_watcher_indexes_the_intact_lines_and_logs_the_bad_one(tmp_path, caplog):
-    from scene_engine.index import for_store
-    from scene_engine.watcher import SceneWatcher
+    from scene_engine.index.scenes import for_store
+    from scene_engine.index.watcher import SceneWatcher
 
     root = make_store(tmp_path)
     journal = root / "memories" / "00000.jsonl"

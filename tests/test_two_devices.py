@@ -17,9 +17,9 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-from scene_engine import history
-from scene_engine.accounting import Ledger
-from scene_engine.cli import app
+from scene_engine.batch.accounting import Ledger
+from scene_engine.cli.commands import app
+from scene_engine.store import history
 
 runner = CliRunner()
 PERSON = ["-c", "user.name=Ada", "-c", "user.email=ada@example.org"]
@@ -50,7 +50,7 @@ def jsonl(rows: list[tuple[str, str]], day: int) -> str:
 def queue_pair(root: Path, pair: str, left: str, right: str) -> None:
     """An event in the extraction ledger (``dedupe.jsonl``), as a review queue writes it."""
     from scene_engine.extraction.events import new_event, write
-    from scene_engine.store import open_store
+    from scene_engine.store.store import open_store
 
     write(open_store(root), [], [new_event("queued", pair=pair, left=left, right=right,
                                            reason="similar", similarity=0.9)],

@@ -10,8 +10,8 @@ import time
 import git
 import pytest
 
-from scene_engine.index import SceneIndex
-from scene_engine.watcher import SceneWatcher, is_ignored
+from scene_engine.index.scenes import SceneIndex
+from scene_engine.index.watcher import SceneWatcher, is_ignored
 
 DEBOUNCE = 0.1
 SETTLE = 4 * DEBOUNCE  # quiet time after which no further run may start

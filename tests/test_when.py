@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scene_engine.when import resolve
+from scene_engine.core.when import resolve
 
 SAID = date(2023, 5, 25)        # a Thursday
 

@@ -1,4 +1,5 @@
-"""L0 -> L1: memories extracted from raw conversations (issue 12; DESIGN.md "Extraction").
+"""extraction: L0 -> L1, memories extracted from raw conversations (docs/DESIGN.md
+"Extraction").
 
 Modules, one concern each: ``conversation`` (the three file layouts -> messages),
 ``schema`` (the one pydantic schema and the rules it cannot see), ``offline`` (the
@@ -6,5 +7,7 @@ deterministic extractor), ``model`` (the model extractor and its prompt), ``cont
 existing memories shown with a block), ``dedupe`` (candidate pairs and adjudication),
 ``merge`` (merges and their undo), ``events`` (the append-only ledger of status changes, the
 queue and merges), ``review`` (the queue a person works through) and ``pipeline`` (a file
-in, one commit out).
+in, one commit out), ``courtesy`` (an assistant's pleasantries, never a memory).
+
+May import: ``core``, ``store``, ``llm``, ``index``.
 """

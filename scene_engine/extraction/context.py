@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from ..memories import Memory
-from ..text import terms
-from .conversation import Message
+from scene_engine.core.text import terms
+from scene_engine.extraction.conversation import Message
+from scene_engine.store.memories import Memory
 
 RELATED = 8
 RECENT = 4

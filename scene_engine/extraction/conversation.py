@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import PurePath
 
-from ..memories import CONTROL_CHARS, MemoryInputError, _parse_time, _split_records
-from ..plural import count
+from scene_engine.core.plural import count
+from scene_engine.store.memories import CONTROL_CHARS, MemoryInputError, _parse_time, _split_records
 
 MAX_MESSAGE_CHARS = 50_000
 MAX_SPEAKER_CHARS = 60

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ..text import STOP_WORDS, terms
+from scene_engine.core.text import STOP_WORDS, terms
 
 # Who speaks for the agent when the file has no role (a transcript, LoCoMo-like JSON); no
 # name a person may have (Claude is one).

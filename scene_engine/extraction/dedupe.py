@@ -16,12 +16,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from ..memories import Memory
-from ..text import terms
-from .events import new_event
-from .merge import plan_merge
-from .model import ExtractionError, ModelSettings, ask, tool_spec
-from .schema import AUTO_MERGE_CONFIDENCE, Verdict, parse_verdict
+from scene_engine.core.text import terms
+from scene_engine.extraction.events import new_event
+from scene_engine.extraction.merge import plan_merge
+from scene_engine.extraction.model import ExtractionError, ModelSettings, ask, tool_spec
+from scene_engine.extraction.schema import AUTO_MERGE_CONFIDENCE, Verdict, parse_verdict
+from scene_engine.store.memories import Memory
 
 SIMILARITY = 0.6      # Jaccard of the two memories' word sets
 MIN_TERMS = 3         # fewer words than this: too little to call two texts alike
@@ -129,7 +129,7 @@ def adjudicate(candidate: Candidate, settings: ModelSettings, quotes: dict[str, 
 
 
 def _instructions() -> str:
-    from ..prompt import template
+    from scene_engine.llm.prompts import template
 
     return template("adjudicate_en")
 

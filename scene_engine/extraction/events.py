@@ -21,9 +21,9 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..fsutil import atomic_write_text
-from ..memories import Journal, Memory
-from ..store import Store, StoreError
+from scene_engine.core.fs import atomic_write_text
+from scene_engine.store.memories import Journal, Memory
+from scene_engine.store.store import Store, StoreError
 
 LOG_NAME = "dedupe.jsonl"
 LOG_PATH = f".scene-engine/{LOG_NAME}"
@@ -51,7 +51,7 @@ def read_intact(store: Store) -> tuple[list[dict], list[str]]:
     """(every readable event in order, a message for each line that is not one: a torn line,
     bytes that are not UTF-8, JSON that is not an event object, each named by its line in the
     file): for a reader that can go on without it and must say so."""
-    from ..memories import journal_rows
+    from scene_engine.store.memories import journal_rows
 
     path = log_path(store)
     if not path.exists():
@@ -74,7 +74,7 @@ def bad_event(number: int) -> str:
 
 def _event(line: str) -> dict | None:
     """A ledger line as its event, or None when it is not one."""
-    from ..memories import _NOT_UTF8
+    from scene_engine.store.memories import _NOT_UTF8
 
     if _NOT_UTF8.search(line):
         return None
@@ -125,7 +125,7 @@ def problems(store: Store, memories: list[Memory]) -> list[str]:
     path = log_path(store)
     if not path.exists():
         return []
-    from ..memories import journal_rows
+    from scene_engine.store.memories import journal_rows
 
     known = {i for m in memories for i in (m.id, *m.aliases)}
     found, merges = [], set()
@@ -160,10 +160,11 @@ def write(store: Store, memories: list[Memory], events: list[dict], message: str
     """Append ``memories`` to the journal and ``events`` to the ledger in one commit, under the
     store lock (as ``add``: recovery marker first, so a crash leaves neither half). Returns the
     memories actually added (with their numbers). Raises as ``engine.add_memories``."""
-    from .. import history, interrupts, recovery
-    from ..batch import refresh_index
-    from ..lock import store_lock
-    from ..numbering import check_numbering
+    from scene_engine.core import interrupts
+    from scene_engine.index.refresh import refresh_index
+    from scene_engine.store import history, recovery
+    from scene_engine.store.lock import store_lock
+    from scene_engine.store.numbering import check_numbering
 
     with store_lock(store.lock_path):
         repo = history.open_repo(store.root)

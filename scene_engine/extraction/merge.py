@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 
-from ..memories import CONTROL_CHARS, Memory
-from ..store import StoreError
-from .events import new_event, undone_merges
+from scene_engine.extraction.events import new_event, undone_merges
+from scene_engine.store.memories import CONTROL_CHARS, Memory
+from scene_engine.store.store import StoreError
 
 MERGE_VERSION = "merge/1"
 

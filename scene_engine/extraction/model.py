@@ -16,19 +16,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..llm import Budget, ModelError, complete_message
-from ..plural import count
-from ..prompt import template
-from . import offline
-from .context import ContextMemory
-from .conversation import Message
-from .courtesy import courtesy_only, is_agent
-from .schema import ExtractionOutput, OutputError, check_output, parse_output
+from scene_engine.core.errors import SceneEngineError
+from scene_engine.core.plural import count
+from scene_engine.extraction import offline
+from scene_engine.extraction.context import ContextMemory
+from scene_engine.extraction.conversation import Message
+from scene_engine.extraction.courtesy import courtesy_only, is_agent
+from scene_engine.extraction.schema import ExtractionOutput, OutputError, check_output, parse_output
+from scene_engine.llm.loop import Budget, ModelError, complete_message
+from scene_engine.llm.prompts import template
 
 VERSION = "model/1"
 
 
-class ExtractionError(RuntimeError):
+class ExtractionError(SceneEngineError, RuntimeError):
     """A block could not be extracted (the model failed or never gave a valid answer);
     nothing of the run is written."""
 

@@ -20,10 +20,17 @@ from __future__ import annotations
 
 import re
 
-from ..text import STOP_WORDS, terms
-from .conversation import MAX_SPEAKER_CHARS, Message
-from .courtesy import agent_keeps, is_agent
-from .schema import ELLIPSIS, SUMMARY_CHARS, TITLE_CHARS, ExtractedMemory, clip, split_at
+from scene_engine.core.text import STOP_WORDS, terms
+from scene_engine.extraction.conversation import MAX_SPEAKER_CHARS, Message
+from scene_engine.extraction.courtesy import agent_keeps, is_agent
+from scene_engine.extraction.schema import (
+    ELLIPSIS,
+    SUMMARY_CHARS,
+    TITLE_CHARS,
+    ExtractedMemory,
+    clip,
+    split_at,
+)
 
 VERSION = "offline/1"
 TITLE_WORDS = 10

@@ -13,18 +13,23 @@ from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
-from ..memories import Journal, Memory
-from ..plural import count
-from ..recovery import ensure_recovered
-from ..store import Store
-from . import dedupe, events, offline
-from .context import choose
-from .conversation import Message, blocks, read_conversation
-from .merge import content_of
-from .model import VERSION as MODEL_VERSION
-from .model import ExtractionError, ModelSettings
-from .model import extract as model_extract
-from .schema import ExtractedMemory, ExtractionOutput, merge_exact_duplicates, problems_of
+from scene_engine.core.plural import count
+from scene_engine.extraction import dedupe, events, offline
+from scene_engine.extraction.context import choose
+from scene_engine.extraction.conversation import Message, blocks, read_conversation
+from scene_engine.extraction.merge import content_of
+from scene_engine.extraction.model import VERSION as MODEL_VERSION
+from scene_engine.extraction.model import ExtractionError, ModelSettings
+from scene_engine.extraction.model import extract as model_extract
+from scene_engine.extraction.schema import (
+    ExtractedMemory,
+    ExtractionOutput,
+    merge_exact_duplicates,
+    problems_of,
+)
+from scene_engine.store.memories import Journal, Memory
+from scene_engine.store.recovery import ensure_recovered
+from scene_engine.store.store import Store
 
 BLOCK_SIZE = 20
 QUOTE_CHARS = 400

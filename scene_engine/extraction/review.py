@@ -8,11 +8,11 @@ undoing that merge opens it again.
 
 from __future__ import annotations
 
-from ..memories import Journal, Memory
-from ..recovery import ensure_recovered
-from ..store import Store
-from . import events as ledger
-from .merge import MergeRefused, plan_merge, plan_undo
+from scene_engine.extraction import events as ledger
+from scene_engine.extraction.merge import MergeRefused, plan_merge, plan_undo
+from scene_engine.store.memories import Journal, Memory
+from scene_engine.store.recovery import ensure_recovered
+from scene_engine.store.store import Store
 
 
 def open_pairs(event_list: list[dict]) -> list[dict]:

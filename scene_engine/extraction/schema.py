@@ -18,7 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..memories import CONTROL_CHARS
+from scene_engine.core.errors import InputError
+from scene_engine.store.memories import CONTROL_CHARS
 
 
 def no_control(value: str | None) -> str | None:
@@ -170,7 +171,7 @@ class Verdict(BaseModel):
         return self.keeps_one and self.has_draft and self.confidence >= AUTO_MERGE_CONFIDENCE
 
 
-class OutputError(ValueError):
+class OutputError(InputError):
     """The output broke the schema or a rule; ``problems`` are short sentences the model is
     shown when it is asked again."""
 

@@ -1,3 +1,8 @@
-"""The MCP server (``scenes mcp``): agents remember and recall through the Model Context
-Protocol. ``tools``: the tools as plain functions over a store; ``server``: their registration
-with the official MCP SDK and the transports."""
+"""mcpserver: the MCP server (``scenes mcp``), a thin face over ``services`` for agents
+(docs/DESIGN.md "MCP").
+
+``tools`` (the tools as plain functions over a store, testable without the protocol) and
+``server`` (their registration with the official MCP SDK, the transports, the bearer token).
+
+May import: ``services``, ``core``, and the layers below for types; the MCP SDK only here.
+"""

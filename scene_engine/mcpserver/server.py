@@ -38,11 +38,11 @@ from typing import Annotated, Any
 
 from pydantic import Field, ValidationError
 
-from ..config import ConfigError, plain_error, plain_problems
-from ..folding import FoldWorker
-from ..inbox import InboxJoiner
-from ..store import Store
-from . import tools
+from scene_engine.core.errors import plain_error, plain_problems
+from scene_engine.mcpserver import tools
+from scene_engine.services.folding import FoldWorker, InboxJoiner
+from scene_engine.store.config import ConfigError
+from scene_engine.store.store import Store
 
 TOKEN_ENV = "SCENE_ENGINE_MCP_TOKEN"
 # The addresses the SDK guards with its Host/Origin checks (DNS rebinding): only this machine
@@ -369,7 +369,7 @@ def configured_backend(store: Store):
     api_base, limits from ``config.toml``), made afresh at each call so an edited config is
     honoured."""
     def make():
-        from ..engine import configured_backend as from_config
+        from scene_engine.services.backends import configured_backend as from_config
 
         return from_config(store.config)
     return make

@@ -12,7 +12,8 @@ import json
 import re
 from typing import Any
 
-from ..store import Store
+from scene_engine.core.errors import InputError
+from scene_engine.store.store import Store
 
 MAX_BUDGET = 100_000       # characters a recall may ask for
 MAX_HITS = 100             # hits a search may ask for
@@ -20,7 +21,7 @@ REMEMBER_WAIT = 2.0        # seconds remember waits for the store before using t
 _EPOCH = re.compile(r"\d{1,12}(\.\d+)?")
 
 
-class ToolInputError(ValueError):
+class ToolInputError(InputError):
     """A tool was called with arguments it cannot use; the message says which and why."""
 
 
@@ -38,10 +39,10 @@ def remember(store: Store, content: str, created_at: str | float | None = None,
     "added": None, "queued": True, "note"}``): the server's ``inbox.InboxJoiner`` appends it
     as soon as the store is free. Raises ``ToolInputError`` for a memory ``scenes add`` would
     refuse, a known id sent with another memory included (the same message)."""
-    from .. import inbox
-    from ..engine import add_memories
-    from ..lock import LockBusyError
-    from ..memories import MemoryInputError, parse_input
+    from scene_engine.services.add import add_memories
+    from scene_engine.store import inbox
+    from scene_engine.store.lock import LockBusyError
+    from scene_engine.store.memories import MemoryInputError, parse_input
 
     data = remember_record(content=content, created_at=created_at, role=role, scope=scope,
                            metadata=metadata, id=id, type=type)
@@ -87,7 +88,7 @@ def check_remember(arguments: dict[str, Any]) -> None:
     """Validate ``remember``'s raw arguments as ``scenes add`` validates a record, before the
     SDK's own type checks, so both faces give one set of messages. Raises
     ``ToolInputError``."""
-    from ..memories import MemoryInputError, parse_input
+    from scene_engine.store.memories import MemoryInputError, parse_input
 
     metadata = arguments.get("metadata")
     if isinstance(metadata, str):   # an object sent as its JSON text (the SDK reads it so too)
@@ -114,7 +115,7 @@ def recall(store: Store, query: str, budget: int = 4000, scope: str | None = Non
     (each passage with its source). ``scope``: only that scope's memories (and unscoped
     ones), no scenes. Raises ``ToolInputError`` for an empty query or a budget outside
     100..``MAX_BUDGET``."""
-    from ..recall import recall as build
+    from scene_engine.recall.assemble import recall as build
 
     _need_text(query, "query")
     if not isinstance(budget, int) or not 100 <= budget <= MAX_BUDGET:
@@ -130,8 +131,8 @@ def search(store: Store, query: str, k: int = 10, memories: bool = False,
     (``quick.scene_hit_json``, ``quick.memory_hit_json``); with ``"warning"`` naming a
     journal line that could not be searched (file and line) when a memory search met one.
     Raises ``ToolInputError``."""
-    from ..index import read_index
-    from ..quick import memory_hit_json, scene_hit_json
+    from scene_engine.cli.quick import memory_hit_json, scene_hit_json
+    from scene_engine.index.scenes import read_index
 
     _need_text(query, "query")
     if not isinstance(k, int) or not 1 <= k <= MAX_HITS:
@@ -150,7 +151,7 @@ def search(store: Store, query: str, k: int = 10, memories: bool = False,
 
 def list_scenes(store: Store) -> list[dict]:
     """``scenes list --json``: ``[{"name", "heat", "updated", "summary"}]``, hottest first."""
-    from ..listing import scene_rows
+    from scene_engine.services.listing import scene_rows
 
     return scene_rows(store)
 
@@ -158,8 +159,8 @@ def list_scenes(store: Store) -> list[dict]:
 def read_scene(store: Store, name: str) -> str:
     """The scene file ``name`` (with or without ``.md``) as it is on disk. Raises
     ``ToolInputError`` when no scene has that name (a path never names one)."""
-    from ..fsutil import read_regular_text
-    from ..listing import match_scene, missing_scene
+    from scene_engine.core.fs import read_regular_text
+    from scene_engine.services.listing import match_scene, missing_scene
 
     _need_text(name, "name")
     found = match_scene(store, name)
@@ -170,14 +171,14 @@ def read_scene(store: Store, name: str) -> str:
 
 def status(store: Store) -> dict:
     """``scenes status --json``: pending, scenes, batches, memories, forgotten, persona."""
-    from ..engine import status as store_status
+    from scene_engine.services.status import status as store_status
 
     return store_status(store)
 
 
 def log(store: Store, limit: int = 20) -> list[dict]:
     """``scenes log --json``, newest first, at most ``limit`` entries."""
-    from ..history import log_entries, open_repo
+    from scene_engine.store.history import log_entries, open_repo
 
     if not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise ToolInputError(f"limit must be a whole number from 1 to 1000, not {limit!r}")
@@ -192,8 +193,8 @@ def undo(store: Store, batch: str | None = None, forget: bool = False) -> dict:
     """``scenes undo [BATCH] [--forget]``: revert one batch with a new commit. Returns
     ``{"action", "batch", "commit", "memories"}``. Raises ``ToolInputError`` for a batch
     that cannot be undone (the reason)."""
-    from ..undo import UndoError
-    from ..undo import undo as do_undo
+    from scene_engine.services.undo import UndoError
+    from scene_engine.services.undo import undo as do_undo
 
     try:
         result = do_undo(store, batch, forget=forget)

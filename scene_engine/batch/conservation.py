@@ -1,0 +1,153 @@
+"""Conservation: no fact and no person's word is lost by a batch (DESIGN.md "A batch", step 7).
+
+The measures every backend is judged by, in code, not in a prompt:
+
+- ``coverage(source, target)``: the share of ``source``'s content words found in ``target``
+  (English words stemmed with the Snowball stemmer, Chinese by character pairs, numbers left
+  out because dates are everywhere). A scene deleted by a merge must be covered by the scene
+  that absorbed it (``MERGE_COVERAGE``), a rewritten scene by what the batch writes
+  (``KEEP_COVERAGE``: condensing is fine, wiping is not); a memory is placed where the batch's
+  added text covers it (``accounting``).
+- ``Authorship``: which lines of a scene a person wrote (their text was added by a hand edit
+  or a person's own commit: ``history.person_texts``). Those lines come back word for word,
+  in the same scene or, after a merge, in the scene that absorbed it.
+- ``is_pinned``: ``pinned: true`` in a header; such a scene is never deleted, merged away,
+  renamed or re-summarised.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from scene_engine.core.text import terms
+from scene_engine.store.scene import parse_scene
+
+MERGE_COVERAGE = 0.5     # share of a merged-away scene's words the surviving scene must hold
+KEEP_COVERAGE = 0.5      # share of a rewritten scene's words the batch must still hold
+ENGINE_KEYS = frozenset({"created", "updated", "heat", "summary", "merged_from"})
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    # The pure-Python Snowball stemmer costs ~50 us a word; a person's vocabulary is small.
+    return _stemmer().stemWord(word) if word.isascii() else word
+
+
+NEGATION = "¬not"         # one term for "not", "never", "no", "n't": they change a fact
+_NEGATION = re.compile(r"\b(?:not|never|no|none|nothing|nobody|neither|nor|cannot)\b|n't|不|没|别")
+
+
+@functools.lru_cache(maxsize=4096)
+def content_terms(text: str, numbers: bool = False) -> frozenset[str]:
+    """The content words of ``text``: ``text.terms``, Latin words stemmed, numbers only if
+    ``numbers`` (dates are everywhere in a scene; in a memory a number is a fact), and
+    ``NEGATION`` when it negates something (stop words hide "not")."""
+    found = {_stem(t) for t in terms(text) if not t.isdigit()}
+    if numbers:   # every number, one digit too ("day 1" is not "day 7")
+        found.update(re.findall(r"\d+", text))
+    if _NEGATION.search(text.lower()):
+        found.add(NEGATION)
+    return frozenset(found)
+
+
+def coverage(source: str, target: str, numbers: bool = False) -> float:
+    """Share in [0, 1] of ``source``'s content words that ``target`` also has (1.0 when
+    ``source`` has none); ``numbers``: count numbers as words."""
+    wanted = content_terms(source, numbers)
+    if not wanted:
+        return 1.0
+    return len(wanted & content_terms(target, numbers)) / len(wanted)
+
+
+FULL_SHARE = 0.8         # a scene this full (of max_scene_chars) may condense its facts
+FACT_KEEP = 0.5          # otherwise each fact keeps at least this share of its words
+
+
+def facts_of(body: str) -> list[str]:
+    """The statements of a scene body: its sentences (lines split at sentence ends), without
+    headings and very short fragments."""
+    found = []
+    for line in body.split("\n"):
+        line = line.strip().lstrip("-*").strip()
+        if line and not line.startswith("#"):
+            found += [f for f in re.split(r"(?<=[.!?。！？;；])\s*", line) if len(f) > 12]
+    return found
+
+
+def dropped_facts(old_body: str, new_bodies: list[str], demand: int, max_chars: int
+                  ) -> list[str]:
+    """Facts of ``old_body`` that none of ``new_bodies`` keeps (less than ``FACT_KEEP`` of
+    their words anywhere), when keeping them would have fit: ``demand`` (characters of
+    everything that had to go into the scene: its old text, what it absorbed, what the batch
+    added) stays under ``FULL_SHARE`` of ``max_chars``. A full scene may condense; a scene
+    with room keeps every fact."""
+    if demand >= FULL_SHARE * max_chars:
+        return []
+    kept: set[str] = set()
+    for body in new_bodies:
+        kept |= content_terms(body)
+    lost = []
+    for fact in facts_of(old_body):
+        words = content_terms(fact) - {NEGATION}
+        if len(words) >= 3 and len(words & kept) < FACT_KEEP * len(words):
+            lost.append(fact)
+    return lost
+
+
+def is_pinned(meta: dict) -> bool:
+    """True for ``pinned: true`` (or ``yes``/``on``) in a scene header."""
+    value = meta.get("pinned")
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "on")
+    return value is True
+
+
+@dataclass(frozen=True)
+class Authorship:
+    """What a person wrote in one scene file: ``lines`` (body lines, stripped, non-blank, in
+    file order) and ``summary`` (True when the ``summary:`` line is theirs)."""
+
+    lines: tuple[str, ...] = ()
+    summary: bool = False
+
+
+def authorship(text: str, person: frozenset[str]) -> Authorship:
+    """The ``Authorship`` of a scene whose file text is ``text``, given ``person``: every line
+    a person's commit ever added (``history.person_texts``)."""
+    if not person:
+        return Authorship()
+    scene = parse_scene(text, name="scene.md")
+    header = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
+    header = header[: len(header) - len(scene.body.split("\n"))] if scene.header else []
+    body = tuple(line.strip() for line in scene.body.split("\n") if line.strip() in person)
+    summary = any(line.startswith("summary:") and line.strip() in person for line in header)
+    return Authorship(lines=body, summary=summary)
+
+
+def stripped_lines(text: str) -> set[str]:
+    """The non-blank lines of ``text``, stripped (what "a line is still there" compares)."""
+    return {line.strip() for line in text.split("\n") if line.strip()}
+
+
+def lost_lines(lines: Iterable[str], texts: Iterable[str]) -> list[str]:
+    """Those of ``lines`` that are in none of ``texts`` (as whole lines), in order."""
+    present: set[str] = set()
+    for text in texts:
+        present |= stripped_lines(text)
+    return [line for line in dict.fromkeys(lines) if line not in present]
+
+
+def quote(lines: list[str], limit: int = 5) -> str:
+    """Lines as a short quoted list for a message (``"a"; "b"; and 3 more``)."""
+    shown = "; ".join(f'"{line[:120]}"' for line in lines[:limit])
+    return shown + (f"; and {len(lines) - limit} more" if len(lines) > limit else "")

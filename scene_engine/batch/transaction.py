@@ -1,0 +1,495 @@
+"""The batch transaction (DESIGN.md "A batch"): memories in, scenes out, one git commit.
+
+Order of a batch, all under the store lock:
+ 1. finish or roll back an interrupted batch (``recovery``), commit hand edits on their own;
+ 2. take the next pending memories; 3. build the job (prompt, related scenes, sandbox, rules);
+ 4. let the backend work through the sandbox; 5. validate (repair rounds are the backend's);
+ 6. set the engine-owned header fields; 7. apply atomically, save state, commit.
+Any failure before the commit writes nothing and leaves the memories pending.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import unicodedata
+import warnings
+from datetime import UTC, datetime
+
+from sandbox import DELETED, ConflictError, Sandbox, SandboxError
+from scene_engine.batch.accounting import (
+    Ledger,
+    ledger_path,
+)
+from scene_engine.batch.conservation import ENGINE_KEYS, Authorship, authorship, is_pinned
+from scene_engine.batch.contract import BatchError, BatchJob, BatchResult
+from scene_engine.batch.prompt import SceneInfo, batch_messages, choose_language
+from scene_engine.batch.rules import (
+    RuleContext,
+    ScenePolicy,
+    merged_from,
+    parse_checked,
+    successors,
+)
+from scene_engine.batch.transcript import Transcript, transcript_path
+from scene_engine.core import interrupts
+from scene_engine.core.errors import plain_error
+from scene_engine.core.fs import atomic_write_text, read_regular_text
+from scene_engine.core.text import Vectorizer
+from scene_engine.index.refresh import refresh_index
+from scene_engine.store import history, recovery
+from scene_engine.store.history import compress_seqs
+from scene_engine.store.lock import store_lock
+from scene_engine.store.memories import Journal, Memory
+from scene_engine.store.numbering import check_numbering
+from scene_engine.store.scene import BEFORE, EPILOGUE, PREAMBLE, Scene, parse_scene, render_scene
+from scene_engine.store.store import State, Store, render_state
+
+STATE_FILE = ".scene-engine/state.json"
+RELATED_SCENES = 3        # full texts shown in the prompt, to save read round trips
+PERSONA_RE = r"\[PERSONA_UPDATE_REQUEST\](.*?)\[/PERSONA_UPDATE_REQUEST\]|PERSONA_UPDATE_REQUEST:\s*(.+)"
+
+
+def select_batch(store: Store, state: State, size: int) -> list[Memory]:
+    """The next ``size`` pending memories: re-queued ones first, then those past the cursor.
+
+    Reads only the journal segments holding them (cost follows the batch, not the history).
+    Forgotten memories are skipped.
+    """
+    forgotten = set(state.forgotten)
+    seqs = [s for s in state.requeued if s not in forgotten][:size]
+    seq = state.cursor
+    while len(seqs) < size and seq < state.next_seq:
+        if seq not in forgotten:
+            seqs.append(seq)
+        seq += 1
+    return Journal(store.memories_dir).read(seqs)
+
+
+def advance_state(state: State, taken: list[Memory], deferred: list[int] = (),
+                  number: int | None = None) -> State:
+    """The state after batch ``number`` (default: the state's next): cursor past everything
+    it selected, ``taken`` out of the re-queue, ``deferred`` memories (selected but left by the
+    backend) re-queued, the batch counter at ``number``."""
+    taken_seqs = {m.seq for m in taken} | set(deferred)
+    requeued = [s for s in state.requeued if s not in taken_seqs] + sorted(deferred)
+    cursor = state.cursor
+    while cursor < state.next_seq and (cursor in taken_seqs or cursor in set(state.forgotten)):
+        cursor += 1
+    return state.model_copy(update={
+        "cursor": cursor, "requeued": requeued,
+        "batch": state.batch + 1 if number is None else number,
+        "since_persona": state.since_persona + len(taken)})
+
+
+def read_scene_texts(store: Store) -> dict[str, str | None]:
+    """name -> text of every scene file now on disk, exactly (CRLF line ends kept: the
+    sandbox compares what it showed with the bytes on disk); None for a file that is not
+    UTF-8 or whose name differs from another's only by case (a person must fix those)."""
+    names = store.scene_names()
+    folded: dict[str, int] = {}
+    for name in names:
+        key = unicodedata.normalize("NFC", name).casefold()
+        folded[key] = folded.get(key, 0) + 1
+    texts: dict[str, str | None] = {}
+    for name in names:
+        if folded[unicodedata.normalize("NFC", name).casefold()] > 1:
+            texts[name] = None
+            continue
+        try:
+            texts[name] = read_regular_text(store.scenes_dir / name)
+        except UnicodeDecodeError:
+            texts[name] = None
+    return texts
+
+
+def scene_infos(metas: dict[str, dict | None], pinned: set[str] = frozenset()
+                ) -> list[SceneInfo]:
+    """The prompt's scene list from name -> header (None when unreadable): name, heat,
+    updated, summary (unreadable headers shown as such), pinned."""
+    infos = []
+    for name, meta in sorted(metas.items()):
+        meta = meta or {}
+        updated = meta.get("updated")
+        infos.append(SceneInfo(name=name, heat=int(meta.get("heat") or 0),
+                               updated=updated.isoformat() if hasattr(updated, "isoformat")
+                               else str(updated or "?"),
+                               summary=str(meta.get("summary") or "(header unreadable: a person must "
+                                                                   "fix it; leave this file alone)"),
+                               pinned=name in pinned))
+    return infos
+
+
+def related_scenes(texts: dict[str, str], memories: list[Memory], k: int) -> dict[str, str]:
+    """The ``k`` scenes most similar to the batch's memories, name -> full text."""
+    if not texts:
+        return {}
+    vectors = Vectorizer().fit(list(texts.values()))
+    query = vectors.vector(" ".join(m.content for m in memories))
+    scored = sorted(((vectors.similarity(query, vectors.vector(t)), n) for n, t in texts.items()),
+                    key=lambda item: (-item[0], item[1]))
+    return {n: texts[n] for score, n in scored[:k] if score > 0}
+
+
+def build_job(store: Store, number: int, memories: list[Memory],
+              duplicates: list[tuple[Memory, Memory]] = (), repo=None) -> BatchJob:
+    """Prompt, sandbox (allow-list = existing scenes with a readable header) and rules for one
+    batch. ``job.scene_texts`` holds only the scenes the batch may touch. ``repo``: the store's
+    git repository, for who wrote which line (default: opened here)."""
+    config = store.config
+    every = read_scene_texts(store)
+    # each header parsed once per batch; None: unreadable (bad header, not UTF-8, ambiguous)
+    metas = {n: _meta(n, t) if t is not None else None for n, t in every.items()}
+    # A scene whose header cannot be read is a person's to fix: listed, never read or written.
+    frozen = {n for n, meta in metas.items() if meta is None}
+    texts = {n: t for n, t in every.items() if n not in frozen}
+    related = related_scenes(texts, memories, RELATED_SCENES)
+    box = Sandbox(store.scenes_dir, readable=list(texts), suffixes=(".md",))
+    for name, text in related.items():
+        box.note_seen(name, text)
+    pinned = {n for n in texts if is_pinned(metas[n])}
+    repo = repo or history.open_repo(store.root)
+    context = RuleContext(existing=set(every), max_scenes=config.max_scenes,
+                          max_scene_chars=config.max_scene_chars, shown=set(related),
+                          frozen=frozen, read=box.read_names, old_texts=texts, pinned=pinned,
+                          authorship=_authorship_of(repo, texts),
+                          new_scenes=config.new_scenes_per_batch)
+    box.add_policy(ScenePolicy(box, context))
+    language = choose_language(config.language, memories)
+    messages = batch_messages(language=language, batch=number, memories=memories,
+                              scenes=scene_infos(metas, pinned), limit=config.max_scenes - 1,
+                              max_scene_chars=config.max_scene_chars, related=related,
+                              readable=sorted(texts), tz=config.tz,
+                              new_scenes=context.allowance())
+    return BatchJob(number=number, box=box, memories=memories, scene_texts=texts,
+                    context=context, config=config, language=language, messages=messages,
+                    scene_meta={n: metas[n] for n in texts}, duplicates=list(duplicates),
+                    journal=lambda: Journal(store.memories_dir).all(),
+                    named_by_person=lambda name: history.named_by_person(repo, f"scenes/{name}"))
+
+
+def _authorship_of(repo, texts: dict[str, str]):
+    """A cached ``name -> Authorship`` over the batch's scenes (the person's lines are read
+    from the history on first use only)."""
+    cache: dict[str, Authorship] = {}
+    person: list[frozenset[str]] = []
+
+    def lookup(name: str) -> Authorship:
+        if name not in cache:
+            if not person:
+                person.append(history.person_texts(repo))
+            text = texts.get(name)
+            cache[name] = authorship(text, person[0]) if text else Authorship()
+        return cache[name]
+
+    return lookup
+
+
+# ---------------------------------------------------------------- engine-owned header fields
+
+def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """Set the engine-owned header fields on every written scene; return (change counts:
+    updated, created, merged, deleted, and renamed when a new name continues one deleted
+    scene (``rules.successor_of``); merges: surviving scene -> scenes merged into it).
+
+    ``created``/``updated``/``heat`` are the engine's (heat, DESIGN.md "Scene file": new 1;
+    changed +1; made by merging: the merged scenes' heats summed + 1, plus its own if it
+    existed); ``merged_from`` names this batch's merge sources (deleted scenes the model listed
+    there) or keeps its old value. Every other key a scene had comes back byte for byte, keys
+    of merged-away scenes are carried over, and keys the model added are kept.
+    """
+    pending = job.box.pending()
+    folded = {n.casefold(): n for n in job.scene_texts}
+    olds = {n: parse_scene(t, name=n) for n, t in job.scene_texts.items()}
+    deleted = {n for n, c in pending.items() if c is DELETED}
+    created = [n for n, c in pending.items() if c is not DELETED and n.casefold() not in folded]
+    counts = {"updated": 0, "created": 0, "merged": 0, "deleted": len(deleted)}
+    found = successors(pending, set(job.scene_texts))    # new names that continue old scenes
+    renames, claimed = set(found), {old for olds in found.values() for old in olds}
+    merges: dict[str, list[str]] = {}
+    for name, content in sorted(pending.items()):
+        if content is DELETED:
+            continue
+        scene = parse_scene(content, name=name)
+        before = olds.get(folded.get(name.casefold(), ""))
+        sources = [folded[m.casefold()] for m in merged_from(scene)
+                   if folded.get(m.casefold()) in deleted and folded[m.casefold()] != name]
+        if name in created and name not in renames:
+            # A new scene that names an old one its successor (``renames``) took in: a copy
+            # of a split, not a merge; it starts as a new scene.
+            sources = [s for s in sources if s not in claimed]
+        heat = int((before.meta if before else {}).get("heat") or 0) + 1
+        heat += sum(int(olds[s].meta.get("heat") or 0) for s in sources)
+        meta, raw = _header(scene, before, [olds[s] for s in sources], now, heat)
+        if sources:
+            merges[name] = sources
+        if name in renames and len(sources) == 1:
+            # One scene under a new name: neither new nor a merge ("renamed" only when some are).
+            counts["renamed"] = counts.get("renamed", 0) + 1
+            counts["deleted"] -= 1
+            if job.config.wiki_links:     # Obsidian resolves [[old name]] links by aliases
+                old = sources[0].removesuffix(".md")
+                aliases = meta.get("aliases")
+                aliases = [aliases] if isinstance(aliases, str) else list(aliases or [])
+                meta["aliases"] = aliases + [old] * (old not in aliases)
+                raw.pop("aliases", None)
+        else:
+            counts["merged"] += bool(sources)
+            counts["created" if name in created else "updated"] += 1
+        text = render_scene(Scene(name=name, meta=meta, body=scene.body, header="yaml", raw=raw),
+                            style=job.config.meta_style, times=job.config.header_times)
+        if before is not None and "\r\n" in job.scene_texts[before.name]:
+            text = text.replace("\r\n", "\n").replace("\n", "\r\n")   # as the person saves it
+        job.box.stage(name, text)
+    return counts, merges
+
+
+def _header(new: Scene, before: Scene | None, sources: list[Scene], now: datetime,
+            heat: int) -> tuple[dict, dict]:
+    """(meta, raw texts) of a written scene: engine fields, the model's summary, then the keys
+    of the old header, of merged-away scenes and of the model's text, first holder wins."""
+    old = before.meta if before else {}
+    # A scene renamed or merged into a new name is as old as the oldest scene it continues.
+    born = [c if c.tzinfo else c.replace(tzinfo=UTC)      # Obsidian times are naive UTC
+            for c in (s.meta.get("created") for s in sources) if isinstance(c, datetime)]
+    meta = {"created": old.get("created") or min(born, default=now), "updated": now,
+            "summary": new.meta.get("summary"), "heat": heat}
+    raw: dict = {}
+    if before is not None and old.get("summary") == meta["summary"]:
+        raw["summary"] = before.raw.get("summary")   # unchanged: as the person spelled it
+    if sources:   # the whole chain: a name a scene once had is never given to another one
+        chain = [m for s in sources for m in (*merged_from(s), s.name)]
+        meta["merged_from"] = list(dict.fromkeys(chain))
+    elif "merged_from" in old:
+        meta["merged_from"] = old["merged_from"]
+        raw["merged_from"] = before.raw.get("merged_from")
+    if before is not None:   # a person's comment lines stay where they were
+        raw.update((slot, text) for slot, text in before.raw.items()
+                   if slot in (PREAMBLE, EPILOGUE) or slot.startswith(BEFORE))
+    for origin in [s for s in (before, *sources, new) if s is not None]:
+        for key, value in origin.meta.items():
+            if key in ENGINE_KEYS or key in meta:
+                continue
+            meta[key] = value
+            for slot in (key, f"{BEFORE}{key}"):
+                if slot in origin.raw and slot not in raw:
+                    raw[slot] = origin.raw[slot]
+    return meta, {k: v for k, v in raw.items() if v is not None}
+
+
+def _meta(name: str, text: str) -> dict | None:
+    """The header of a scene text, or None when it cannot be read."""
+    scene, _ = parse_checked(name, text)
+    return dict(scene.meta) if scene else None
+
+
+# ---------------------------------------------------------------- commit message
+
+def commit_message(number: int, counts: dict[str, int], summary: str, memories: list[Memory],
+                   backend: str, tokens: int, cost: float | None = None,
+                   ledger: Ledger | None = None) -> str:
+    """Subject with the batch number and counts, the model's summary, where the memories
+    went, then git trailers (``Cost-USD`` only where litellm knows the model's price;
+    ``Ledger`` names the per-memory ledger file in the same commit)."""
+    subject = (f"batch {number}: {counts['updated']} updated, {counts['created']} created, "
+               f"{counts['merged']} merged, {counts['deleted']} deleted")
+    if counts.get("renamed"):
+        subject += f", {counts['renamed']} renamed"
+    ids = [m.id for m in memories]
+    shown = ", ".join(ids) if len(ids) <= 20 else f"{ids[0]} .. {ids[-1]} ({len(ids)})"
+    trailers = [f"Batch: {number}", f"Memories: {shown}",
+                f"Memory-Seqs: {compress_seqs([m.seq for m in memories])}",
+                f"Backend: {backend}", f"Tokens: {tokens}",
+                f"Written-By: scene-engine ({backend} backend)"]
+    if cost is not None:
+        trailers.append(f"Cost-USD: {cost:.6f}")
+    body = " ".join(summary.split())[:2000] or "(no summary)"
+    if ledger is not None:
+        trailers.append(f"Ledger: {ledger_path(number)}")
+        body += f"\n\n{ledger.summary_line()}."
+    return f"{subject}\n\n{body}\n\n" + "\n".join(trailers) + "\n"
+
+
+# ---------------------------------------------------------------- running
+
+def run_batch(store: Store, backend, size: int | None = None, attempts: int = 2) -> BatchResult | None:
+    """Run one batch under the store lock; return its result, or None if nothing is pending.
+
+    A hand edit made while the backend worked (``ConflictError`` at apply) makes the batch run
+    again on the fresh files, up to ``attempts`` times. Raises ``BatchError`` (nothing written,
+    memories still pending) or ``LockBusyError``.
+    """
+    with store_lock(store.lock_path), contextlib.closing(history.open_repo(store.root)) as repo:
+        # closing: the repo's long-lived `git cat-file` helpers end with the batch
+        recovery.recover(store, repo)
+        check_numbering(store)
+        _check_scenes_folder(store)
+        for attempt in range(attempts):
+            history.commit_hand_edits(repo)
+            state = store.load_state()
+            selected = select_batch(store, state, size or store.config.batch_size)
+            if not selected:
+                refresh_index(store)       # hand edits just committed: keep search in step
+                return None
+            try:
+                return _attempt(store, repo, backend, state, selected)
+            except ConflictError as exc:
+                if attempt + 1 == attempts:
+                    raise BatchError(f"scenes changed on disk while the batch ran "
+                                     f"({', '.join(exc.names)}); nothing written, try again") from exc
+    return None
+
+
+def _check_scenes_folder(store: Store) -> None:
+    """``scenes/`` must be a real folder; a deleted one is made again (its scenes' deletion
+    is a hand edit like any other)."""
+    folder = store.scenes_dir
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise BatchError(f"{folder} is not a folder; scenes live in a plain `scenes/` folder. "
+                         "Move whatever is there away and run again.")
+    folder.mkdir(exist_ok=True)
+
+
+def _dedupe(memories: list[Memory]) -> tuple[list[Memory], list[tuple[Memory, Memory]]]:
+    """(distinct memories, [(dropped, kept)]): the same content at the same instant is one
+    fact said twice (DESIGN.md step 2); the same content at another time is new evidence."""
+    first: dict[tuple[str, datetime], Memory] = {}
+    kept, dropped = [], []
+    for memory in memories:
+        key = (memory.content, memory.created_at)
+        if key in first:
+            dropped.append((memory, first[key]))
+        else:
+            first[key] = memory
+            kept.append(memory)
+    return kept, dropped
+
+
+def _retired(store: Store, memories: list[Memory]
+             ) -> tuple[list[Memory], list[tuple[Memory, Memory]]]:
+    """(memories still to fold, [(retired, the memory it was merged into)]): a memory a
+    merge retired (extraction's review or adjudicator, not undone) is the same fact as the
+    one the merge kept or made, so it is accounted as a duplicate of that one, not folded a
+    second time (``extraction.events``)."""
+    from scene_engine.extraction.events import log_path, merged_into, read_intact
+
+    if not log_path(store).exists():
+        return memories, []
+    events, unread = read_intact(store)
+    for problem in unread:   # a merge on that line is not known: its memories fold apart
+        warnings.warn(problem, stacklevel=2)
+    into = merged_into(events)
+    hit = [m for m in memories if m.id in into]
+    if not hit:
+        return memories, []
+    wanted = {into[m.id] for m in hit}
+    survivors = {i: m for m in Journal(store.memories_dir).all()     # one read, aliases too
+                 for i in (m.id, *m.aliases) if i in wanted}
+    pairs = [(m, survivors[into[m.id]]) for m in hit if into[m.id] in survivors]
+    gone = {m.seq for m, _ in pairs}
+    return [m for m in memories if m.seq not in gone], pairs
+
+
+def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> BatchResult:
+    number = max(state.batch, history.last_batch_number(repo)) + 1
+    fold, retired = _retired(store, taken)
+    distinct, duplicates = _dedupe(fold)
+    duplicates += retired
+    try:
+        job = build_job(store, number, distinct, duplicates, repo=repo)
+    except SandboxError as exc:   # a scene file the sandbox cannot use: say which, no trace
+        raise BatchError(f"batch {number}: {exc}; nothing written, memories still pending") \
+            from exc
+    # A model backend writes its exchange here as it goes; kept for failed batches too.
+    job.transcript = Transcript(transcript_path(store.meta_dir, number))
+    try:
+        result = _run_job(store, repo, backend, state, taken, job, duplicates)
+    except BaseException as exc:
+        job.transcript.finish("failed", error=" ".join(str(exc).split()) or type(exc).__name__)
+        raise
+    job.transcript.finish("committed", commit=result.commit)
+    return result
+
+
+def _run_job(store: Store, repo, backend, state: State, taken: list[Memory], job: BatchJob,
+             duplicates: list[tuple[Memory, Memory]]) -> BatchResult:
+    """Steps 4-7 of a batch for a built ``job``; raises ``BatchError`` or ``ConflictError``."""
+    number = job.number
+    try:
+        outcome = backend.run(job)
+    except Exception as exc:  # any backend failure: nothing was written
+        raise BatchError(f"batch {number} failed: {plain_error(exc)}") from exc
+    deferred = set(outcome.deferred) | {d.seq for d, k in duplicates if k.seq in outcome.deferred}
+    if deferred >= {m.seq for m in taken}:
+        raise BatchError(f"batch {number}: the backend deferred every memory")
+    entries, unaccounted = job.account(outcome.final_text, outcome.declared, outcome.may_skip,
+                                       deferred)
+    problems = job.validate() + unaccounted
+    if problems:
+        raise BatchError(f"batch {number} breaks the scene rules; nothing written, memories "
+                         "still pending:\n- " + "\n- ".join(problems))
+    counts, merges = finalize_headers(job, datetime.now(UTC).replace(microsecond=0))
+    ledger = Ledger(number, entries, merges)
+    # Every selected memory is accounted for in the ledger, except those the backend
+    # deferred: they are pending again and belong to a later batch.
+    taken = [m for m in taken if m.seq not in deferred]
+    new_state = advance_state(state, taken, sorted(deferred), number)
+    if new_state.pending >= state.pending:   # a batch that settles nothing would run for ever
+        raise BatchError(f"batch {number} would leave as many memories pending as before "
+                         f"({state.pending}); nothing written. `scenes doctor` says why")
+    tokens = outcome.prompt_tokens + outcome.completion_tokens
+    message = commit_message(number, counts, outcome.final_text, taken, backend.name, tokens,
+                             outcome.cost, ledger)
+    # Edits a person made while the model worked get their own commit too, so the batch commit
+    # holds only the batch (a clash with the batch's own files is caught by apply below).
+    history.commit_hand_edits(repo)
+    sha = _commit_batch(store, repo, job, new_state, ledger, message)
+    refresh_index(store)
+    return BatchResult(number=number, memory_ids=[m.id for m in taken], counts=counts,
+                       summary=outcome.final_text, commit=sha, backend=backend.name,
+                       tokens=tokens, cost=outcome.cost, ledger=ledger,
+                       persona_requested=bool(re.search(PERSONA_RE, outcome.final_text, re.S)))
+
+
+def _commit_batch(store: Store, repo, job: BatchJob, new_state: State, ledger: Ledger,
+                  message: str) -> str:
+    """Apply the staged scenes, write state and ledger, commit; return the commit sha.
+
+    Behind a recovery marker: a crash anywhere in here is rolled back by the next command.
+    Raises ``ConflictError`` (a hand edit clashed; nothing written) or ``BatchError``.
+    """
+    number = ledger.batch
+    # What each path will hold, so recovery can tell the batch's text from a later hand edit.
+    planned = {f"scenes/{n}": None if c is DELETED else c for n, c in job.box.pending().items()}
+    planned[STATE_FILE] = render_state(new_state)
+    planned[ledger_path(number)] = ledger.render()
+    written = list(planned)
+    # Ctrl-C and SIGTERM wait until the batch is committed or rolled back (and so does git).
+    with interrupts.critical(repo):
+        recovery.begin(store, planned, repo)
+        try:
+            job.box.apply()
+        except ConflictError:
+            # apply wrote nothing; a marker left behind would make the next command "recover"
+            # the batch's files to HEAD, reverting a hand edit made after the last hand-edit
+            # commit.
+            recovery.end(store)
+            raise
+        except (SandboxError, OSError) as exc:   # apply restored what it had replaced
+            recovery.end(store)
+            raise BatchError(f"batch {number}: writing the scenes failed ({exc}); nothing "
+                             "written, memories still pending") from exc
+        try:
+            store.save_state(new_state)
+            path = store.root / ledger_path(number)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, planned[ledger_path(number)])
+            sha = history.commit_files(repo, message, written)
+        except (OSError, history.HistoryError) as exc:
+            recovery.recover(store, repo)        # roll the applied files back to HEAD now
+            raise BatchError(f"batch {number}: saving the batch failed ({exc}); rolled back, "
+                             "memories still pending") from exc
+        recovery.end(store)
+    return sha
+
+

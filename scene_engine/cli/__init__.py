@@ -1,0 +1,22 @@
+"""cli: the ``scenes`` command line (Typer), a thin face over ``services``: each command reads
+its options, calls one service, prints (docs/DESIGN.md "Command line").
+
+``entry`` (the console script: signal handlers, then the quick door or the full command
+line), ``quick`` (a plain search or recall without Typer's start-up), ``app`` (the Typer app,
+the global options and the one translation of errors to exit codes), the commands by group
+(``memories``, ``scenes``, ``history``, ``store``, ``serve``) and ``display`` (progress and
+tables, Rich).
+
+May import: ``services``, ``core``, ``mcpserver`` (to serve it), and the types of the layers
+below for display; no rule, count or recovery logic lives here.
+"""
+
+
+def __getattr__(name: str):
+    # ``from scene_engine.cli import app, main`` without loading Typer for the quick door
+    # (``scene_engine.cli.quick``), which lives in this package too.
+    if name in ("app", "main"):
+        from scene_engine.cli import commands
+
+        return getattr(commands, name)
+    raise AttributeError(name)

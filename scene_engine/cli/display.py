@@ -1,0 +1,151 @@
+"""What ``scenes run`` shows while it works: one progress line that says what is happening
+(the batch being folded, loading the model client, waiting for the model, retry N of M in
+S s, repair round) on a terminal, and with ``-v`` every tool call as it happens.
+
+The line is drawn when what it says changes, once, not redrawn ten times a second: a terminal
+recorded to a file (``script``, a CI log) holds each state once. Lines for a person (a
+committed batch, ``-v`` events) are printed above the progress line, never on it; the caller
+prints errors after the display is closed, so they stand on their own line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from scene_engine.batch.transcript import describe_event
+from scene_engine.core.plural import count
+
+__all__ = ["RunDisplay", "status_of"]
+
+
+def status_of(kind: str, data: dict, batch: int | None) -> str | None:
+    """The progress line's text after an event of the model exchange, or None to keep it.
+
+    ``kind``/``data``: as in ``transcript``; ``batch``: the batch number shown, if known.
+    """
+    prefix = f"batch {batch}: " if batch else ""
+    if kind == "request":
+        return f"{prefix}waiting for the model (request {data['call']})"
+    if kind == "retry":
+        return (f"{prefix}retry {data['retry']} of {data['of']} in {data['pause']:g} s "
+                f"({data['reason']})")
+    if kind == "repair":
+        return f"{prefix}repair round {data['round']}"
+    if kind == "tool":
+        return f"{prefix}model working: {data['name']}"
+    if kind == "truncated":
+        return f"{prefix}reply cut off; asking again"
+    return None
+
+
+class RunDisplay:
+    """The display of one ``run``: ``status(text)``, ``note(line)``, ``advance(result)`` and
+    ``listener(kind, data)`` (give it to the backend). Use as a context manager.
+
+    ``total``: batches expected; ``memories``: memories pending; ``size``: memories per
+    batch; ``verbose``: print every tool call; ``console``: where to draw (default: stderr).
+    With no terminal there is no progress line: notes are plain lines on stderr.
+    """
+
+    def __init__(self, total: int, memories: int, verbose: bool = False,
+                 console: Console | None = None, size: int | None = None):
+        self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
+        self.total, self.memories, self.verbose = total, memories, verbose
+        self.size = size or memories
+        self.batch: int | None = None
+        self._left = memories          # memories not folded yet, as far as the display knows
+        self._shown = ""
+        self._progress: Progress | None = None
+        self._started = False          # the line is first drawn by the first ``status``
+        self._task = None
+
+    def __enter__(self) -> RunDisplay:
+        if self.console.is_terminal and self.total:
+            # No auto-refresh: the line is drawn when it changes (``_draw``), not 10 times a
+            # second with the same words; no clock column, which only a redraw would move.
+            self._progress = Progress(
+                TextColumn("{task.description}"), BarColumn(bar_width=20),
+                MofNCompleteColumn(), TextColumn("batches"),
+                console=self.console, transient=True, auto_refresh=False)
+            self._task = self._progress.add_task("", total=self.total)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._progress is not None:
+            if self._started:       # transient: the line is gone before any error is printed
+                # Hidden first: stopping draws the line a last time, and it was drawn already.
+                self._progress.update(self._task, visible=False)
+                self._progress.stop()
+            self._progress = None
+
+    def status(self, text: str, draw: bool = True) -> None:
+        """Say what is happening now (the progress line; nothing without a terminal). The
+        line is drawn again only when ``text`` differs from what it says (and ``draw``: else
+        the next line printed above it draws it)."""
+        if self._progress is not None and text != self._shown:
+            self._shown = text
+            self._progress.update(self._task, description=text, refresh=draw and self._started)
+            if not self._started:
+                self._started = True
+                self._progress.start()   # draws it, saying what is happening from the start
+
+    def starting(self, draw: bool = True) -> None:
+        """A batch starts: "batch N: folding K memories" (a model's events then say more)."""
+        if self._left > 0:
+            prefix = f"batch {self.batch}: " if self.batch else ""
+            self.status(f"{prefix}folding {count(min(self.size, self._left), 'memory')}", draw)
+        else:
+            self.status("all pending memories folded", draw)
+
+    def note(self, line: str) -> None:
+        """A line for the person, above the progress line (plain, never wrapped mid-word);
+        printing it draws the progress line below it once, as it is now."""
+        if self._progress is not None and self._started:
+            self._sync()
+            self._progress.console.print(line, markup=False, highlight=False)
+        elif self._progress is not None:
+            self.console.print(line, markup=False, highlight=False)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    def _sync(self) -> None:
+        """Give Rich's live area the progress line as it is now without drawing it: a line
+        printed above redraws what the last draw showed (a stale count and text)."""
+        render = getattr(getattr(self._progress, "live", None), "_live_render", None)
+        if render is not None and hasattr(render, "set_renderable"):
+            render.set_renderable(self._progress.get_renderable())
+        else:                    # another Rich: draw it now, the print draws it once more
+            self._progress.refresh()
+
+    def advance(self, result) -> None:
+        """A batch was committed: count it, say what it did and what comes next (the line
+        printed above the progress line draws it once, with all three)."""
+        if self._progress is not None:
+            self._progress.update(self._task, advance=1)   # drawn by the note below
+        self.batch = result.number + 1
+        self._left -= len(result.memory_ids)
+        self.starting(draw=False)
+        self.note(f"batch {result.number}: {count(len(result.memory_ids), 'memory')}, "
+                  + ", ".join(f"{v} {k}" for k, v in result.counts.items()))
+
+    def listener(self, kind: str, data: dict) -> None:
+        """For ``LLMBackend.listener``: update the status; with ``verbose``, print the events a
+        person follows (tool calls, errors, retries, repair rounds)."""
+        text = status_of(kind, data, self.batch)
+        if text:
+            self.status(text)
+        if self.verbose and kind in ("tool", "error", "retry", "truncated", "repair"):
+            line = describe_event(kind, data)
+            if line:
+                self.note(f"  {line}")
+
+    @contextlib.contextmanager
+    def step(self, text: str) -> Iterator[None]:
+        """Show ``text`` while the block runs (e.g. loading the model client)."""
+        self.status(text)
+        yield

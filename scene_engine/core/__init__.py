@@ -1,0 +1,9 @@
+"""core: what every layer may use and that knows nothing of stores, scenes or models.
+
+``errors`` (the one error root, ``SceneEngineError``, and exceptions as plain text), ``fs``
+(atomic writes, reads that never follow a link), ``interrupts`` (Ctrl-C and SIGTERM held back
+around a write and its commit), ``text`` (lexical features), ``when`` (relative time made
+absolute), ``plural`` (counts as a person reads them).
+
+May import: the standard library and third-party packages only; nothing of scene_engine.
+"""

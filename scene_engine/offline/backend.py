@@ -1,0 +1,687 @@
+"""The offline backend: deterministic, no network, and held to the same rules as a model.
+
+For each memory it finds the scene whose topic it is about (``routing.topic_evidence`` over
+real words, ``offline_words``: jieba for Chinese, stems without filler for English; or a rare
+name or acronym only one scene holds), adds the memory as a dated line to that scene's
+timeline (or, for a plan or an open question, to its open threads, ``threads``; a memory that
+settles a thread closes it), creates a scene only when nothing is close and the rules allow,
+and merges the two most alike scenes when the count is at the cap. It works only through the sandbox's
+tools with JSON arguments, like a model would, so the policy hooks judge it exactly as they
+judge a model.
+
+Conservation (DESIGN.md "A batch", step 7): text a person wrote (``conservation.Authorship``)
+is kept word for word; when a scene is full its oldest engine-written entries are rolled up
+into period digests that cite their memory ids (``rollup``), never the memories of this
+batch; a memory that fits nowhere goes to
+another or a new scene, and if nothing can hold it the batch fails with its memories pending.
+Dates are written in the store's one time zone (config ``timezone``), ordered by instant.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import replace
+
+from scene_engine.batch.accounting import Declaration
+from scene_engine.batch.conservation import (
+    ENGINE_KEYS,
+    KEEP_COVERAGE,
+    MERGE_COVERAGE,
+    coverage,
+    is_pinned,
+)
+from scene_engine.batch.rules import is_report_like, merged_from
+from scene_engine.core.errors import SceneEngineError
+from scene_engine.core.plural import count
+from scene_engine.core.text import Vectorizer
+from scene_engine.offline import threads
+from scene_engine.offline.prose import summary as scene_summary
+from scene_engine.offline.rollup import condense
+from scene_engine.offline.routing import entry_terms, routing_terms, topic_evidence
+from scene_engine.offline.timeline import Draft, Entry, ordered, parse_draft, render_body
+from scene_engine.offline.words import analyzer, name_fits, rare_word
+from scene_engine.offline.words import scene_name as _word_name
+from scene_engine.store.memories import Memory
+from scene_engine.store.scene import Scene, parse_scene, render_scene
+
+__all__ = ["Draft", "Entry", "OfflineBackend", "OfflineError", "parse_draft", "render_body",
+           "render_draft", "restates", "scene_name"]
+
+SIMILAR_ENOUGH = 0.2    # topic evidence (``routing.topic_evidence``) for a memory to join a scene
+WEAK_EVIDENCE = 0.1     # ... enough for a memory like no other of its batch (``_join_loners``)
+RARITY_POWER = 1        # (``_rarity``; set on bench/bench_topics.py)
+GROUP_SIMILAR = 0.12    # cosine of two memories of a batch that may open a scene together
+RENAME_ENTRIES = 4      # a scene renamed for drift has at least this many entries (a topic)
+SAME_TOPIC = 0.15       # cosine of two scenes alike enough to merge for room (``_create``)
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_DATED_LINE = re.compile(r"^\s*[-*]\s*(?:\d{4}-\d{2}-\d{2}\s*:\s*)?")
+_CJK_WORD = re.compile(r"[\u3400-\u9fff]{2,}")
+_NAME = re.compile(r"\b(?:[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]{2,})\b")
+
+
+class OfflineError(SceneEngineError, RuntimeError):
+    """The offline backend cannot fold the batch (nothing fits, or a refused call)."""
+
+
+def render_draft(draft: Draft, style: str, zone: str) -> str:
+    """Scene text with the body as it stands and a fresh summary (unless a person's or the
+    scene is pinned)."""
+    meta = dict(draft.meta)
+    if not draft.keep_summary or not str(meta.get("summary") or "").strip():
+        meta["summary"] = _summary(draft)
+    if draft.merged_from:
+        meta["merged_from"] = sorted(set(draft.merged_from))
+    scene = Scene(name=draft.name, meta=meta, body=render_body(draft, zone), header="yaml",
+                  raw=draft.raw)
+    return render_scene(scene, style=style)
+
+
+def _summary(draft: Draft) -> str:
+    """``offline_prose.summary`` of the draft's timeline (the engine's lines; a person's
+    when there are no others) and open threads."""
+    entries = [e for e in ordered(draft.entries) if not e.person] or ordered(draft.entries)
+    days = [(e.day, _plain(e)) for e in entries]
+    return scene_summary(days, [t.text for t in draft.threads], draft.head or draft.tail)
+
+
+def _plain(entry: Entry) -> str:
+    """An entry's words without digest citations and counts (what a summary quotes)."""
+    if not entry.digest:
+        return entry.text
+    text = re.sub(r"^\d+ entries: ", "", entry.text)
+    return re.sub(r"\s*\[[^\[\]]*\]", "", text)
+
+
+def _similarity_text(name: str, text: str) -> str:
+    """Name, summary and body of a scene text (what routing compares memories against)."""
+    scene = parse_scene(text, name=name)
+    return " ".join([name.replace("-", " "), str(scene.meta.get("summary", "")), scene.body])
+
+
+def _tokens(text: str) -> set[str]:
+    """Every word, number and CJK character of ``text``, lower-cased (stop words included:
+    "not" and "3" change a fact)."""
+    found: set[str] = set()
+    for token in re.findall(r"[^\W_]+", text.lower()):
+        if re.search(r"[\u3400-\u9fff]", token):
+            found.update(token)          # each CJK character (周二 vs 周四 differ)
+        else:
+            found.add(token)
+    return found
+
+
+def restates(fact: str, lines: list[str]) -> bool:
+    """True when a sentence of ``lines`` (the same day's entries) says exactly ``fact``: the
+    same words, numbers and characters, case and punctuation aside. A correction adds or
+    drops a word ("not", "Thursday"), so it is new; sentences are compared one by one, so
+    words spread over a day's facts never add up to a repeat; a repeat on another day is a
+    recurring event and is never checked here."""
+    wanted = _tokens(fact)
+    return bool(wanted) and any(wanted == _tokens(sentence) for line in lines
+                                for sentence in _SENTENCE_END.split(line.strip()))
+
+
+def scene_name(memory_texts: list[str], taken: set[str], rarity=None) -> str:
+    """A file name of at most three topic words of the memories, in their language, unique
+    (case-insensitive) among ``taken`` (``offline_words.scene_name``)."""
+    return _word_name(memory_texts, taken, rarity=rarity, is_report_like=is_report_like)
+
+
+def names_in(text: str) -> set[str]:
+    """Names and acronyms of ``text`` as index terms: ``KPX``, ``iOS``-like words with inner
+    capitals or digits, and capitalised words that do not start a sentence."""
+    found = set()
+    for sentence in _SENTENCE_END.split(text.strip()):
+        for match in _NAME.finditer(sentence):
+            word = match.group(0)
+            inner = any(c.isupper() or c.isdigit() for c in word[1:])
+            if inner or match.start() > 0:
+                found.update(analyzer(word))
+    return found
+
+
+class OfflineBackend:
+    """Backend protocol: ``run(job) -> BackendResult``; ``name`` goes in commit trailers."""
+
+    name = "offline"
+
+    def run(self, job):
+        """Fold ``job.memories`` into scenes through ``job.box``; a ``BackendResult`` whose
+        ``deferred`` lists memories left for a later batch and ``declared`` says where each
+        other memory went. Raises ``OfflineError`` when a memory fits nowhere."""
+        from scene_engine.batch.contract import BackendResult
+
+        worker = _OfflineWorker(job)
+        deferred = worker.fold(job.memories)
+        worker.rename_drifted()
+        worker.flush()
+        changed = sorted(d.name for d in worker.drafts.values()
+                         if d.changed and d.name not in worker.deleted)
+        folded = len(job.memories) - len(deferred)
+        summary = (f"Folded {count(folded, 'memory')} into {count(len(changed), 'scene')}: "
+                   f"{', '.join(changed) or 'none changed'}.")
+        if deferred:
+            summary += (f" {len(deferred)} unrelated {'memory waits' if len(deferred) == 1 else 'memories wait'}"
+                        " for a scene of its own.")
+        if worker.renamed:     # the log's "1 renamed" says which
+            summary += " " + " ".join(f"Renamed {old} to {new} (its topic moved)."
+                                      for old, new in worker.renamed)
+        return BackendResult(final_text=summary, steps=len(job.box.calls),
+                             deferred=[m.seq for m in deferred], declared=worker.declarations(),
+                             may_skip=False)
+
+
+class _OfflineWorker:
+    def __init__(self, job):
+        self.job = job
+        self.box = job.box
+        self.limit_chars = job.context.max_scene_chars
+        self.zone = job.config.timezone
+        self.tz = job.config.tz
+        # Scenes with unreadable headers still count against the cap but are never touched.
+        self.limit = job.context.max_scenes - 1 - len(job.context.frozen)
+        self.drafts: dict[str, Draft] = {}
+        self.texts = dict(job.scene_texts)   # name -> current text (not yet read through the box)
+        self.deleted: list[str] = []
+        self.merged_into: dict[str, str] = {}
+        self.created: list[str] = []      # this batch's new scenes (rules.new_scene_allowance)
+        self.renamed: list[tuple[str, str]] = []    # (old name, new name) this batch
+        # One by default (the seed's rule); more only with new_scenes_per_batch above 1.
+        self.allowance = job.context.allowance()
+        self.placed: dict[int, tuple[str, str, str]] = {}   # seq -> (outcome, scene, id)
+        # One IDF for the whole batch (scenes as they were + the batch's memories): stable,
+        # deterministic, and a scene's vector is recomputed only when its draft changes.
+        # Scenes are compared by name, summary and body: the header's dates would make routing
+        # depend on the clock.
+        self.docs = {n: _similarity_text(n, t) for n, t in self.texts.items()}
+        self.vectors = Vectorizer(routing_terms).fit([*self.docs.values(), *(m.content for m in job.memories)])
+        self._vectors: dict[str, dict[str, float]] = {}
+        self._by_day: dict[str, list[Memory]] | None = None    # the journal by day, when read
+        self._spread: tuple[list[str], Counter] | None = None   # (live scenes, term -> scenes)
+        self._entry_terms: dict[str, list] = {}
+        self._old_bodies: dict[str, str] = {}
+
+    # -- sandbox calls, exactly as a model would make them
+    def _call(self, tool: str, **arguments) -> str:
+        result = self.box.execute(tool, json.dumps(arguments, ensure_ascii=False))
+        if result.startswith("Error"):
+            raise OfflineError(f"{tool}({arguments.get('path')}) refused: {result}")
+        return result
+
+    def _draft(self, name: str) -> Draft:
+        if name not in self.drafts:
+            text = self._call("read_file", path=name)
+            self.drafts[name] = parse_draft(name, text, self.job.context.authorship(name))
+        return self.drafts[name]
+
+    def _live(self) -> list[str]:
+        names = [n for n in self.texts if n not in self.deleted]
+        return names + [n for n in self.created if n not in names]
+
+    def _doc(self, name: str) -> str:
+        if name in self.drafts:
+            return self.drafts[name].text_for_similarity()
+        return self.docs.get(name, "")
+
+    def _vector(self, name: str) -> dict[str, float]:
+        if name not in self._vectors:
+            self._vectors[name] = self.vectors.vector(self._doc(name))
+        return self._vectors[name]
+
+    def _ranked(self, text: str) -> list[tuple[float, str]]:
+        """Scenes by the evidence that ``text`` is about their topic
+        (``routing.topic_evidence``), best first."""
+        live = self._live()
+        if self._spread is None or self._spread[0] != live:
+            words = Counter(t for n in live for t in self._units(n)[0])
+            self._spread = (live, words)
+        spread = self._spread[1]
+        scored = [(topic_evidence(text, self._units(n), spread, self._rarity), n) for n in live]
+        return sorted(scored, key=lambda item: (-item[0], item[1]))
+
+    def _rarity(self, term: str) -> float:
+        """``term``'s IDF over the batch's scenes and memories, as a share of the largest
+        IDF possible there, squared (a word half the texts say counts for little)."""
+        top = self.vectors.idf("\x00")           # a term no text has
+        return (self.vectors.idf(term) / top) ** RARITY_POWER
+
+    def _units(self, name: str):
+        """``routing.entry_terms`` of scene ``name``'s timeline entries (or paragraphs)."""
+        if name not in self._entry_terms:
+            if name in self.drafts:
+                draft = self.drafts[name]
+                units = [e.text for e in draft.entries] + [draft.head, draft.tail]
+            else:
+                units = parse_scene(self.texts[name], name=name).body.split("\n")
+            self._entry_terms[name] = entry_terms(units)
+        return self._entry_terms[name]
+
+
+    def _forget(self, name: str) -> None:
+        """The draft of ``name`` changed: its cached vector and word counts are stale."""
+        self._vectors.pop(name, None)
+        self._entry_terms.pop(name, None)
+        self._spread = None
+
+    def declarations(self) -> dict[str, Declaration]:
+        """memory id -> where it went, following this batch's merges."""
+        out = {}
+        for outcome, scene, memory_id in self.placed.values():
+            while scene in self.merged_into:
+                scene = self.merged_into[scene]
+            out[memory_id] = Declaration(outcome, scene)
+        return out
+
+    # -- folding
+    def fold(self, memories: list[Memory]) -> list[Memory]:
+        """Route each memory to a scene, oldest instant first; return the memories deferred
+        to a later batch.
+
+        1. memories similar enough to a scene (or naming a rare name only one scene holds)
+        join it, if it can make room; 2. among the rest, the largest group of mutually
+        similar ones opens a new scene, and while the batch's allowance lasts
+        (``rules.new_scene_allowance``: one, unless ``new_scenes_per_batch`` lets a young store
+        open more) the next largest group of two or more opens another; 3. what is left
+        waits for a later batch, where it may open a scene of its own, while there is room for
+        more scenes; otherwise it joins the closest scene that can hold it. Every batch that
+        defers also creates a scene, so deferral ends once the scene count reaches the cap.
+        """
+        while len(self._live()) > self.limit and len(self._live()) > 1:
+            if not self._merge_closest():      # the cap was lowered: come back under it first
+                raise OfflineError(
+                    f"there are {len(self._live())} scenes and the cap is now {self.limit}, but "
+                    "no two scenes can be merged without losing what they hold. Merge two "
+                    "scenes by hand or raise max_scenes.")
+        unmatched = []
+        for memory in sorted(memories, key=lambda m: (m.created_at, m.seq)):
+            candidates = self._candidates(memory)
+            if self._place(memory, candidates):
+                continue
+            # Its scenes are full. At the cap, condense them deeper rather than merge two
+            # unrelated scenes to open a second one for the same topic.
+            if candidates and len(self._live()) >= self.limit \
+                    and self._place(memory, candidates, deep=True):
+                continue
+            unmatched.append(memory)
+        unmatched = self._join_loners(unmatched)
+        if not unmatched:
+            return []
+        deferred: list[Memory] = []
+        target, grouped = None, set()
+        while unmatched and len(self.created) < self.allowance and self._can_create():
+            group = self._largest_group(unmatched)
+            if self.created and len(group) < 2:
+                break              # a further new scene only for a topic said more than once
+            made = self._create(group, self._ranked(group[0].content))
+            if not made:
+                break
+            target = made
+            grouped.update(m.seq for m in group)
+            unmatched = [m for m in unmatched if not (m in group and self._add(made, m))]
+            # A memory of the new topic that was not in the group joins it now.
+            unmatched = [m for m in unmatched
+                         if not (made in self._candidates(m) and self._add(made, m))]
+        if unmatched and target and len(self._live()) < self.limit:
+            # Some evidence for a scene is enough now; none at all waits for a scene.
+            deferred = [m for m in unmatched if m.seq not in grouped
+                        and not self._place(m, self._near(m))]
+        for memory in unmatched:
+            if memory in deferred or memory.seq in self.placed:
+                continue
+            ranked = self._ranked(memory.content)
+            names = [n for s, n in ranked if s > 0]
+            if not names and len(self._live()) >= self.limit:
+                names = self._closest(memory)    # no scene can open for it: the least far
+            if not names and self.placed:
+                deferred.append(memory)   # about nothing a scene holds: a later batch opens one
+                continue
+            if self._is_long(memory):
+                # Among the scenes it is clearly about, condensing them at the cap if need be:
+                # filling an unrelated scene with room would make it look like this topic,
+                # and the next merge would join the two. About none (a word or two in
+                # common): the scene with most room, rather than roll one up for it.
+                near = [n for s, n in ranked if s >= SIMILAR_ENOUGH]
+                at_cap = len(self._live()) >= self.limit
+                if near and self._place(memory, self._roomiest(near, memory), deep=at_cap):
+                    continue
+                names = self._roomiest(names, memory)
+            if not self.placed:     # nothing placed yet: any scene rather than fail the batch
+                names += [n for _, n in ranked if n not in names]
+            if self._place(memory, names):
+                continue
+            # Deep rollups only when no scene can be added any more; otherwise wait: the next
+            # batch may open a scene for it, and may condense this batch's entries.
+            if len(self._live()) >= self.limit and self._place(memory, names, deep=True):
+                continue
+            if not self.placed:
+                raise OfflineError(
+                    f"memory {memory.id} fits in no scene: every scene is full of text a "
+                    f"person wrote or of this batch's memories, and no new scene can be made "
+                    f"(cap {self.limit}). Raise max_scene_chars or max_scenes, or shorten a "
+                    "scene by hand; the memories stay pending.")
+            deferred.append(memory)
+        return deferred
+
+    def _join_loners(self, memories: list[Memory]) -> list[Memory]:
+        """Place each memory of ``memories`` that no other of them resembles (it would open
+        a scene for one fact) in the scene it has some evidence for (``WEAK_EVIDENCE``), so a
+        topic is not split over a second scene for a memory that says it in other words.
+        Returns the memories still unplaced."""
+        if len(memories) > 1:
+            vectors = Vectorizer(routing_terms).fit(m.content for m in memories)
+            vecs = [vectors.vector(m.content) for m in memories]
+        left = []
+        for i, memory in enumerate(memories):
+            alone = len(memories) == 1 or all(
+                vectors.similarity(vecs[i], other) < GROUP_SIMILAR
+                for j, other in enumerate(vecs) if j != i)
+            near = self._near(memory)
+            if not (alone and near and self._place(memory, near)):
+                left.append(memory)
+        return left
+
+    def _near(self, memory: Memory) -> list[str]:
+        """Scenes with some evidence for ``memory`` (``WEAK_EVIDENCE``), best first, those
+        with room first."""
+        near = [n for s, n in self._ranked(memory.content) if s >= WEAK_EVIDENCE]
+        return self._roomiest(near, memory)
+
+    def _closest(self, memory: Memory) -> list[str]:
+        """Every live scene, the most alike to ``memory`` (cosine) first, then the smallest:
+        where a memory about no scene's topic goes when no scene can be opened for it."""
+        vec = self.vectors.vector(memory.content)
+        live = self._live()
+        return self._roomiest(sorted(live, key=lambda n: (
+            -self.vectors.similarity(vec, self._vector(n)), len(self._doc(n)), n)), memory)
+
+    def _candidates(self, memory: Memory) -> list[str]:
+        """Scenes that may take ``memory``: similar enough ones, best first, the one holding a
+        rare name it mentions first of all."""
+        ranked = self._ranked(memory.content)
+        if not ranked:
+            return []
+        best_score = ranked[0][0]
+        similar = [n for s, n in ranked if s >= max(SIMILAR_ENOUGH, best_score / 2)]
+        named = self._named_scene(memory, ranked)
+        if named:     # a name only that scene holds outweighs common words others share
+            similar = [named, *(n for n in similar if n != named)]
+        if self._is_long(memory):
+            # A memory of a third of a scene or more would roll a whole scene's detail up into
+            # digests: it joins only a scene with room for it, or opens its own while it can
+            # (at the cap, ``fold`` puts it where there is most room).
+            similar = [n for n in similar if self._has_room(n, memory)]
+        return self._roomiest(similar, memory)
+
+    def _named_scene(self, memory: Memory, ranked: list[tuple[float, str]]) -> str | None:
+        """The one scene holding a name or acronym of ``memory`` that no other scene holds."""
+        wanted = names_in(memory.content)
+        # Chinese has no capitals: a word pair a scene says again and again (a pet's or a
+        # friend's name) and no other scene says at all counts as a name.
+        pairs = {t for t in analyzer(memory.content) if _CJK_WORD.fullmatch(t) and rare_word(t)}
+        if not wanted and not pairs:
+            return None
+        holders: dict[str, list[tuple[str, int]]] = {}
+        for name in self._live():
+            found = self._units(name)[0]          # term -> entries that say it
+            for term in (wanted | pairs) & found.keys():
+                holders.setdefault(term, []).append((name, found[term]))
+        unique = {held[0][0] for term, held in holders.items()
+                  if len(held) == 1 and held[0][1] >= 2}
+        return next((n for _, n in ranked if n in unique), None)
+
+    def _is_long(self, memory: Memory) -> bool:
+        """A memory of a third of a scene's room or more."""
+        return len(memory.content) * 3 > self.limit_chars
+
+    def _has_room(self, name: str, memory: Memory) -> bool:
+        """True when scene ``name`` holds ``memory`` without condensing anything."""
+        return len(self._doc(name)) + len(self._fitting(memory.content)) + 16 <= self.limit_chars
+
+    def _roomiest(self, names: list[str], memory: Memory) -> list[str]:
+        """``names`` with those that hold the memory without condensing first (a full scene
+        would give up old detail for it), otherwise in the same order."""
+        room = [n for n in names if self._has_room(n, memory)]
+        return room + [n for n in names if n not in room]
+
+    def _place(self, memory: Memory, names: list[str], deep: bool = False) -> bool:
+        return any(self._add(name, memory, deep) for name in names)
+
+    def _can_create(self) -> bool:
+        """Room for one more scene, or two scenes to merge to make room."""
+        return len(self._live()) < self.limit or len(self._live()) >= 2
+
+    def _add(self, name: str, memory: Memory, deep: bool = False) -> bool:
+        """Put ``memory`` into scene ``name``; False (nothing changed) if the scene cannot
+        hold it even after condensing its old entries (deep rollups only if ``deep``)."""
+        draft = self._draft(name)
+        day = memory.created_at.astimezone(self.tz).date().isoformat()
+        for i, entry in enumerate(draft.entries):
+            # A person's line is kept as they wrote it, its date and bullet included.
+            said = _DATED_LINE.sub("", entry.text) if entry.person else entry.text
+            if entry.day == day and restates(memory.content, [said]):
+                # Said again that day, adding nothing: recorded there, and as fresh as a new
+                # fact (this batch does not condense what it just found confirmed).
+                draft.entries[i] = replace(entry, fresh=True)
+                self.placed[memory.seq] = ("recorded", name, memory.id)
+                return True
+        before, open_before = list(draft.entries), list(draft.threads)
+        self._thread_or_entry(draft, memory, day)
+        fits = condense(draft, self.limit_chars, self.zone, deep, ids_for=self._ids_for)
+        rolled = draft.entries[:len(before)] != before     # anything condensed?
+        if not fits or (rolled and not self._keeps(draft)):
+            draft.entries, draft.threads = before, open_before
+            return False
+        draft.changed = True
+        self._forget(name)
+        self.placed[memory.seq] = ("placed", name, memory.id)
+        return True
+
+    def _thread_or_entry(self, draft: Draft, memory: Memory, day: str) -> None:
+        """Add ``memory`` to ``draft``: as an open thread when it leaves something open
+        (``threads.opens``), else as a timeline entry; the threads it settles
+        (``threads.closes``) move to the timeline on their own day with its outcome."""
+        text = self._fitting(memory.content)
+        settled = [t for t in draft.threads if t.day <= day and threads.closes(t, text)]
+        opened = None if settled or is_pinned(draft.meta) else threads.opens(text)
+        if opened:
+            draft.threads.append(replace(opened, day=day, ids=(memory.id,)))
+        else:
+            draft.entries.append(Entry(day, text, fresh=True, ids=(memory.id,)))
+        for thread in settled:
+            draft.threads.remove(thread)
+            draft.entries.append(Entry(thread.day, threads.closed_text(thread, day, text),
+                                       fresh=True, ids=thread.ids))
+
+    def _ids_for(self, day: str, text: str) -> list[tuple[str, str]]:
+        """(id, content) of the journal's memories of ``day`` whose words ``text`` holds: the
+        memories behind a timeline line an earlier batch wrote (for the digest that rolls it
+        up to cite). The journal is read once a batch, and only when a rollup needs it."""
+        if self._by_day is None:
+            self._by_day = {}
+            reader = getattr(self.job, "journal", None)
+            for memory in (reader() if reader else []):
+                when = memory.created_at.astimezone(self.tz).date().isoformat()
+                self._by_day.setdefault(when, []).append(memory)
+        said = " ".join(text.split()).casefold()
+        found = []
+        for memory in self._by_day.get(day, []):
+            own = " ".join(self._fitting(memory.content).split()).casefold().rstrip(".。!！?？…")
+            if own and own in said:
+                found.append((memory.id, memory.content))
+        return found
+
+    def _fitting(self, text: str) -> str:
+        """A memory longer than a whole scene keeps its beginning (the journal keeps all)."""
+        room = max(self.limit_chars - 200, self.limit_chars // 2)
+        if len(text) <= room:
+            return text
+        cut = text[:room]
+        end = max(cut.rfind(". "), cut.rfind("。"))
+        return (cut[: end + 1] if end > room // 2 else cut).rstrip() + "…"
+
+    def _largest_group(self, memories: list[Memory]) -> list[Memory]:
+        """The memory with most similar peers among ``memories``, with those peers (ties: the
+        earliest), so a new scene starts from a topic, not from a stray fact."""
+        vectors = Vectorizer(routing_terms).fit(m.content for m in memories)
+        vecs = [vectors.vector(m.content) for m in memories]
+        best: list[int] = []
+        for i, vec in enumerate(vecs):
+            peers = [j for j, other in enumerate(vecs)
+                     if j == i or vectors.similarity(vec, other) >= GROUP_SIMILAR]
+            if len(peers) > len(best):
+                best = peers
+        return [memories[j] for j in best]
+
+    def _create(self, group: list[Memory], ranked: list[tuple[float, str]]) -> str | None:
+        """Open the batch's new scene (merging two first at the cap); None if no room."""
+        for _, name in ranked[:2]:     # the rules want two existing scenes read first
+            self._draft(name)
+        # At the cap a new scene costs a merge. Two scenes of one topic merge for it; two
+        # different topics never do: the group joins the closest scene instead (``fold``), as
+        # a few stray memories cost a scene's purity less than a whole other topic.
+        if len(self._live()) >= self.limit and not self._merge_closest(SAME_TOPIC):
+            return None
+        name = scene_name([m.content for m in group], self._taken_names())
+        self.created.append(name)
+        self.drafts[name] = Draft(name, {}, "", [], changed=True)
+        return name
+
+    def _taken_names(self) -> set[str]:
+        """Names a new or renamed scene may not take: live, deleted or given by a rename this
+        batch, existing when it began, and any an existing scene lists in ``merged_from`` (a
+        reused name would read as if that scene had been merged into the other one)."""
+        earlier = {m for text in self.texts.values()
+                   for m in merged_from(parse_scene(text, name="scene.md"))}
+        renamed = {new for _, new in self.renamed}
+        return (set(self._live()) | set(self.deleted) | set(self.job.context.existing)
+                | earlier | renamed)
+
+    def _merge_closest(self, least: float = 0.0) -> bool:
+        """Fold one scene into its closest peer and delete it (frees one place); False if no
+        pair at least ``least`` alike (cosine) can merge without losing what the merged-away
+        scene holds.
+
+        Pairs whose merged text fits ``max_scene_chars`` come first, most similar first; then
+        the smallest pairs, condensed. Pinned scenes and this batch's new scene take no part.
+        """
+        live = [n for n in self._live() if n not in self.created
+                and not is_pinned(self._draft(n).meta)]
+        # A scene whose summary a person wrote is never the one merged away (the summary
+        # would be lost with it); it can take another in.
+        keeper_only = {n for n in live if self._draft(n).keep_summary}
+        vecs = {n: self._vector(n) for n in live}
+        size = {n: len(self._doc(n)) for n in live}
+
+        def rank(pair):
+            sim, a, b = pair
+            combined = size[a] + size[b]
+            fits = combined <= self.limit_chars
+            return (not fits, -sim if fits else combined, a, b)
+
+        pairs = sorted(((self.vectors.similarity(vecs[a], vecs[b]), a, b)
+                        for i, a in enumerate(live) for b in live[i + 1:]), key=rank)
+        pairs = [p for p in pairs if p[0] >= least]
+        for _, a, b in pairs:
+            keep, drop = (a, b) if size[a] >= size[b] else (b, a)   # the bigger name says more
+            if drop in keeper_only:
+                keep, drop = drop, keep
+            if drop in keeper_only:
+                continue
+            merged = self._merged(keep, drop)
+            if merged is not None:
+                self.drafts[keep] = merged
+                self.drafts[drop].changed = False
+                self._forget(keep)
+                self.deleted.append(drop)
+                self.merged_into[drop] = keep
+                return True
+        return False
+
+    def _merged(self, keep: str, drop: str) -> Draft | None:
+        """``keep`` with ``drop`` folded in, or None when it cannot hold ``drop``'s content
+        (too little of its words after condensing, or a header key both set differently)."""
+        kept, dropped = self._draft(keep), self._draft(drop)
+        for key, value in dropped.meta.items():
+            if key not in ENGINE_KEYS and key in kept.meta and kept.meta[key] != value:
+                return None
+        extra = [Entry("", dropped.heading, person=True)] if dropped.heading else []
+        merged = replace(kept, entries=[*kept.entries, *extra, *dropped.entries],
+                         head="\n\n".join(p for p in (kept.head, dropped.head) if p),
+                         tail="\n\n".join(p for p in (kept.tail, dropped.tail) if p),
+                         merged_from=[*kept.merged_from, drop, *dropped.merged_from],
+                         threads=[*kept.threads, *dropped.threads],
+                         own_threads=[*kept.own_threads, *dropped.own_threads], changed=True)
+        if not condense(merged, self.limit_chars, self.zone, ids_for=self._ids_for) \
+                or not self._keeps(merged):
+            return None
+        old_body = parse_scene(self.texts[drop], name=drop).body
+        if coverage(old_body, render_body(merged, self.zone)) < MERGE_COVERAGE:
+            return None
+        return merged
+
+    def _keeps(self, draft: Draft) -> bool:
+        """The draft still holds most of the words its scene had before the batch (the same
+        rule the batch checks: condensing is fine, wiping is not). Facts are condensed here
+        only when a scene overflows, so the rule for a scene with room holds by design.
+        A scene merged into it this batch must stay held too (``MERGE_COVERAGE``)."""
+        body = render_body(draft, self.zone)
+        absorbed = [d for d, k in self.merged_into.items() if k == draft.name]
+        if any(coverage(self._old_body(d), body) < MERGE_COVERAGE for d in absorbed):
+            return False
+        if draft.name not in self.texts:
+            return True
+        return coverage(self._old_body(draft.name), body) >= KEEP_COVERAGE
+
+    def _old_body(self, name: str) -> str:
+        if name not in self._old_bodies:
+            self._old_bodies[name] = parse_scene(self.texts[name], name=name).body
+        return self._old_bodies[name]
+
+    def rename_drifted(self) -> None:
+        """Give a new name to each scene this batch changed whose name no longer says its
+        topic (``offline_words.name_fits``): the scene is written under the new name with
+        ``merged_from: [old name]`` and the old file deleted, in this batch's commit, so git
+        sees a rename and ``trace`` and ``blame`` follow it. Only names the engine gave: a
+        scene with a person's lines or summary, or pinned, keeps its name."""
+        for draft in list(self.drafts.values()):
+            name = draft.name
+            engine = [e.text for e in draft.entries if not e.person]
+            if (not draft.changed or name in self.created or name in self.deleted
+                    or name not in self.texts or is_pinned(draft.meta) or draft.keep_summary
+                    or len(engine) < len(draft.entries) or draft.head or draft.tail
+                    or draft.heading or draft.own_threads
+                    or len(engine) < RENAME_ENTRIES):
+                continue
+            texts = [*engine, *(t.text for t in draft.threads)]
+            if name_fits(name, texts):
+                continue
+            named_by_person = getattr(self.job, "named_by_person", None)
+            if named_by_person and named_by_person(name):
+                continue          # a person chose this name (created or renamed the file)
+            new = scene_name(texts, self._taken_names() - {name})
+            if new.casefold() == name.casefold() or new != scene_name(texts, set()):
+                continue   # the same name, or its name is taken (a numbered copy reads worse)
+            # It keeps what it took in this batch: a scene merged into it is deleted too.
+            self.drafts[new] = replace(draft, name=new, merged_from=[*draft.merged_from, name],
+                                       changed=True)
+            draft.changed = False
+            self.deleted.append(name)
+            self.merged_into[name] = new
+            self.renamed.append((name, new))
+
+    def flush(self) -> None:
+        """Write the changed existing scenes, then delete the merged-away ones (a delete needs
+        its survivor written first), then write the new scene (it needs the room)."""
+        style = self.job.config.meta_style
+        changed = [d for d in self.drafts.values() if d.changed and d.name not in self.deleted]
+        for draft in sorted((d for d in changed if d.name not in self.created),
+                            key=lambda d: d.name):     # renamed ones too: before their delete
+            self._call("write_to_file", path=draft.name,
+                       content=render_draft(draft, style, self.zone))
+        for name in self.deleted:
+            self._call("write_to_file", path=name, content="[DELETED]")
+        for draft in (d for d in changed if d.name in self.created):
+            self._call("write_to_file", path=draft.name,
+                       content=render_draft(draft, style, self.zone))

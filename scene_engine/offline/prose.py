@@ -1,0 +1,95 @@
+"""Summaries the offline backend writes: one or two sentences a person reads, never a list.
+
+A scene's summary (the ``summary`` header the index, ``scenes list`` and the persona show)
+says, in the language most of its entries are in (issue 13): what it is about (its topic
+words, joined as a reader says them), the span it covers and how many entries, then the
+latest change, quoted:
+
+    Kafka, order and RabbitMQ: 14 entries from January to December 2026. Latest (2 Dec): We
+    decided to keep RabbitMQ for the small internal notification jobs and Kafka for orders.
+
+    年糕、芝麻和猫：2026年1月至11月的13条记录。最近（11月21日）：年糕和芝麻现在会一起睡觉了。
+
+An open thread, when there is one, is named instead of a second entry count: "1 open: …".
+"""
+
+from __future__ import annotations
+
+from scene_engine.core.when import MONTH_ABBREVIATIONS
+from scene_engine.offline.words import language, topic_phrase
+
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")
+LATEST_CHARS = {"en": 150, "zh": 60}
+
+
+def summary(days: list[tuple[str, str]], open_threads: list[str], fallback: str = "") -> str:
+    """The summary of a scene whose timeline has ``days`` — ``(day or period, text)``,
+    oldest first (``YYYY-MM-DD``, ``YYYY-MM``, ``YYYY-Qn`` or ``YYYY``) — and the texts of
+    its ``open_threads``; ``fallback``: what to say of a scene with neither (its free text)."""
+    texts = [t for _, t in days] + open_threads
+    if not texts:
+        return _clip(" ".join(fallback.split()), "en") or "Notes."
+    lang = language(texts)
+    topic = topic_phrase(texts, lang) or ("记录" if lang == "zh" else "Notes")
+    count = len(days)
+    span = _span([d for d, _ in days], lang) if days else ""
+    if lang == "zh":
+        first = f"{topic}：{span}的{count}条记录。" if days else f"{topic}。"
+    else:
+        entries = f"{count} {'entry' if count == 1 else 'entries'}"
+        first = f"{topic[:1].upper()}{topic[1:]}: {entries} {span}." if days else f"{topic}."
+    if open_threads:
+        said = _clip(open_threads[-1], lang)
+        return first + (f"未决：{said}" if lang == "zh" else f" Open: {said}")
+    day, text = days[-1]
+    said = _clip(text, lang)
+    when = _day(day, lang)
+    if lang == "zh":
+        return first + (f"最近（{when}）：{said}" if when else f"最近：{said}")
+    return first + (f" Latest ({when}): {said}" if when else f" Latest: {said}")
+
+
+def _clip(text: str, lang: str) -> str:
+    text = " ".join(text.split())
+    limit = LATEST_CHARS[lang]
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    return (cut[:space] if lang == "en" and space > limit // 2 else cut).rstrip(",;: ") + "…"
+
+
+def _month(day: str) -> tuple[int, int] | None:
+    """(year, month) a day or period starts in (a quarter: its first month)."""
+    try:
+        if "-Q" in day:
+            return int(day[:4]), 3 * int(day[-1]) - 2
+        return int(day[:4]), int(day[5:7]) if len(day) >= 7 else 1
+    except ValueError:
+        return None
+
+
+def _span(days: list[str], lang: str) -> str:
+    """``from January to December 2026`` / ``2026年1月至11月`` / ``in March 2026``."""
+    start, end = _month(days[0]), _month(days[-1])
+    if not start or not end:
+        return ""
+    (y1, m1), (y2, m2) = start, end
+    if lang == "zh":
+        if (y1, m1) == (y2, m2):
+            return f"{y1}年{m1}月"
+        return f"{y1}年{m1}月至{m2}月" if y1 == y2 else f"{y1}年{m1}月至{y2}年{m2}月"
+    if (y1, m1) == (y2, m2):
+        return f"in {MONTHS[m1 - 1]} {y1}"
+    if y1 == y2:
+        return f"from {MONTHS[m1 - 1]} to {MONTHS[m2 - 1]} {y1}"
+    return f"from {MONTHS[m1 - 1]} {y1} to {MONTHS[m2 - 1]} {y2}"
+
+
+def _day(day: str, lang: str) -> str:
+    """``2 Dec`` / ``12月2日`` for a day; "" for a period."""
+    if len(day) != 10:
+        return ""
+    month, date = int(day[5:7]), int(day[8:10])
+    return f"{month}月{date}日" if lang == "zh" else f"{date} {MONTH_ABBREVIATIONS[month - 1]}"

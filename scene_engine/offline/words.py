@@ -1,0 +1,257 @@
+"""Words of the offline backend: what a memory is about, in real words of its own language.
+
+Chinese is cut into words by jieba (``analysis.segment``: jieba's own dictionary and HMM,
+read from the SQLite copy the search index uses, so it costs milliseconds), and characteristic
+words are weighed by jieba's IDF table (``jieba/analyse/idf.txt``, the table
+``jieba.analyse.extract_tags`` uses); English words are lower-cased, stop words and filler
+("user", "always", "really") dropped, and grouped by their Snowball stem ("running", "runs"
+and "run" are one word, shown in its commonest form). Numbers and counted quantities
+(``三次``, ``12``) name no area of a life and are left out.
+
+Used for routing (``analyzer``: the terms a scene and a memory are compared by), for scene
+names (``scene_name``: at most three words of the scene's main topic, in its memories'
+language) and for summaries (``topic_phrase``). Issue 13 ("words, not character pairs").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+from scene_engine.core.text import STOP_WORDS, is_cjk_text
+from scene_engine.index.analysis import segment, stem
+
+_TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W\d_][\w'’-]*[^\W_]|[^\W\d_]")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# Words that say nothing about which area of life a memory is from (issue 13: names such as
+# ``code-user-always``). Kept apart from STOP_WORDS, which search and recall share.
+FILLER = frozenset(("""
+user users assistant assistants always never still maybe perhaps pretty quite bit good great nice better best bad
+worse little big small lot today tonight tomorrow morning evening afternoon night yesterday
+week weeks weekend month months year years time times day days finally anyway again even
+ever often sometimes usually already almost enough thinking whether decided decide deciding
+plan plans planning planned trying try tried keep keeps kept need needs needed use used using
+find found back next last first second third new old long short sure well much many more
+most less least another other others every each around about got getting gave give gives
+someone something everything nothing anything there here once twice half whole full
+bought buy buys booked book started starts began begin finished done did came come went
+made took put set saw see seen looked look said asked told let lets still just ago since
+one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
+hundred thousand million once twice pm am km kg
+instead everyone everybody making make makes made weekends evenings mornings nights hours hour
+along across through
+minutes minute completely really understood between things thing stuff lots way ways
+monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
+thursdays fridays saturdays sundays january february march april may june july august
+september october november december
+""").split())
+CJK_FILLER = frozenset("""
+你好 您好 谢谢 再见 好的 不客气 没问题 哈哈 早上好 晚安 用户 助手 帮你 帮您 我们 你们 他们 她们 自己 一个 这个 那个 这些 那些 就是 还是 已经 因为 所以 但是 而且 然后 今天
+昨天 明天 最近 现在 时候 开始 准备 考虑 打算 计划 决定 觉得 感觉 可以 需要 应该 一直 还有 没有
+不要 要不要 一下 一起 一切 终于 只有 还是 比较 非常 特别 有点 好多 很多 一些 这次 那次 每天 每周
+每月 每年 今年 明年 去年 上次 下次 第一次 以后 之后 之前 以前 一天 两天 时间 问题 事情 东西 感觉
+起来 出来 回来 过来 下来 上来 怎么 什么 为什么 如果 虽然 不过 只是 其实 可能 一定 终于 真的 还要
+开心 高兴 不错 挺好 很好 满意 顺利 小时 分钟 太难 好几 几个 觉得 喜欢 特别 还行 一点
+周一 周二 周三 周四 周五 周六 周日 周天 周末 星期一 星期二 星期三 星期四 星期五 星期六 星期日
+星期天 每周一 每周二 每周三 每周四 每周五 每周六 每周日 每周末 上午 下午 晚上 早上 中午 傍晚
+左边 右边 参加 报名 这周 上周 下周 这个月 上个月 下个月
+""".split())
+# Past forms the stemmer cannot bring home ("ran" and "run" are one word).
+IRREGULAR = {"ran": "run", "swam": "swim", "rode": "ride", "wrote": "write", "ate": "eat",
+             "drove": "drive", "flew": "fly", "sang": "sing", "taught": "teach", "met": "meet"}
+_NUMERAL = re.compile(r"^[一二三四五六七八九十两几百千万零半第每][\u4e00-\u9fff]?$|^[一二三四五六七八九十两几百千万零]+")
+_WEAK_HEADS = frozenset("子儿头们性化者家员上下里中后前间天年月日次个些点部面边")
+SPECIFICITY_POWER = 1    # (tried 0.5, 1, 2 on bench/bench_topics.py: 1 routed best)
+TYPICAL_IDF = 12.0     # about the median IDF of jieba's table: a word most texts lack
+RARE_IDF = 10.5        # jieba IDF from which a word counts as a name (年糕 10.9, 医生 ~6)
+_DEFAULT_IDF = 9.0     # a word jieba's table lacks is rare: a name, a pet, a product
+
+
+def language(texts: Iterable[str]) -> str:
+    """``"zh"`` when most of ``texts`` (memories or lines) are Chinese, else ``"en"``: the
+    language a scene's name, summary and the persona are written in (issue 13). Counted by
+    text, not by character, so a few long Chinese lines do not outvote many English ones."""
+    votes = Counter("zh" if is_cjk_text(t) else "en" for t in texts if t.strip())
+    return "zh" if votes["zh"] > votes["en"] else "en"
+
+
+def words(text: str) -> list[tuple[str, str]]:
+    """The content words of ``text`` as ``(key, surface)`` pairs, in order: ``key`` is the
+    Snowball stem of an English word (lower case) or the Chinese word itself; ``surface`` the
+    word as written (English lower-cased unless it is an acronym or a name in capitals)."""
+    return list(_words(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[tuple[str, str], ...]:
+    out = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if _CJK.match(token):
+            out += [(w, w) for w in segment(token) if _cjk_content(w)]
+            continue
+        lower = token.lower().strip("'’-")
+        if len(lower) < 2 or lower in STOP_WORDS or lower in FILLER or "'" in lower:
+            continue
+        before = text[: match.start()].rstrip()
+        name = token[0].isupper() and before and not before.endswith((".", "!", "?", ":", ";"))
+        capital = token.isupper() or any(c.isupper() for c in token[1:]) or name
+        lower = IRREGULAR.get(lower, lower)
+        out.append((stem(lower), token if capital else lower))
+    return tuple(out)
+
+
+def _cjk_content(word: str) -> bool:
+    return (len(word) >= 2 and word not in CJK_FILLER and not _NUMERAL.match(word)
+            and not word.endswith(("了", "的", "着", "过")))
+
+
+def analyzer(text: str) -> list[str]:
+    """Routing terms of ``text``: the keys of ``words`` and, for a Chinese compound, its
+    last character as well, the head of most Chinese nouns (``二手房`` and ``房子`` are both
+    about a ``房``; ``橘猫`` is a ``猫``), so a topic said in different compounds still
+    meets; ``text.Vectorizer(analyzer)``."""
+    return list(_analyzed(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _analyzed(text: str) -> tuple[str, ...]:
+    out = []
+    for key, _ in _words(text):
+        out.append(key)
+        if _CJK.match(key) and len(key) >= 2 and key[-1] not in _WEAK_HEADS:
+            out.append(key[-1])
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _jieba_idf() -> dict[str, float]:
+    """jieba's IDF table (word -> idf), as ``jieba.analyse`` ships it; {} if missing."""
+    try:
+        from scene_engine.index.analysis import _import_jieba
+
+        path = Path(_import_jieba().__file__).with_name("analyse") / "idf.txt"
+        table = {}
+        with open(path, encoding="utf-8") as lines:
+            for line in lines:
+                word, _, value = line.rstrip("\n").partition(" ")
+                table[word] = float(value or _DEFAULT_IDF)
+        return table
+    except (ImportError, OSError, ValueError):
+        return {}
+
+
+def rare_word(word: str) -> bool:
+    """True for a Chinese word jieba's IDF table calls rare or does not know (a pet's or a
+    person's name, ``年糕``, ``西丽``), not a common one (``医生``, ``体检``): only such a word
+    may bring a memory to the one scene that says it, as a name would."""
+    return _jieba_idf().get(word, _DEFAULT_IDF + 3) >= RARE_IDF
+
+
+def specificity(term: str) -> float:
+    """How much a routing term can say about a topic, in (0, 1]: for a Chinese word, its
+    jieba IDF against the table's typical value, squared (``医生`` 0.28, ``装修`` 0.47,
+    ``年糕`` 0.83, a word the table lacks 1); 1 for other words (filler is already out)."""
+    if not _CJK.match(term):
+        return 1.0
+    idf = _jieba_idf().get(term, TYPICAL_IDF)
+    return min(1.0, (idf / TYPICAL_IDF) ** SPECIFICITY_POWER)
+
+
+def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
+                rarity=None) -> list[str]:
+    """The ``k`` words that best say what ``texts`` (one scene's memories) are about, as
+    written, best first, in ``lang`` (default: ``language(texts)``; words of the other script
+    only when it has none).
+
+    A word counts once per text it is in (a topic recurs across memories); Chinese words are
+    weighed by jieba's IDF (``准备``, ``开始`` say little, ``年糕`` much), English words by a
+    light length bonus; ``rarity(key) -> float`` (the store's IDF, optional) favours words
+    other scenes do not use.
+    """
+    lang = lang or language(texts)
+    df: Counter[str] = Counter()
+    forms: dict[str, Counter] = {}
+    for text in texts:
+        seen = set()
+        for key, surface in _words(text):
+            forms.setdefault(key, Counter())[surface] += 1
+            if key not in seen:
+                seen.add(key)
+                df[key] += 1
+    idf = _jieba_idf() if any(_CJK.match(key) for key in df) else {}
+
+    def weight(key: str) -> float:
+        if _CJK.match(key):
+            # A word jieba's table lacks is a name when it recurs, and a mis-cut when it is
+            # said once ("比手冲" cut as "比手").
+            known = key in idf
+            base = idf.get(key, _DEFAULT_IDF) / _DEFAULT_IDF * (1 if known or df[key] > 1 else 0.3)
+        else:
+            base = min(1.0, 0.55 + 0.06 * len(key))
+        said = sum(forms[key].values())       # a word said twice in a text counts a little more
+        return (df[key] + 0.25 * (said - df[key])) * base * (rarity(key) if rarity else 1.0)
+
+    def in_lang(key: str) -> bool:
+        return bool(_CJK.match(key)) == (lang == "zh")
+
+    ranked = sorted(df, key=lambda key: (not in_lang(key), -weight(key), key))
+    chosen: list[str] = []
+    for key in ranked:
+        if chosen and not in_lang(key) and in_lang(ranked[0]):
+            break
+        named = [f for f, _ in forms[key].most_common() if f[:1].isupper()]
+        surface = named[0] if named else forms[key].most_common(1)[0][0]
+        if any(surface in c or c in surface for c in chosen):
+            continue
+        chosen.append(surface)
+        if len(chosen) == k:
+            break
+    return chosen
+
+
+def scene_name(texts: list[str], taken: set[str], rarity=None, is_report_like=None) -> str:
+    """A file name of at most three words of the topic of ``texts`` (``年糕-芝麻.md``,
+    ``kafka-order-rabbitmq.md``), unique (case-insensitive) among ``taken``; a word only
+    joins the name when it is nearly as strong as the first (no filler tail).
+    ``is_report_like(stem)``: the rules' check for names such as ``summary-…``."""
+    found = topic_words(texts, k=3, rarity=rarity)
+    words_ = [re.sub(r"[^\w\u3400-\u9fff]+", "-", w.lower()).strip("-") for w in found]
+    stem_ = "-".join(w for w in words_ if w)[:60].strip("-") or "notes"
+    if is_report_like and is_report_like(stem_):
+        stem_ = f"about-{stem_}"
+    # As the file system and the sandbox compare names: case aside, and NFC (a name typed on
+    # macOS is NFD: "café" is two names to Python, one to the sandbox).
+    def key(n: str) -> str:
+        return unicodedata.normalize("NFC", n).casefold()
+
+    folded = {key(t) for t in taken}
+    name, n = f"{stem_}.md", 2
+    while key(name) in folded:
+        name, n = f"{stem_}-{n}.md", n + 1
+    return name
+
+
+def name_fits(name: str, texts: list[str], k: int = 3) -> bool:
+    """True while the file name ``name`` still says the topic of ``texts`` (the scene's
+    entries): one of its words is among their ``k`` topic words (``topic_words``), compared
+    as routing terms. A scene keeps its name while its topic stays (issue 13); a name from a
+    scene's first memories that none of its words still fits ("大腿-楼梯-第二天" for a scene
+    now about baking) is due for a new one."""
+    own = set(analyzer(" ".join(name.removesuffix(".md").split("-"))))
+    return bool(own & set(analyzer(" ".join(topic_words(texts, k=k)))))
+
+
+def topic_phrase(texts: list[str], lang: str, k: int = 3) -> str:
+    """The topic words of ``texts`` joined as a reader says them: ``Kafka, order and
+    RabbitMQ`` / ``年糕、芝麻和猫``; "" when there are none."""
+    found = topic_words(texts, k=k, lang=lang)
+    if not found:
+        return ""
+    if lang == "zh":
+        return found[0] if len(found) == 1 else "、".join(found[:-1]) + "和" + found[-1]
+    return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]

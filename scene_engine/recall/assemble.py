@@ -1,0 +1,736 @@
+"""Recall: what an agent puts in its context for a query, within a character budget.
+
+The text has three parts, in this order: the persona, a compact map of the scenes (name, heat,
+summary; the scenes that match the query first), and the passages that best answer the query.
+Passages come from both layers: sentences of the matching scenes (a timeline line's date kept
+with each of its sentences) and the matching memories of the journal (each with its date),
+ranked together by one BM25 whose word weights come from the whole journal. A memory stands in for a scene sentence that only
+restates it (the memory keeps the words as said, and its id); a passage whose words an already
+chosen one states is skipped, so one fact does not spend the budget twice. A question about time
+("when", "how long ago", 什么时候, 哪年) prefers passages that name a time. Relative times are
+made absolute ("last year (2022)", ``when.resolve``). Chosen passages are laid out by date, the
+facts of one day under one heading, oldest first, undated ones before them. Nothing is cut
+mid-sentence and the total never exceeds the budget. Candidates come from the FTS index (so a
+store of 10,000 scenes or 100,000 memories costs about what a small one does).
+
+Every passage names its source one way (issue 21): a scene's sentence, and a memory a
+candidate scene holds (its digest cites it, or one of its sentences restates it), is cited by
+the scene's map tag, the scene added to the map when it was not shown; a memory no scene
+holds has no tag. A quote the engine cut short (a digest's first words of a fact, "…") is
+never a passage: the memory it quotes stands in for it, whole, or it is left out.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+
+from scene_engine.core.fs import read_regular_text
+from scene_engine.core.when import MONTH_ABBREVIATIONS, readable, resolve
+from scene_engine.index.analysis import CJK_RUN, fold, question_terms, text_terms
+from scene_engine.store.store import Store
+
+DEFAULT_BUDGET = 4000
+CANDIDATES = 16           # scenes whose sentences compete for the passage budget
+MEMORY_CANDIDATES = 60    # memories that compete with them (more for a larger budget)
+CHARS_PER_CANDIDATE = 50  # ... one candidate memory per this many characters of budget
+LONG_MEMORY = 400         # a memory longer than this is recalled sentence by sentence
+SAME_FACT = 0.8           # a passage this much covered by a chosen one says nothing new
+TIME_BOOST = 1.3          # a passage that names a time, for a question about time
+_TIME_QUESTION = re.compile(
+    r"\b(when|what (year|month|day|date|time)|how long|which (year|month|day)|ago|since|"
+    r"until|before|after|date)\b|什么时候|哪年|哪一年|几月|哪天|多久|何时|几号", re.I)
+_TIME_WORDS = re.compile(
+    r"\bhow (long|many (years|months|weeks|days))( ago)?\b|\b(ago|since when)\b", re.I)
+_NAMES_TIME = re.compile(
+    r"\((?:the |\d)|\b(?:19|20)\d\d\b|\d+\s*[年月日号]|\b(?:January|February|March|April|May|"
+    r"June|July|August|September|October|November|December)\b")
+PERSONA_SHARE = 0.08      # at most this share of the budget for the persona
+MAP_SHARE = 0.1           # ... and for the scene map
+PERSONA_MAX = 400         # ... and never more than this many characters (a paragraph)
+MAP_MAX = 600             # (about five scenes with their summaries)
+SUMMARY_CHARS = 100       # a summary in the map is cut (at a word) to this
+_DIGEST = re.compile(r"^- (\d{4})(?:-\d{2}|-Q[1-4])? \(digest\): (?:\d+ entries: )?(.*)$")
+_CITED = re.compile(r"\s*\[[^\[\]]*\]$")      # a digest fact's memory ids ("fact [m1, m2]")
+_MORE = re.compile(r"^\d+ more(?: \(.*\))?$")
+_DIGEST_DAY = re.compile(r"^(\d{1,2}) ([A-Z][a-z]{2}): (.*)$")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+_TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
+_CLOSED = re.compile(r"\s*→\s*\d{4}-\d{2}-\d{2}: ")     # ``threads.ARROW`` and a day
+_SHORTEST_LINE = 8        # no passage line is shorter ("- " and a few words): stop looking
+_CUT = "…"                # how the engine marks a quote it cut short (``rollup.quote``)
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+_MAP_HEADING = "## Scenes\n"
+
+# ``terms -> (documents, {term: documents holding it})``: the statistics IDF is taken from.
+Corpus = Callable[[set[str]], tuple[int, dict[str, int]]]
+
+
+@dataclass
+class Passage:
+    """One passage: a sentence of the scene ``scene``, or, with ``memory`` set (its id), a
+    memory of the journal (``created_at`` its ISO instant; ``scene`` the scene that holds
+    it, or ""). ``text``: the words, relative times made absolute; ``day``: the date it is
+    about (a timeline line's or the memory's), or None; ``score``: BM25 against the query;
+    ``cut``: the engine's shortened quote of a fact (never shown as it is); ``cites``: the
+    ids of the memories a digest's fact cites."""
+
+    scene: str
+    text: str
+    day: date | None = None
+    score: float = 0.0
+    memory: str | None = None
+    created_at: str | None = None
+    cut: bool = False         # a quote the engine cut short: shown only as its memory
+    cites: tuple[str, ...] = ()   # the memories a digest fact cites
+
+    def source(self) -> dict:
+        """Where it comes from, for ``--json``: ``{"scene": NAME}``, ``{"memory": ID,
+        "created_at": ISO}``, or both when a scene holds the memory."""
+        found = {"scene": self.scene} if self.scene else {}
+        if self.memory is not None:
+            found.update(memory=self.memory, created_at=self.created_at)
+        return found
+
+    def dated(self) -> str:
+        """The text after its readable date (``8 May 2023: ...``), or the text alone."""
+        return f"{readable(self.day)}: {self.text}" if self.day else self.text
+
+
+@dataclass
+class Recall:
+    """A recall result: ``text`` (what goes in the context, ``len(text) <= budget``), the
+    ``persona`` part, the ``scenes`` map rows, the chosen ``passages`` (best first) and
+    ``warning``: one line when the index could not be brought up to date (the answer may be
+    stale) or a line of the journal or the extraction ledger cannot be read (named by file
+    and line: what it holds is missing from the answer), else None."""
+
+    text: str
+    budget: int
+    persona: str = ""
+    scenes: list[dict] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
+    warning: str | None = None
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict of the result; a passage's ``date`` is ISO (``2023-05-08``),
+        its ``tag`` the map tag it is cited by (``S1``), when its scene is in the map."""
+        tags = {row["name"]: f"S{i}" for i, row in enumerate(self.scenes, start=1)}
+        return {"budget": self.budget, "chars": len(self.text), "text": self.text,
+                "persona": self.persona, "scenes": self.scenes,
+                "passages": [{**p.source(),
+                              **({"tag": tags[p.scene]} if p.scene in tags else {}),
+                              "text": p.text, "date": p.day.isoformat() if p.day else None,
+                              "score": round(p.score, 4)} for p in self.passages],
+                **({"warning": self.warning} if self.warning else {})}
+
+
+def readable_date(year: str, month: str, day: str) -> str:
+    """``("2023","05","08")`` -> ``"8 May 2023"`` (how people, and questions, write dates)."""
+    return readable(date(int(year), int(month), int(day)))
+
+
+def _day(year: str, month: str, day: str) -> date | None:
+    try:
+        return date(int(year), int(month), int(day))
+    except ValueError:              # "2023-02-30" in a hand-edited timeline: left undated
+        return None
+
+
+def split_passages(scene: str, body: str) -> list[Passage]:
+    """The sentences of a scene body; timeline sentences carry their line's date (and their
+    relative times are resolved against it). A digest fact cut to its first words, or the
+    end of a timeline line holding a memory too long for its scene, is marked ``cut``."""
+    return [Passage(scene, text, day, cut=cut, cites=cites)
+            for text, day, cut, cites in _sentences(scene, body)]
+
+
+@functools.lru_cache(maxsize=256)
+def _sentences(scene: str, body: str) -> tuple[tuple[str, date | None, bool, tuple], ...]:
+    """``split_passages`` as (text, day, cut, cites); cached, since an agent asks about the
+    same scenes again and again and a body is split the same way each time."""
+    passages = []
+    for line in body.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        digest = _DIGEST.match(line)
+        if digest:      # "- 2023-05 (digest): 7 May: fact; 12 May: fact" (offline rollups)
+            passages += [(p.text, p.day, p.cut, p.cites)
+                         for p in _digest_passages(scene, *digest.groups())]
+            continue
+        found = _TIMELINE.match(line)
+        day = None
+        if found:
+            day = _day(*found.groups()[:3])
+            line = found.group(4) if day else line
+        line = line.lstrip("-* ")
+        # A closed thread ("plan. → 2026-11-15: outcome…"): the outcome's whole text is the
+        # timeline's entry of its own day, so the clipped copy after the arrow is no passage.
+        line = _CLOSED.split(line, 1)[0]
+        # A memory longer than its scene is kept by its beginning (``offline`` backend).
+        clipped = found is not None and len(line) > LONG_MEMORY and line.endswith(_CUT)
+        parts = [p.strip() for p in _SENTENCE.split(line) if p.strip()]
+        for n, text in enumerate(parts, start=1):
+            passages.append((resolve(text, day) if day else text, day,
+                             clipped and n == len(parts), ()))
+    return tuple(passages)
+
+
+def _digest_passages(scene: str, year: str, facts: str) -> list[Passage]:
+    """Each fact of a digest (month, quarter or year; offline ``rollup``) as a passage, its
+    ``7 May`` day made 7 May of that year, its cited memory ids in ``cites`` (not in its
+    text), ``cut`` when the digest kept only its first words."""
+    out = []
+    for fact, ids in filter(lambda f: f[0], map(_cited, facts.split("; "))):
+        if _MORE.match(fact):       # "13 more" of a quarter or year digest says nothing
+            continue
+        dated = _DIGEST_DAY.match(fact)
+        text, day = fact, None
+        if dated and dated.group(2) in MONTH_ABBREVIATIONS:
+            day = _day(year, str(MONTH_ABBREVIATIONS.index(dated.group(2)) + 1), dated.group(1))
+            text = resolve(dated.group(3), day) if day else fact
+        out.append(Passage(scene, text, day, cut=fact.endswith(_CUT), cites=ids))
+    return out
+
+
+def _cited(fact: str) -> tuple[str, tuple[str, ...]]:
+    """(a digest fact without its citation, the memory ids it cites, ranges expanded)."""
+    found = _CITED.search(fact)
+    if not found:
+        return fact.strip(), ()
+    tokens = (t.strip() for t in found.group(0).strip(" []").split(","))
+    return fact[: found.start()].strip(), tuple(i for t in tokens if t for i in _expand(t))
+
+
+@functools.lru_cache(maxsize=256)
+def cited_ids(body: str) -> tuple[tuple[str, bool], ...]:
+    """(memory id, whether a fact quotes it rather than counts it: ``13 more [...]``) for
+    every memory a scene body's digests cite (``rollup.cite``: ``fact [m1, m0012..m0019]``),
+    in order."""
+    out = []
+    for line in body.splitlines():
+        digest = _DIGEST.match(line.strip())
+        for fact, ids in map(_cited, digest.group(2).split("; ") if digest else ()):
+            out += [(i, not _MORE.match(fact)) for i in ids]
+    return tuple(out)
+
+
+def _expand(token: str) -> list[str]:
+    """``m0012..m0019`` -> its ids (``rollup._expand``; not imported: rollup brings the
+    offline backend's word tables, and recall starts in a new process each call)."""
+    first, sep, last = token.partition("..")
+    a, b = _NUMBERED.match(first), _NUMBERED.match(last) if sep else None
+    if not (a and b and a.group(1) == b.group(1) and len(a.group(2)) == len(b.group(2))):
+        return [token]
+    width, prefix = len(a.group(2)), a.group(1)
+    return [f"{prefix}{n:0{width}d}" for n in range(int(a.group(2)), int(b.group(2)) + 1)]
+
+
+def rank_passages(query: str, passages: list[Passage],
+                  corpus: Corpus | None = None) -> list[Passage]:
+    """BM25 (k1 1.2, b 0.75, length in characters) of each passage (its date and text) against
+    the query terms (the search analyser: stems, Chinese words by character pairs, stop words
+    out); best first, ties by original order. Passages with no query term are dropped.
+
+    ``corpus`` gives the document frequencies the word weights come from (the journal's, from
+    the index); without it, the passages themselves are the corpus.
+    """
+    wanted = question_terms(query)
+    if not wanted or not passages:
+        return []
+    # A passage can only hold a term whose text it (nearly) contains: tokenise just those
+    # (recall is on an agent's hot path; a 10,000-scene store brings hundreds of candidate
+    # sentences). A stem may end differently from its word ("happi", "happy"): drop a letter.
+    probes = {t if len(t) < 4 else t[:-1] for t in wanted}
+    passages = [p for p in passages if _holds_any(fold(p.dated()), probes)]
+    if not passages:
+        return []
+    docs = [_term_counts(p.dated()) for p in passages]
+    lengths = [len(p.dated()) for p in passages]
+    scores = _bm25(wanted, docs, lengths, corpus or _own_corpus(docs))
+    for passage, score in zip(passages, scores, strict=True):
+        passage.score = score
+    order = sorted(range(len(passages)), key=lambda i: (-scores[i], i))
+    return [passages[i] for i in order if scores[i] > 0]
+
+
+@functools.lru_cache(maxsize=16384)
+def _term_counts(text: str) -> Counter:
+    """``Counter`` of ``text_terms(text)``, each Chinese character pair also counted as its
+    first character: a one-character word of a question matches as a prefix, as in the index
+    (``渋谷``, cut by jieba into ``渋 / 谷``, finds ``渋谷で``). Shared, never changed (an agent
+    asks about the same passages again and again)."""
+    terms = text_terms(text)
+    counts = Counter(terms)
+    if not text.isascii():
+        counts.update(t[0] for t in terms if len(t) == 2 and CJK_RUN.fullmatch(t))
+    return counts
+
+
+def _bm25(terms: set[str], docs: list[Counter], lengths: list[int],
+          corpus: Corpus) -> list[float]:
+    n, df = corpus(terms)
+    idf = {t: _idf(n, df.get(t, 0)) for t in terms}
+    avg = sum(lengths) / len(lengths) or 1.0
+    return [sum(idf[t] * doc[t] * 2.2 / (doc[t] + 1.2 * (0.25 + 0.75 * length / avg))
+                for t in idf.keys() & doc.keys())
+            for doc, length in zip(docs, lengths, strict=True)]
+
+
+def _idf(n: int, df: int) -> float:
+    return math.log(1 + (max(n, df) - df + 0.5) / (df + 0.5))
+
+
+def _own_corpus(docs: list[Counter]) -> Corpus:
+    def stats(terms: set[str]) -> tuple[int, dict[str, int]]:
+        return len(docs), {t: sum(1 for d in docs if t in d) for t in terms}
+    return stats
+
+
+def _holds_any(text: str, probes: set[str]) -> bool:
+    return any(t in text for t in probes)
+
+
+def _persona_part(store: Store, limit: int) -> str:
+    """The persona's first sentences, in order, while they fit in ``limit`` characters (its
+    own top heading dropped: the recall text has one; no dangling lead-in line)."""
+    if limit <= 20:
+        return ""
+    try:   # a link to a file elsewhere is not the persona: nothing outside the store is read
+        text = read_regular_text(store.persona_path, errors="replace").strip()
+    except OSError:
+        return ""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("# ")]
+    out, used = [], 0
+    for sentence in (s for line in lines for s in _SENTENCE.split(line) if s.strip()):
+        if used + len(sentence) + 1 > limit:
+            break
+        out.append(sentence)
+        used += len(sentence) + 1
+    while out and out[-1].rstrip().endswith((":", "：")):
+        out.pop()
+    return "\n".join(out)
+
+
+def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
+           scope: str | None = None) -> Recall:
+    """Build the recall text for ``query`` in at most ``budget`` characters.
+
+    ``scope``: recall for one agent or project: only memories of that scope or of none, and
+    no persona or scenes (a scene folds the memories of every scope together, so it could
+    tell one scope another's facts).
+
+    ``index``: an open ``SceneIndex`` to reuse (for speed in a loop); otherwise one is opened
+    and brought up to date (``index.open_for_reading``: never needs write access; a busy
+    index answers as it is, with ``Recall.warning`` set). An interrupted batch is rolled back
+    first (``recovery.ensure_recovered``: one ``stat`` when there is none), so its
+    half-written scenes are never recalled. Raises ``ValueError`` for a budget under 100
+    characters, ``index.IndexUnavailable`` when no index can be read or built.
+    """
+    if budget < 100:
+        raise ValueError("the recall budget must be at least 100 characters")
+    from scene_engine.index.scenes import read_index
+    from scene_engine.store.recovery import ensure_recovered
+
+    ensure_recovered(store)
+    query = _without_time_words(query)
+
+    own = index is None
+    warning = None
+    if own:
+        index, warning = read_index(store)
+    try:
+        scoped = scope is not None
+        hits = [] if scoped else index.search(query, k=CANDIDATES, any_term=True)
+        bodies = index.bodies([h.name for h in hits])
+        hot = [] if scoped else index.hottest(12)
+        k = max(MEMORY_CANDIDATES, budget // CHARS_PER_CANDIDATE)
+        found = index.search_memories(query, k=k, any_term=True, scope=scope)
+        unread = [index.journal_warning(), _ledger_warning(store)]
+        gone = not_current(store)
+        found = [m for m in found if m.id not in gone]
+        found += _quoted_memories(index, bodies, {m.id for m in found} | gone)
+        holder = None if scoped else _scene_holder(store, index, [*hits, *hot], bodies, found)
+        zone = store.config.tz
+        passages = [p for m in found for p in memory_passages(m, zone)]
+        if found:     # the journal's word statistics, read while the index is open
+            memo: dict[str, int] = {}
+            total, lookup = index.memory_count, index.memory_document_counts
+
+            def corpus(terms: set[str]) -> tuple[int, dict[str, int]]:
+                missing = terms - memo.keys()
+                memo.update(lookup(missing) if missing else {})
+                return total(), {t: memo.get(t, 0) for t in terms}
+
+            result = assemble(store, query, budget, hits, bodies, hot, passages, corpus,
+                              persona=not scoped, holder=holder)
+        else:
+            result = assemble(store, query, budget, hits, bodies, hot, passages,
+                              persona=not scoped, holder=holder)
+    finally:
+        if own:
+            index.close()
+    # Said on every answer that may lack what a bad line holds (in ``to_json`` too).
+    result.warning = "; ".join(filter(None, [warning, *unread])) or None
+    return result
+
+
+def _ledger_warning(store: Store) -> str | None:
+    """The extraction ledger's first line that is not an event, for the answer's warning
+    (its other events still count), or None."""
+    from scene_engine.extraction.events import read_intact
+
+    problems = read_intact(store)[1]
+    return problems[0] if problems else None
+
+
+Holder = Callable[[str, str], "dict | None"]
+
+
+def _scene_holder(store: Store, index, scenes: list, bodies: dict[str, str], found: list
+                  ) -> Holder:
+    """A function ``(memory id, text) -> map row`` of the scene that holds a recalled memory,
+    or None: a scene of ``scenes`` (the candidates, then the hottest) whose digest cites it,
+    else, for a memory a batch has folded, a scene whose body states its words (one index
+    search, only for a memory chosen with no candidate scene restating it)."""
+    bodies = {**bodies, **index.bodies([h.name for h in scenes if h.name not in bodies])}
+    held = {}                   # memory id -> the index hit of the scene citing it
+    for hit in scenes:
+        for memory_id, _ in cited_ids(bodies.get(hit.name, "")):
+            held.setdefault(memory_id, hit)
+    folded = _folded(store, found)
+
+    def holder(memory_id: str, text: str) -> dict | None:
+        if memory_id in held:
+            return _row(held[memory_id])
+        if memory_id not in folded:
+            return None
+        said = " ".join(text.split())
+        for hit in index.search(text, k=3):
+            if hit.fallback:            # no scene holds every word of it
+                break
+            if said in " ".join(index.bodies([hit.name]).get(hit.name, "").split()):
+                return _row(hit)
+        return None
+    return holder
+
+
+def _folded(store: Store, found: list) -> set[str]:
+    """Ids of the ``found`` memories (``MemoryHit``) a batch has taken (none pending)."""
+    try:
+        state = store.load_state()
+    except (OSError, ValueError):
+        return set()
+    waiting = set(state.requeued)
+    return {m.id for m in found if m.seq < state.cursor and m.seq not in waiting}
+
+
+def _row(hit) -> dict:
+    """A scene map row of an index hit: name, heat, summary cut at a word."""
+    return {"name": hit.name, "heat": hit.heat,
+            "summary": _cut_words(" ".join(str(hit.summary or "").split()))}
+
+
+def _quoted_memories(index, bodies: dict[str, str], known: set[str]) -> list:
+    """The memories (``MemoryHit``) the candidate scenes' digests quote (cut short, or in
+    telegraphic style), not among ``known`` (found already, or no longer current): the
+    words as said stand in for the digest's quote."""
+    wanted = {i for body in bodies.values() for i, quoted in cited_ids(body) if quoted} - known
+    return index.memories_by_id(sorted(wanted)) if wanted else []
+
+
+def not_current(store: Store) -> frozenset[str]:
+    """Ids of memories that are no longer the current word on their fact: superseded by a
+    newer one, merged into another, or the text of a merge since undone (the extraction
+    ledger, ``extraction.events``). Recall leaves them out; the journal and search keep them.
+    Empty when the ledger is absent; a line that is not an event is passed over (recall's
+    warning names it)."""
+    from scene_engine.extraction.events import log_path, read_intact, statuses
+
+    if not log_path(store).exists():
+        return frozenset()
+    found = statuses([], read_intact(store)[0])    # a bad line: the others still count
+    return frozenset(i for i, status in found.items() if status != "active")
+
+
+def _without_time_words(query: str) -> str:
+    """``query`` without the words that only ask about time ("how long ago", "how many years
+    ago"): they are no topic, and passages that merely say "ago" or "long" must not win. The
+    question stays a time question (``_TIME_QUESTION`` sees "when" or what is left, and an
+    asked time is marked): returned unchanged when nothing else would remain."""
+    rest = _TIME_WORDS.sub(" ", query)
+    if rest == query or not question_terms(rest):
+        return query
+    return "when " + rest.strip()
+
+
+def memory_passages(hit, zone=None) -> list[Passage]:
+    """A memory found by the index (``memory_index.MemoryHit``) as passages, dated by the day
+    it was written in ``zone`` (a ``ZoneInfo``, the store's: the day its scene timeline
+    shows; None keeps the instant's own offset), relative times resolved against that day.
+    One passage, or one a sentence for a memory longer than ``LONG_MEMORY`` characters (a
+    long memory must not be out of reach of a small budget)."""
+    day = _local_day(hit.created_at, zone)
+    text = " ".join(hit.content.split())
+    parts = [s for s in _SENTENCE.split(text) if s.strip()] if len(text) > LONG_MEMORY \
+        else [text]
+    return [Passage("", resolve(part, day) if day else part, day, memory=hit.id,
+                    created_at=hit.created_at) for part in parts]
+
+
+def _local_day(created_at: str, zone) -> date | None:
+    try:
+        moment = datetime.fromisoformat(created_at)
+    except ValueError:
+        return None
+    if zone is not None and moment.tzinfo is not None:
+        moment = moment.astimezone(zone)
+    return moment.date()
+
+
+def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str],
+             hot: list, memories: list[Passage] | None = None,
+             corpus: Corpus | None = None, persona: bool = True,
+             holder: Holder | None = None) -> Recall:
+    """Lay out persona, scene map and passages within ``budget`` (see module docstring).
+
+    ``memories``: passages of the journal's best memories (``memory_passages``), ranked with
+    the scenes' sentences; ``corpus``: the journal's word statistics (``rank_passages``).
+    Scenes in the map get short tags (S1, S2, ...) that their passages cite, so a passage
+    costs a few characters of attribution instead of the scene's name; a passage of a scene
+    the map could not show adds the scene to the map (name and heat), its cost counted in
+    the budget. ``holder``: ``(memory id, text) -> map row`` of the scene holding a memory
+    no candidate scene sentence restates (``_scene_holder``). ``persona``: False leaves it
+    out.
+    """
+    persona = _persona_part(store, min(int(budget * PERSONA_SHARE), PERSONA_MAX)) if persona else ""
+    rows, seen = [], set()
+    for row in [*hits, *hot]:
+        if row.name not in seen:
+            seen.add(row.name)
+            rows.append(_row(row))
+    scene_map = _SceneMap(rows, *_scene_map(rows, min(int(budget * MAP_SHARE), MAP_MAX)))
+    header = "## Persona\n" + persona + "\n\n" if persona else ""
+    title = "## Passages\n"
+    room = budget - len(header) - len(scene_map.text()) - len(title) - 1
+    passages = [p for h in hits for p in split_passages(h.name, bodies.get(h.name, ""))]
+    ranked = _ranked(query, passages + list(memories or []), corpus)
+    chosen = _choose(ranked, room, scene_map, holder or (lambda *_: None))
+    body = _layout(chosen, scene_map.line)
+    text = header + scene_map.text() + (title + body if chosen else "")
+    return Recall(text=text.rstrip() + "\n", budget=budget, persona=persona,
+                  scenes=scene_map.shown, passages=chosen)
+
+
+@dataclass
+class _SceneMap:
+    """The scene map as shown (``lines``, ``shown`` rows, tags S1, S2, ...), which grows by a
+    line (name and heat) when a chosen passage cites a scene of ``rows`` not shown yet: every
+    passage of a scene is cited by its tag, never by a bare name (issue 21)."""
+
+    rows: list[dict]
+    lines: list[str]
+    shown: list[dict]
+    tags: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.tags = {r["name"]: f"S{i}" for i, r in enumerate(self.shown, start=1)}
+        self._rows = {r["name"]: r for r in self.rows}
+
+    def know(self, row: dict) -> str:
+        """Make a scene's map ``row`` one the map may add; returns its name."""
+        if row["name"] not in self._rows:
+            self.rows.append(row)
+            self._rows[row["name"]] = row
+        return row["name"]
+
+    def text(self) -> str:
+        """The map's part of the recall text ("" when it has no line)."""
+        return _MAP_HEADING + "\n".join(self.lines) + "\n\n" if self.lines else ""
+
+    def tag(self, scene: str) -> str | None:
+        """The tag ``scene`` has, or would get if added; None for no scene (or one unknown)."""
+        if scene in self.tags:
+            return self.tags[scene]
+        return f"S{len(self.shown) + 1}" if scene in self._rows else None
+
+    def cost(self, scene: str) -> int:
+        """Characters the map grows by if ``scene`` is added (0 when it is there)."""
+        if scene in self.tags or scene not in self._rows:
+            return 0
+        added = len(self._new_line(scene)) + 1
+        return added if self.lines else added - 1 + len(_MAP_HEADING) + 2
+
+    def add(self, scene: str) -> None:
+        """Show ``scene`` in the map (nothing when it is there or unknown)."""
+        if self.cost(scene):
+            self.lines.append(self._new_line(scene))
+            self.shown.append(self._rows[scene])
+            self.tags[scene] = f"S{len(self.shown)}"
+
+    def line(self, passage: Passage) -> str:
+        """``- [S1] text`` for a passage of a scene (its tag, or the one it would get), else
+        ``- text`` (a memory no scene holds)."""
+        tag = self.tag(passage.scene)
+        return f"- [{tag}] {passage.text}" if tag else f"- {passage.text}"
+
+    def _new_line(self, scene: str) -> str:
+        row = self._rows[scene]
+        return f"{self.tag(scene)} {row['name']} (heat {row['heat']})"
+
+
+def _choose(ranked: list[Passage], room: int, scene_map: _SceneMap,
+            holder: Holder) -> list[Passage]:
+    """The best passages that fit in ``room`` characters as ``_layout`` writes them (with
+    the map lines their scenes add), each saying something the ones before it did not; a
+    scene sentence that only restates a candidate memory is replaced by that memory, a
+    memory a scene holds is cited with it (a restating sentence, else ``holder``),
+    and a quote the engine cut short is never chosen as it is."""
+    restated = _restatement_finder(ranked)
+    attributed = _attributor(ranked, restated, holder, scene_map)
+    chosen, used, days, said, every, taken = [], 0, set(), [], set(), set()
+    for passage in ranked:
+        if room - used < _SHORTEST_LINE:
+            break
+        passage = attributed(restated(passage))
+        if passage.cut:
+            continue                    # no memory to quote it whole
+        key = (passage.memory, passage.text) if passage.memory is not None else id(passage)
+        if key in taken:
+            continue
+        words = set(text_terms(passage.text))
+        enough = SAME_FACT * len(words)
+        if words and len(words & every) >= enough and any(
+                len(words & other) >= enough for other in said):
+            continue                    # a chosen passage already states it
+        cost = len(scene_map.line(passage)) + 1 + scene_map.cost(passage.scene)
+        if passage.day and passage.day not in days:
+            cost += len(readable(passage.day)) + 2      # its day's heading
+        if used + cost <= room:
+            scene_map.add(passage.scene)
+            chosen.append(passage)
+            taken.add(key)
+            used += cost
+            days.add(passage.day)
+            said.append(words)
+            every |= words
+    return chosen
+
+
+def _attributor(ranked: list[Passage], restated: Callable[[Passage], Passage],
+                holder: Holder, scene_map: _SceneMap) -> Callable[[Passage], Passage]:
+    """A function that gives a memory passage with no scene the scene that holds it: the
+    best-ranked candidate scene whose sentence restates it (``restated``, the same test that
+    puts the memory in place of the sentence), else ``holder``'s (made known to
+    ``scene_map``); any other passage back as it is."""
+    restating: dict[tuple[str, str], str] = {}
+    built = []
+
+    def find(passage: Passage) -> Passage:
+        if passage.memory is None or passage.scene:
+            return passage
+        if not built:               # at the first memory without a scene: often none comes
+            built.append(True)
+            for other in ranked:
+                if other.memory is None and (found := restated(other)).memory:
+                    restating.setdefault((found.memory, found.text), other.scene)
+        scene = restating.get((passage.memory, passage.text))
+        if scene is None and (row := holder(passage.memory, passage.text)):
+            scene = scene_map.know(row)
+        return replace(passage, scene=scene) if scene else passage
+    return find
+
+
+def _restatement_finder(ranked: list[Passage]) -> Callable[[Passage], Passage]:
+    """A function that gives, for a scene sentence whose words one of the candidate memories
+    holds (``SAME_FACT`` of them), that memory cited with the scene, and any other passage
+    back as it is: the memory is the words as said, with its id and date; the scene line its
+    paraphrase, and the scene where the fact lives. A digest's fact that cites candidate
+    memories gets the one of them holding most of its words; a cut one citing none stays
+    as it is (and is then never shown)."""
+    holders: dict[str, list[int]] = {}
+    memories = [p for p in ranked if p.memory is not None]
+    held: list[set[str]] = []
+
+    def find(passage: Passage) -> Passage:
+        if passage.memory is not None or not memories:
+            return passage
+        if not held:           # built at the first scene sentence: often none is reached
+            held.extend(set(text_terms(m.text)) for m in memories)
+            for i, words in enumerate(held):
+                for term in words:
+                    holders.setdefault(term, []).append(i)
+        words = set(text_terms(passage.text))
+        own = [i for i, m in enumerate(memories) if m.memory in passage.cites]
+        if own or passage.cut:       # a digest's fact is the memory it cites, no other
+            if not own:
+                return passage
+            best = max(own, key=lambda i: (len(words & held[i]), -i))
+            return replace(memories[best], scene=passage.scene, score=passage.score)
+        need = math.ceil(SAME_FACT * len(words))
+        if not need:
+            return passage
+        # A memory holding ``need`` of the words holds one of any ``len - need + 1`` of
+        # them: look only among the holders of the rarest few.
+        rarest = sorted(words, key=lambda t: len(holders.get(t, ())))[:len(words) - need + 1]
+        best, most = None, need - 1
+        for i in sorted({i for t in rarest for i in holders.get(t, ())}):
+            if (n := len(words & held[i])) > most:
+                best, most = i, n
+        if best is None:
+            return passage
+        return replace(memories[best], scene=passage.scene, score=passage.score)
+    return find
+
+
+def _layout(chosen: list[Passage], line: Callable[[Passage], str]) -> str:
+    """Undated passages first (best first), then one heading a day, oldest day first, its
+    passages best first under it."""
+    lines = [line(p) for p in chosen if not p.day]
+    for day in sorted({p.day for p in chosen if p.day}):
+        lines.append(f"{readable(day)}:")
+        lines += [line(p) for p in chosen if p.day == day]
+    return "\n".join(lines)
+
+
+def _ranked(query: str, passages: list[Passage], corpus: Corpus | None) -> list[Passage]:
+    """``rank_passages``; for a question about time, passages that name a time
+    in their own words (``(2022)``, ``in May``, ``3月``) first among near equals."""
+    ranked = rank_passages(query, passages, corpus)
+    if not _TIME_QUESTION.search(query):
+        return ranked
+    for passage in ranked:
+        if _NAMES_TIME.search(passage.text):
+            passage.score *= TIME_BOOST
+    return sorted(ranked, key=lambda p: -p.score)
+
+
+def _scene_map(rows: list[dict], limit: int) -> tuple[list[str], list[dict]]:
+    """Map lines in order (matching scenes first), within ``limit`` characters: a scene with its
+    summary when that fits, else just name and heat; stops at the first that does not fit, so
+    the best-matching scenes are never dropped for lesser ones and tags stay S1, S2, S3..."""
+    lines, shown, used = [], [], 0
+    for row in rows:
+        tag = f"S{len(shown) + 1} {row['name']} (heat {row['heat']})"
+        for line in (f"{tag}: {row['summary']}" if row["summary"] else tag, tag):
+            if used + len(line) + 1 <= limit:
+                break
+        else:
+            break
+        lines.append(line)
+        shown.append(row)
+        used += len(line) + 1
+    return lines, shown
+
+
+def _cut_words(text: str, limit: int = SUMMARY_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut + "…"

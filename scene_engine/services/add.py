@@ -1,0 +1,139 @@
+"""Store-level operations that combine the pieces: add memories, status, backend choice.
+
+The CLI is a thin layer over these functions, and integrations can call them directly.
+"""
+
+from __future__ import annotations
+
+from scene_engine.core import interrupts
+from scene_engine.core.plural import count
+from scene_engine.store import history, inbox, recovery
+from scene_engine.store.lock import store_lock
+from scene_engine.store.memories import AddReport, Journal, MemoryInputError, parse_lines
+from scene_engine.store.numbering import check_numbering
+from scene_engine.store.store import Store
+
+
+def add_memories(store: Store, data: bytes | None,
+                 lock_timeout: float | None = None) -> AddReport:
+    """Validate ``data`` (JSON list or JSONL) whole, append the new memories, commit.
+
+    Memories waiting in the inbox (``inbox``) are appended first, each file its own commit;
+    ``data`` None appends just those. The new memories are indexed for search and recall
+    before it returns (a failure there only costs freshness: the next search catches up).
+    ``lock_timeout``: seconds to wait for the store (None: ``lock.lock_timeout()``).
+
+    Raises ``MemoryInputError`` (nothing added) for any bad record, and for a known id sent
+    with another memory (another content, scope, role or type: a memory is never rewritten),
+    ``JournalError`` for a torn journal, ``LockBusyError`` when the store stays busy. Known ids
+    sent with the same memory are skipped; the same memory (content, instant, scope, role and
+    type) as one already known (or earlier in the input) becomes an alias of it (the counts
+    and ``same_as`` say which). The report is of ``data`` alone.
+    """
+    memories = parse_lines(data) if data is not None else []
+    report = AddReport(added=0, known=0, duplicates=0)
+    with store_lock(store.lock_path, timeout=lock_timeout):
+        repo = history.open_repo(store.root)
+        recovery.recover(store, repo)
+        check_numbering(store)
+        journal = Journal(store.memories_dir)
+        index = _synced_index(store)
+        try:
+            added = _drain_inbox(store, repo, journal, index)
+            if memories:
+                _, report = _append(store, repo, journal, memories, store.load_state(), index)
+                added += report.added
+        finally:
+            if index is not None:
+                index.close()
+    if added and index is None:
+        from scene_engine.index.refresh import refresh_index
+
+        refresh_index(store)     # the new memories are searchable now (one segment re-read)
+    return report
+
+
+def drain_inbox(store: Store, lock_timeout: float | None = None) -> int:
+    """Append the memories waiting in the inbox to the journal (``add_memories`` with no new
+    data). Returns how many files were drained. Raises as ``add_memories``."""
+    before = len(inbox.waiting(store))
+    if before:
+        add_memories(store, None, lock_timeout=lock_timeout)
+    return before - len(inbox.waiting(store))
+
+
+def _drain_inbox(store: Store, repo, journal: Journal, index) -> int:
+    """Append each inbox file (under the store lock), oldest first; returns memories added.
+    A file that no longer validates is set aside as ``.bad`` (said once, never retried)."""
+    import warnings
+
+    added = 0
+    for path in inbox.waiting(store):
+        try:   # a known id with another memory is refused here as by `scenes add`
+            memories = parse_lines(path.read_bytes())
+            _, report = _append(store, repo, journal, memories, store.load_state(), index)
+        except (MemoryInputError, OSError) as exc:
+            warnings.warn(f"{path}: set aside, not added ({exc})", stacklevel=3)
+            path.replace(path.with_suffix(".bad"))
+            continue
+        added += report.added
+        path.unlink()          # a crash before this re-adds the file: its ids are known then
+    return added
+
+
+def _synced_index(store: Store):
+    """The store's index in step with the journal (to look ids up in), or None when it cannot
+    be (no index, unreadable, a journal segment it could not read): the journal is read then."""
+    from scene_engine.index.scenes import for_store
+
+    try:
+        index = for_store(store)
+    except Exception:           # the index is derived: any failure just means "read the files"
+        return None
+    try:
+        report = index.sync()
+        if not any(w.startswith("memories/") for w in report.warnings or ()):
+            return index
+    except Exception:
+        pass
+    index.close()
+    return None
+
+
+def _append(store: Store, repo, journal: Journal, lined, state, index):
+    """Plan, write and commit the new memories (``[(line, Memory)]``, under the store lock);
+    index them when ``index`` is given. Returns (fresh memories, ``AddReport``). Raises
+    ``MemoryInputError`` naming the line of each known id sent with another memory (nothing
+    written)."""
+    fresh, report, writes = journal.plan_append([m for _, m in lined], state.next_seq,
+                                                catalog=index)
+    if report.conflicts:
+        raise MemoryInputError([(lined[position][0], message)
+                                for position, message in report.conflicts])
+    # Engine files only, restored whatever they hold: their text is not needed.
+    planned = dict.fromkeys([*(str(p.relative_to(store.root)) for p in writes),
+                             ".scene-engine/state.json"])
+    with interrupts.critical(repo):   # Ctrl-C waits until the add is committed
+        recovery.begin(store, planned, repo)
+        journal.write(writes)
+        if writes:
+            store.save_state(state.model_copy(
+                update={"next_seq": state.next_seq + len(fresh)}))
+            # Only the journal and state: a hand edit waiting under scenes/ gets its own
+            # "hand edit" commit from the next batch, not a place in this one.
+            shown = (f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})" if fresh
+                     else "none (known ids added as aliases)")
+            history.commit(repo, f"add: {count(len(fresh), 'memory')}\n\nMemories-Added: "
+                                 f"{shown}\n",
+                           paths=("memories", ".scene-engine/state.json"))
+        recovery.end(store)
+    if writes and index is not None:
+        try:                     # the new memories are searchable now (one segment re-read)
+            index.sync()
+        except Exception as exc:  # the files are the truth; the next search catches up
+            import warnings
+
+            warnings.warn(f"search index not updated: {exc}", stacklevel=3)
+    return fresh, report
+
+

@@ -1,0 +1,78 @@
+"""What a person or an agent sees of the scenes: one row per scene, and a scene found by name.
+
+Shared by the command line (``scenes list``, ``scenes show``) and the MCP server
+(``list_scenes``, ``read_scene``, ``scene://`` resources), so both say the same.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+import warnings
+
+from scene_engine.store.store import Store
+
+
+def scene_rows(store: Store) -> list[dict]:
+    """``[{"name", "heat", "updated", "summary"}]`` of every scene, hottest first (ties by
+    name); ``updated`` is ISO text or None. A scene not readable as UTF-8 gets a row saying
+    so (heat 0), never an exception."""
+    from scene_engine.store.scene import read_scene
+
+    rows = []
+    for name in store.scene_names():
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            try:
+                scene = read_scene(store.scenes_dir / name)
+            except (UnicodeDecodeError, OSError):   # another encoding, or gone meanwhile
+                rows.append({"name": name, "heat": 0, "updated": None,
+                             "summary": "(not readable as UTF-8: see `scenes doctor`)"})
+                continue
+        updated = scene.meta.get("updated")
+        rows.append({"name": name, "heat": int(scene.meta.get("heat") or 0),
+                     "updated": updated.isoformat() if hasattr(updated, "isoformat") else updated,
+                     "summary": scene.meta.get("summary") or ""})
+    rows.sort(key=lambda r: (-r["heat"], r["name"]))
+    return rows
+
+
+def match_scene(store: Store, name: str) -> str | None:
+    """The scene file name that ``name`` means (with or without ``.md``; case and Unicode
+    form ignored, so "café" typed as e + accent finds ``Café.md``), or None. Only names
+    of existing scenes come back: a path ("../x", "a/b") never matches."""
+    wanted = name if name.lower().endswith(".md") else f"{name}.md"
+    key = unicodedata.normalize("NFC", wanted).casefold()
+    for existing in store.scene_names():
+        if unicodedata.normalize("NFC", existing).casefold() == key:
+            return existing
+    return None
+
+
+def taken_in_by(store: Store, name: str) -> str | None:
+    """The live scene that took scene ``name`` in (its ``merged_from`` lists it: a rename or a
+    merge), or None: where a person who asks for an old name should look."""
+    from scene_engine.batch.rules import merged_from
+    from scene_engine.store.scene import read_scene
+
+    wanted = name if name.lower().endswith(".md") else f"{name}.md"
+    key = unicodedata.normalize("NFC", wanted).casefold()
+    for existing in store.scene_names():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                scene = read_scene(store.scenes_dir / existing)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if any(unicodedata.normalize("NFC", m).casefold() == key for m in merged_from(scene)):
+            return existing
+    return None
+
+
+def missing_scene(store: Store, name: str, listing: str) -> str:
+    """The message for a scene name that matches none: where it went, if a scene took it in
+    (``taken_in_by``), else ``listing`` (the command that lists scenes)."""
+    wanted = name if name.lower().endswith(".md") else f"{name}.md"
+    into = taken_in_by(store, wanted)
+    if into:
+        return f"no scene named {wanted}: it was renamed or merged into {into}"
+    return f"no scene named {wanted}; {listing} shows them"

@@ -1,0 +1,238 @@
+"""The persona (L3): a short portrait distilled from the scenes, in ``persona.md``.
+
+Regenerated (DESIGN.md "A batch", step 8) when the model asks for it in its final text, when
+scenes exist and no persona does, every ``persona_every`` memories — sooner on a small store
+(half the memories folded so far, at least ``MIN_REFRESH``), so a persona made after the first
+batch is not left a snapshot of it — and when the scene set changed a lot (fewer than half of
+the scenes are named in an offline persona); ``scenes persona --force`` on demand. It is written in the
+language most of the scenes' entries are in (issue 13). Each regeneration is its own commit,
+so undo can restore the previous one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from scene_engine.batch.rules import parse_checked
+from scene_engine.core import interrupts
+from scene_engine.core.fs import atomic_write_text, read_regular_text
+from scene_engine.core.plural import count
+from scene_engine.offline.words import language
+from scene_engine.store import history, recovery
+from scene_engine.store.lock import store_lock
+from scene_engine.store.store import Store, render_state
+
+MAX_PERSONA_CHARS = 2000
+MIN_UNNAMED = 3         # scenes an offline persona must miss before it is due for that
+GONE = "it names scenes that are gone"   # the ``persona_reason`` a rename or merge gives
+OFFLINE_MARKERS = ("Main areas of life, hottest first:", "主要生活领域（按热度）：")
+MIN_REFRESH = 20        # memories: the soonest a small store's persona is refreshed again
+_ENTRY = re.compile(r"^\s*- (?:\d{4}[-\d Q]*(?: \(digest\))?: )?(.+)$")
+
+
+def refresh_every(store: Store) -> int:
+    """Memories between refreshes: ``persona_every``, or on a small store half the memories
+    taken so far (at least ``MIN_REFRESH``), so the persona grows with the store."""
+    taken = store.load_state().cursor
+    return min(store.config.persona_every, max(MIN_REFRESH, taken // 2))
+
+
+_LISTED = re.compile(r"^- \*\*([^*\n]+)\*\* \((?:heat|热度) \d+\)", re.MULTILINE)
+
+
+def dangling_links(store: Store) -> list[str]:
+    """The scenes ``persona.md`` names that are gone (renamed, by a batch or by hand, merged
+    away, or brought back by an undo under their old name): its ``[[wiki-links]]`` when
+    ``wiki_links`` is on, and the names of its scene list (``- **name** (heat N)``)."""
+    if not store.persona_path.is_file():
+        return []
+    try:
+        text = read_regular_text(store.persona_path, errors="replace")
+    except OSError:
+        return []
+    stems = {name.removesuffix(".md") for name in store.scene_names()}
+    linked = _LISTED.findall(text)
+    if store.config.wiki_links:
+        linked += [m.split("|", 1)[0].strip() for m in re.findall(r"\[\[([^\]]+)\]\]", text)]
+    return sorted({link.strip() for link in linked if link.strip() not in stems})
+
+
+def relink(store: Store) -> str:
+    """After an undo or redo: regenerate an extractive persona (the offline backend's) that
+    names scenes that are gone; a model's or a person's persona waits for the next batch,
+    which refreshes it (``persona_reason``). Returns the commit sha, "" if nothing changed."""
+    try:
+        text = read_regular_text(store.persona_path, errors="replace")
+    except OSError:
+        return ""
+    if not dangling_links(store) or not any(marker in text for marker in OFFLINE_MARKERS):
+        return ""
+    from scene_engine.offline.backend import OfflineBackend
+
+    return regenerate(store, OfflineBackend(), "it named scenes that are gone")
+
+
+def persona_reason(store: Store, requested: bool) -> str | None:
+    """Why the persona should be regenerated now, or None."""
+    if requested:
+        return "the model asked for it"
+    names = store.scene_names()
+    if names and not store.persona_path.exists():
+        return "scenes exist and there is no persona yet"
+    if not names:
+        return None
+    if dangling_links(store):
+        return GONE
+    every = refresh_every(store)
+    if store.load_state().since_persona >= every:
+        return f"{every} memories since the last persona"
+    try:
+        text = read_regular_text(store.persona_path, errors="replace")
+    except OSError:
+        return None
+    if not any(marker in text for marker in OFFLINE_MARKERS):
+        return None      # a model's or a person's persona does not list scenes by name
+    named = sum(n.removesuffix(".md") in text for n in names)
+    unnamed = len(names) - named
+    if named * 2 < len(names) and unnamed >= MIN_UNNAMED and store.load_state().since_persona:
+        return f"it names {named} of the {len(names)} scenes"
+    return None
+
+
+def store_language(store: Store) -> str:
+    """"zh" or "en": the language most entries of the scenes are in (each line one vote,
+    ``offline_words.language``), or the configured ``language`` when it is not "auto"."""
+    if store.config.language in ("en", "zh"):
+        return store.config.language
+    lines = []
+    for name in store.scene_names():
+        try:
+            text = read_regular_text(store.scenes_dir / name, errors="replace")
+        except OSError:
+            continue
+        scene, _ = parse_checked(name, text)
+        for line in (scene.body if scene else text).splitlines():
+            found = _ENTRY.match(line)
+            if found:
+                lines.append(found.group(1))
+    return language(lines)
+
+
+def scene_digest(store: Store, excerpt: int = 300) -> tuple[str, list[tuple[str, int, str]]]:
+    """(digest text for a model, [(name, heat, summary)]) of every scene, hottest first."""
+    rows = []
+    for name in store.scene_names():
+        try:
+            text = read_regular_text(store.scenes_dir / name, errors="replace")
+        except OSError:              # gone or swapped for a link since it was listed
+            continue
+        scene, _ = parse_checked(name, text)
+        heat = int(scene.meta.get("heat") or 0) if scene else 0
+        summary = str(scene.meta.get("summary") or "") if scene else ""
+        body = (scene.body if scene else text).strip()
+        rows.append((name, heat, summary, body[:excerpt]))
+    rows.sort(key=lambda r: (-r[1], r[0]))
+    digest = "\n\n".join(f"### {n} (heat {h})\n{s}\n{b}" for n, h, s, b in rows)
+    return digest, [(n, h, s) for n, h, s, _ in rows]
+
+
+def scene_link(name: str, wiki: bool = False) -> str:
+    """How the persona names a scene file: ``[[name]]`` (a wiki-link a vault user clicks
+    through; config ``wiki_links``) or ``**name**``."""
+    stem = name.removesuffix(".md")
+    return f"[[{stem}]]" if wiki else f"**{stem}**"
+
+
+def linked_scene_list(rows: list[tuple[str, int, str]], wiki: bool) -> str:
+    """One line naming every scene (hottest first) as links, appended to a model's persona
+    in a vault so its scene list can be clicked through ("" when not ``wiki``)."""
+    if not wiki or not rows:
+        return ""
+    links: list[str] = []
+    for name, _, _ in rows:   # at most a quarter of the persona: the portrait comes first
+        if sum(len(link) + 3 for link in links) + len(name) > MAX_PERSONA_CHARS // 4:
+            break
+        links.append(scene_link(name, True))
+    return "\n\nScenes: " + " · ".join(links) + "\n"
+
+
+def offline_persona(rows: list[tuple[str, int, str]], lang: str = "en",
+                    wiki: bool = False) -> str:
+    """An extractive persona in ``lang`` ("en" or "zh"): a heading and the scene list
+    (``wiki``: the scene names as ``[[wiki-links]]``)."""
+    zh = lang == "zh"
+    lines = ["# 人物画像" if zh else "# Persona", "", OFFLINE_MARKERS[1 if zh else 0], "",
+             *scene_list(rows, lang, wiki)]
+    return "\n".join(lines) + "\n"
+
+
+def scene_list(rows: list[tuple[str, int, str]], lang: str = "en", wiki: bool = False
+               ) -> list[str]:
+    """The persona's list of scenes, one line each, hottest first: name (``scene_link``),
+    heat, summary."""
+    heat = "热度" if lang == "zh" else "heat"
+    return [f"- {scene_link(name, wiki)} ({heat} {h}): {summary}" for name, h, summary in rows]
+
+
+def clip(text: str, limit: int = MAX_PERSONA_CHARS) -> str:
+    """``text`` cut to ``limit`` characters at a line or sentence end."""
+    text = text.strip() + "\n"
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = max(cut.rfind("\n"), cut.rfind(". "), cut.rfind("。"))
+    return (cut[: end + 1] if end > limit // 2 else cut).rstrip() + "\n"
+
+
+def _edited_by_hand(repo) -> bool:
+    """True when the newest commit that touched persona.md is a person's: a hand edit, their
+    own commit or a vault plugin's auto-commit of their edit."""
+    email, _, message = repo.git.log("-1", "--format=%ae%x01%B", "--", "persona.md"
+                                     ).partition("\x01")
+    return bool(message) and history.is_person_commit(message, email)
+
+
+def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
+    """Write ``persona.md`` from the scenes and commit it; return the commit sha ("" if none).
+
+    ``backend`` may offer ``persona(language, digest, max_chars) -> (text, tokens)``; the
+    offline backend doesn't, and the extractive persona is used. Takes the store lock.
+    A persona a person edited by hand (the last commit touching it is a hand edit) is kept
+    unless ``force``: an automatic refresh never overwrites a person's words (a warning says so).
+    """
+    with store_lock(store.lock_path):
+        repo = history.open_repo(store.root)
+        recovery.recover(store, repo)
+        # Hand edits (persona.md's included) get their own commit first, so undoing this
+        # persona commit never reverts them and overwriting persona.md never loses one.
+        history.commit_hand_edits(repo)
+        if not force and store.persona_path.exists() and _edited_by_hand(repo):
+            import warnings
+
+            warnings.warn("persona.md was edited by hand, so it was not regenerated; "
+                          "`scenes persona --force` replaces it", stacklevel=2)
+            return ""
+        digest, rows = scene_digest(store)
+        if not rows:
+            return ""
+        tokens = 0
+        lang = store_language(store)
+        if hasattr(backend, "persona"):
+            text, tokens = backend.persona(lang, digest, MAX_PERSONA_CHARS)
+            links = linked_scene_list(rows, store.config.wiki_links)
+            text = clip(text, MAX_PERSONA_CHARS - len(links)).rstrip("\n") + links
+        else:
+            text = offline_persona(rows, lang, store.config.wiki_links)
+        state = store.load_state().model_copy(update={"since_persona": 0})
+        persona = clip(text)
+        planned = {"persona.md": persona, ".scene-engine/state.json": render_state(state)}
+        with interrupts.critical(repo):   # Ctrl-C waits until the persona is committed
+            recovery.begin(store, planned, repo)
+            atomic_write_text(store.persona_path, persona)
+            store.save_state(state)
+            sha = history.commit(repo, f"persona: regenerated from {count(len(rows), 'scene')}\n\n"
+                                       f"Reason: {reason}.\n\nPersona: yes\n"
+                                       f"Backend: {backend.name}\nTokens: {tokens}\n",
+                                 paths=("persona.md", ".scene-engine/state.json"))
+            recovery.end(store)
+        return sha

@@ -1,0 +1,385 @@
+"""``scenes repair``: number the memory journal anew after a git merge of two copies of a
+store (docs/DESIGN.md "A store on disk", two devices).
+
+What is processed is decided from what the batches still in effect took, read by id from
+their ledgers (or, for batches written before ledgers, their ``Memory-Seqs`` and the journal
+of their own commit), never from a cursor position alone. Order: read every journal record
+(either side's), collapse the same memory said on both sides, find the batches in effect
+and their claims, give each claimed memory the number its batch gave it and the rest the
+free numbers (pending again), release a batch whose numbers clash with the one kept, then
+write the journal, state and ledger in one commit through the write unit of work.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from scene_engine.store.memories import SEGMENT, Journal, _lines
+from scene_engine.store.numbering import STATE_PATH, numbering_problem
+from scene_engine.store.store import State, Store, render_state
+
+
+@dataclass(frozen=True)
+class BatchClaim:
+    """What one batch commit took: its ``number``, commit ``sha`` and the ``(seq, id)`` of each
+    memory as the copy that made it numbered them (``id`` None when nothing says which)."""
+
+    number: int
+    sha: str
+    memories: tuple[tuple[int, str | None], ...]
+
+
+
+def batch_claim(repo, commit) -> BatchClaim:
+    """The ``BatchClaim`` of a batch commit: its ledger's entries (every memory it took, the
+    duplicates too), or for a batch made before ledgers were kept its ``Memory-Seqs`` trailer
+    with the ids the journal of that very commit holds at those places. An unreadable ledger
+    falls back to the trailer too. Raises nothing for a damaged commit: unknown ids are None."""
+    from scene_engine.batch.accounting import Ledger
+    from scene_engine.store import history
+    from scene_engine.store.history import expand_seqs
+
+    found = history.trailers(commit.message)
+    number = int(found["Batch"])
+    if found.get("Ledger"):
+        try:
+            blob = commit.tree / history.tree_path(repo, found["Ledger"])
+            ledger = Ledger.parse(blob.data_stream.read().decode("utf-8"))
+            return BatchClaim(number, commit.hexsha,
+                              tuple((e.seq, e.id) for e in ledger.entries))
+        except (KeyError, ValueError):   # unreadable: the trailer still says what it took
+            pass
+    seqs = expand_seqs(found.get("Memory-Seqs", ""))
+    ids = _ids_at(repo, commit, seqs)
+    return BatchClaim(number, commit.hexsha, tuple((s, ids.get(s)) for s in seqs))
+
+
+
+def _ids_at(repo, commit, seqs: list[int]) -> dict[int, str]:
+    """seq -> id of the journal records at those places in ``commit``'s own tree."""
+    from scene_engine.store import history
+
+    found: dict[int, str] = {}
+    for number in sorted({s // SEGMENT for s in seqs}):
+        try:
+            blob = commit.tree / history.tree_path(repo, f"memories/{number:05d}.jsonl")
+            lines = _lines(blob.data_stream.read().decode("utf-8"))
+        except (KeyError, ValueError):
+            continue
+        for seq in (s for s in seqs if s // SEGMENT == number):
+            try:
+                found[seq] = json.loads(lines[seq % SEGMENT])["id"]
+            except (IndexError, ValueError, KeyError, TypeError):
+                continue
+    return found
+
+
+
+def live_claims(store: Store, repo) -> tuple[list[BatchClaim], list[BatchClaim]]:
+    """(claims of the batches in effect, by number; claims of the batch commits that share a
+    number with another and lose: the one whose ledger file is not the one in the work tree,
+    the person's pick when they merged ``.scene-engine/``, else the earlier)."""
+    from scene_engine.store import history
+
+    commits = history.engine_commits(repo)
+    gone = history.released_batches(commits)
+    by_number: dict[int, list] = {}
+    for commit in commits:
+        if commit.hexsha not in gone and \
+                history.commit_kind(commit.message, commit.author.email) == "batch":
+            by_number.setdefault(int(history.trailers(commit.message)["Batch"]), []).append(
+                commit)
+    losers = [c for n, group in by_number.items() if len(group) > 1
+              for c in group if c is not _kept(store, repo, n, group)]
+    live = history.live_batches(repo, released={c.hexsha for c in losers})
+    return ([batch_claim(repo, live[n]) for n in sorted(live)],
+            [batch_claim(repo, c) for c in losers])
+
+
+
+def _kept(store: Store, repo, number: int, group: list):
+    """Of the commits ``group`` that all say ``Batch: number``, the one whose ledger is the
+    file in the work tree (the side kept in the merge), else the last."""
+    from scene_engine.batch.accounting import ledger_path
+    from scene_engine.store import history
+
+    path = store.root / ledger_path(number)
+    on_disk = path.read_bytes() if path.is_file() else None
+    for commit in group:
+        try:
+            blob = commit.tree / history.tree_path(repo, ledger_path(number))
+        except KeyError:
+            continue
+        if blob.data_stream.read() == on_disk:
+            return commit
+    return group[-1]
+
+
+
+@dataclass
+class Reconciled:
+    """A repaired journal: ``records`` in their new order (``seq`` set), ``processed`` (the
+    numbers live batches took, each still pointing at the memory it took) and ``released``
+    (the batches that could not keep theirs)."""
+
+    records: list[dict]
+    processed: set[int]
+    released: list[BatchClaim] = field(default_factory=list)
+
+
+
+def collapse(records: list[dict]) -> tuple[list[dict], dict[str, int]]:
+    """(each memory once, id or alias -> its place in that list). Records that share an id or
+    an alias, or state the same content at the same instant under the same scope (as
+    ``Journal.plan_append`` collapses them: both devices added it), are one memory: the
+    first is kept and takes the others' ids as aliases."""
+    kept: list[dict] = []
+    owner: dict[str, int] = {}
+    facts: dict[tuple, int] = {}
+    for record in records:
+        ids = [record["id"], *(record.get("aliases") or ())]
+        fact = (record.get("content"), record.get("created_at"), record.get("scope"))
+        place = next((owner[i] for i in ids if i in owner), facts.get(fact))
+        if place is None:
+            place = len(kept)
+            kept.append(dict(record))
+            facts[fact] = place
+        else:
+            first = kept[place]
+            known = {first["id"], *(first.get("aliases") or ())}
+            extra = [i for i in ids if i not in known]
+            if extra:
+                first["aliases"] = [*(first.get("aliases") or ()), *extra]
+        owner.update((i, place) for i in ids if i not in owner)
+    return kept, owner
+
+
+
+def reconcile(records: list[dict], claims: list[BatchClaim]) -> Reconciled:
+    """Number ``records`` (journal order, as merged) so that every claim of ``claims`` (the
+    live batches, lowest number first) keeps its numbers where it can: a batch whose memories
+    all exist and whose numbers no earlier batch gave to another memory keeps them all; any
+    other batch is released whole. The memories no kept batch took fill the free numbers in
+    journal order."""
+    unique, owner = collapse(records)
+    at: dict[int, int] = {}       # number -> place in ``unique``
+    placed: dict[int, int] = {}   # place in ``unique`` -> number
+    released = []
+    for claim in claims:
+        want = _fitting(claim, owner, len(unique), at, placed)
+        if want is None:
+            released.append(claim)
+            continue
+        at.update(want)
+        placed.update((place, seq) for seq, place in want.items())
+    processed = set(at)
+    free = iter(s for s in range(len(unique)) if s not in at)
+    for place in range(len(unique)):
+        if place not in placed:
+            at[next(free)] = place
+    return Reconciled([{**unique[at[seq]], "seq": seq} for seq in range(len(unique))],
+                      processed, released)
+
+
+
+def _fitting(claim: BatchClaim, owner: dict[str, int], size: int, at: dict[int, int],
+             placed: dict[int, int]) -> dict[int, int] | None:
+    """number -> place of each memory ``claim`` took, or None when one cannot keep its number
+    (an id no record has, a number past the journal's end, a number or a memory an earlier
+    batch kept: two batches in effect never hold one memory)."""
+    want: dict[int, int] = {}
+    for seq, memory_id in claim.memories:
+        place = owner.get(memory_id) if memory_id is not None else None
+        if place is None or seq >= size or seq in at or place in placed or seq in want:
+            return None
+        want[seq] = place
+    return want if len(set(want.values())) == len(want) else None
+
+
+
+def claims_problem(records: list[dict], claims: list[BatchClaim], state: State) -> str:
+    """What disagrees between a journal whose numbering is whole (``records`` in order), the
+    live batches' ``claims`` and ``state.json`` ("" when nothing): a batch that took a memory
+    under a number the journal gives another (a merge repaired by an older engine), or a
+    memory the state counts as processed that no live batch took, or the other way round."""
+    for claim in claims:
+        for seq, memory_id in claim.memories:
+            record = records[seq] if seq < len(records) else None
+            if record is None or memory_id not in (record["id"], *(record.get("aliases") or ())):
+                other = f"memory {record['id']}" if record else "no memory"
+                return (f"batch {claim.number} took memory {memory_id} as #{seq}, but the "
+                        f"journal's #{seq} is {other}")
+    pending = set(state.requeued) | set(state.forgotten) | \
+        set(range(state.cursor, state.next_seq))
+    processed = set(range(state.next_seq)) - pending
+    taken = {seq for claim in claims for seq, _ in claim.memories}
+    if processed != taken:
+        odd = min(processed ^ taken)
+        return (f"state.json counts memory #{odd} as "
+                f"{'processed' if odd in processed else 'pending'}, but "
+                f"{'no' if odd in processed else 'a'} live batch took it")
+    return ""
+
+
+
+def repaired_state(state: State, plan: Reconciled, forgotten: set[str],
+                   last_batch: int) -> State:
+    """``state`` for the journal ``plan`` made: every memory it does not count as processed
+    or ``forgotten`` (ids) pending (past the cursor or re-queued), the batch counter at least
+    ``last_batch`` (the newest batch number in the history, either device's)."""
+    seq_of = {i: r["seq"] for r in plan.records for i in (r["id"], *(r.get("aliases") or ()))}
+    dropped = sorted({seq_of[i] for i in forgotten if i in seq_of} - plan.processed)
+    top = max(plan.processed | set(dropped), default=-1) + 1
+    requeued = [s for s in range(top) if s not in plan.processed and s not in set(dropped)]
+    return state.model_copy(update={
+        "next_seq": len(plan.records), "cursor": top, "requeued": requeued,
+        "forgotten": dropped, "batch": max(state.batch, last_batch)})
+
+
+
+def forgotten_ids(store: Store, repo, state: State, records: list[dict]) -> set[str]:
+    """The ids of the memories ``state.json`` lists as forgotten, in the numbering of the copy
+    it came from: the record carrying that number, or when both copies numbered one (a
+    record each), the one at that place in the journal of the newest commit (not a merge)
+    whose ``state.json`` is this very file. Neither when that cannot tell: a forgotten
+    memory comes back pending rather than another one being hidden."""
+    found: set[str] = set()
+    origin = None
+    for seq in state.forgotten:
+        carrying = [r["id"] for r in records if r.get("seq") == seq]
+        if len(carrying) > 1 and origin is None:
+            origin = _origin_ids(store, repo, list(state.forgotten))
+        pick = carrying if len(carrying) == 1 else \
+            [i for i in carrying if (origin or {}).get(seq) == i]
+        found.update(pick[:1])
+    return found
+
+
+
+def _origin_ids(store: Store, repo, seqs: list[int]) -> dict[int, str]:
+    """seq -> id in the journal of the newest non-merge commit whose ``state.json`` is the
+    one on disk ({} when none of the last 200 commits is)."""
+    from scene_engine.store import history
+
+    on_disk = store.state_path.read_bytes()
+    for commit in reversed(history.engine_commits(repo)[-200:]):
+        if len(commit.parents) > 1:
+            continue
+        try:
+            blob = commit.tree / history.tree_path(repo, STATE_PATH)
+        except KeyError:
+            continue
+        if blob.data_stream.read() == on_disk:
+            return _ids_at(repo, commit, seqs)
+    return {}
+
+
+
+def repair_numbering(store: Store) -> dict:
+    """Number the journal anew (``reconcile``), write it, ``state.json`` (``repaired_state``)
+    and the extraction ledger's event numbers in one commit, under the store lock. Returns
+    ``{"repaired": bool, "memories": n, "pending_again": n (memories waiting for a batch),
+    "released_batches": [numbers], "problem": text}``. Raises ``JournalError`` for a torn
+    journal line, ``HistoryError`` if git refuses (a merge still in progress)."""
+    from scene_engine.store import history, recovery
+    from scene_engine.store.lock import store_lock
+
+    with store_lock(store.lock_path):
+        repo = history.open_repo(store.root)
+        try:
+            recovery.recover(store, repo)
+            return _repair(store, repo)
+        finally:
+            repo.close()
+
+
+
+def _repair(store: Store, repo) -> dict:
+    state = store.load_state()
+    records = [record for _, _, record in Journal(store.memories_dir)._records()]
+    claims, losers = live_claims(store, repo)
+    events = _renumbered_events(store)
+    problem = numbering_problem(store.memories_dir, state.next_seq) or \
+        claims_problem(records, claims, state) or \
+        (f"{len(losers)} batch commits share a number with another" if losers else "") or \
+        ("the extraction ledger's events are not numbered 1, 2, 3, ..." if events else "")
+    if not problem:
+        return {"repaired": False, "memories": state.next_seq, "pending_again": 0,
+                "released_batches": [], "problem": ""}
+    plan = reconcile(records, claims)
+    plan.released = losers + plan.released
+    last = max((c.number for c in claims + losers), default=0)
+    fixed = repaired_state(state, plan, forgotten_ids(store, repo, state, records), last)
+    _write_repair(store, repo, plan, fixed, events, problem)
+    return {"repaired": True, "memories": len(plan.records), "pending_again": fixed.pending,
+            "released_batches": sorted({c.number for c in plan.released}),
+            "problem": problem}
+
+
+
+def _write_repair(store: Store, repo, plan: Reconciled, fixed: State, events: str | None,
+                  problem: str) -> None:
+    """Write the repaired journal, state and extraction ledger and commit them (behind a
+    recovery marker: a crash is rolled back by the next command)."""
+    from scene_engine.core import interrupts
+    from scene_engine.core.fs import atomic_write_text
+    from scene_engine.extraction.events import LOG_PATH, log_path
+    from scene_engine.store import history, recovery
+
+    texts = _segment_texts(plan.records)
+    old = sorted(store.memories_dir.glob("*.jsonl"))
+    planned: dict[str, str | None] = {f"memories/{name}": text for name, text in texts.items()}
+    planned |= {f"memories/{p.name}": None for p in old if p.name not in texts}
+    planned[STATE_PATH] = render_state(fixed)
+    if events is not None:
+        planned[LOG_PATH] = events
+    released = "".join(f"\nBatch {c.number} ({c.sha[:8]}) is released: its memories are "
+                       "pending again." for c in plan.released)
+    trailer = ("\n\n" + history.RELEASED + ": " +
+               " ".join(f"{c.number}@{c.sha}" for c in plan.released)) if plan.released else ""
+    with interrupts.critical(repo):
+        recovery.begin(store, planned, repo)
+        for path in old:
+            if path.name not in texts:
+                path.unlink()
+        for name, text in texts.items():
+            atomic_write_text(store.memories_dir / name, text)
+        if events is not None:
+            atomic_write_text(log_path(store), events)
+        store.save_state(fixed)
+        history.commit(repo, f"repair: journal numbered anew, {fixed.pending} memories "
+                             f"pending\n\nProblem: {problem}.{released}{trailer}\n",
+                       paths=("memories", STATE_PATH, LOG_PATH))
+        recovery.end(store)
+
+
+
+def _renumbered_events(store: Store) -> str | None:
+    """The extraction ledger (``dedupe.jsonl``) with its events numbered 1, 2, 3, ... and an
+    event both copies wrote kept once, when both sides of a merge were kept; None when it is
+    numbered already (or absent). Raises ``LedgerError`` for a line that is not an event."""
+    from scene_engine.extraction.events import log_path, read_events
+
+    if not log_path(store).exists():
+        return None
+    events = read_events(store)
+    seen, kept = set(), []
+    for event in events:
+        key = json.dumps({k: v for k, v in event.items() if k != "n"}, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            kept.append(event)
+    if [e.get("n") for e in events] == list(range(1, len(events) + 1)):
+        return None
+    return "".join(json.dumps({**e, "n": n}, ensure_ascii=False) + "\n"
+                   for n, e in enumerate(kept, start=1))
+
+
+
+def _segment_texts(records: list[dict]) -> dict[str, str]:
+    texts: dict[str, list[str]] = {}
+    for record in records:
+        texts.setdefault(f"{record['seq'] // SEGMENT:05d}.jsonl", []).append(
+            json.dumps(record, ensure_ascii=False))
+    return {name: "\n".join(lines) + "\n" for name, lines in texts.items()}

@@ -1,0 +1,46 @@
+"""``scenes status`` and the MCP ``status`` tool: what is pending, scenes, batches, what
+waits for review, and every line that cannot be read (docs/DESIGN.md "Command line").
+"""
+
+from __future__ import annotations
+
+from scene_engine.store import inbox
+from scene_engine.store.memories import Journal
+from scene_engine.store.store import Store
+
+
+def status(store: Store) -> dict:
+    """``{"pending", "scenes", "batches", "last_batch", "memories", "forgotten", "persona",
+    "queued", "review", "root", "warnings"}`` for the store (counts; ``last_batch`` is a
+    number or None; ``queued``: memories waiting in the inbox for the store; ``review``:
+    candidate pairs waiting in ``scenes review``, from the ledger's readable lines;
+    ``warnings``: each line of the journal or the extraction ledger that cannot be read,
+    by file and line: what it holds is missing from searches, recall and the counts)."""
+    from scene_engine.extraction.events import read_intact
+    from scene_engine.extraction.review import open_pairs
+
+    state = store.load_state()
+    events, unread = read_intact(store)
+    return {"pending": state.pending, "scenes": len(store.scene_names()),
+            "batches": state.batch, "last_batch": state.batch or None,
+            "memories": state.next_seq, "forgotten": len(state.forgotten),
+            "persona": store.persona_path.exists(), "queued": inbox.queued(store),
+            "review": len(open_pairs(events)), "root": str(store.root),
+            "warnings": journal_problems(store) + unread}
+
+
+
+def journal_problems(store: Store) -> list[str]:
+    """A message for each journal line that is not a whole memory record (file and line in
+    it), from the search index, which keeps them (one ``stat`` a segment when nothing
+    changed); read from the journal itself when no index can be opened."""
+    from scene_engine.index.scenes import IndexUnavailable, read_index
+
+    try:
+        index, _ = read_index(store)
+    except IndexUnavailable:
+        return Journal(store.memories_dir).intact()[1]
+    try:
+        return index.journal_problems()
+    finally:
+        index.close()

@@ -1,0 +1,455 @@
+"""``scenes trace MEMORY_ID``: where a memory went (DESIGN.md "A batch", step 7).
+
+From the journal (the memory), the state (pending, processed or forgotten), the batch ledgers
+in git (which batch took it and what it did with it), the later history (merges that moved
+its scene, hand renames and deletions, undos and redos) and ``git blame`` (the lines that
+carry it now). The other way round, ``blame_scene`` (``scenes blame``, DESIGN.md "History"):
+each line of a scene with the commit that last changed it and the memories behind that line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+from scene_engine.batch.accounting import Ledger
+from scene_engine.batch.conservation import content_terms, coverage
+from scene_engine.core.errors import SceneEngineError
+from scene_engine.core.fs import read_regular_text
+from scene_engine.core.when import MONTH_ABBREVIATIONS
+from scene_engine.offline.rollup import cited, digest_ids
+from scene_engine.store import history
+from scene_engine.store.history import expand_seqs
+from scene_engine.store.memories import Journal, Memory
+from scene_engine.store.scene import parse_scene
+from scene_engine.store.store import Store, StoreError
+
+LINE_EVIDENCE = 0.8   # a sentence states the memory if it holds this share of its words
+
+
+class TraceError(SceneEngineError, LookupError):
+    """No memory has this id (``exit_code`` 2: bad input)."""
+
+    exit_code = 2
+
+
+@dataclass
+class Trace:
+    """What ``trace_memory`` found. ``asked``: the id asked for (an alias, maybe); ``status``:
+    "pending" | "processed" | "forgotten";
+    ``events``: oldest first, each ``{"kind", "time", "commit", ...}``; ``scenes``: the scenes
+    that hold it now; ``lines``: ``{"scene", "line", "text", "batch", "kind", "how"}`` carrying
+    it now ("how": "whole" or "condensed" into a digest); ``fact``: an extracted memory's
+    standing in the extraction ledger ("active", "superseded", "merged", "retracted"; "" for
+    a memory added as it is)."""
+
+    memory: Memory
+    status: str
+    asked: str = ""
+    fact: str = ""
+    events: list[dict] = field(default_factory=list)
+    scenes: list[str] = field(default_factory=list)
+    lines: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (the memory as its journal record)."""
+        data = asdict(self)
+        data["memory"] = self.memory.to_record()
+        return data
+
+
+def trace_memory(store: Store, memory_id: str) -> Trace:
+    """Follow ``memory_id`` (an id or an alias) through the history; raises ``TraceError``."""
+    memory = Journal(store.memories_dir).find(memory_id)
+    if memory is None:
+        raise TraceError(f"no memory has the id {memory_id!r}; `scenes log` lists batches "
+                         "with their memory ids")
+    state = store.load_state()
+    status = ("forgotten" if memory.seq in state.forgotten else
+              "pending" if memory.seq in state.requeued or memory.seq >= state.cursor
+              else "processed")
+    repo = history.open_repo(store.root)
+    trace = Trace(memory=memory, status=status, asked=memory_id, fact=_fact(store, memory))
+    tracked: set[str] = set()
+    batches: dict[int, set[str]] = {}    # batch that took it -> the scenes it went to
+    merges: dict[int, dict[str, list[str]]] = {}   # batch -> its merges (survivor -> sources)
+    reverts: dict[str, tuple[int, bool]] = {}   # sha -> (batch, True if it made it live)
+    commits = history.engine_commits(repo)
+    released = history.released_batches(commits)   # batch commits a repair gave up
+    took: dict[str, int] = {}            # sha of a batch commit that took it -> its number
+    for commit in commits:
+        found = history.trailers(commit.message)
+        kind = history.commit_kind(commit.message, commit.author.email)
+        base = {"time": commit.committed_datetime.isoformat(), "commit": commit.hexsha}
+        plain = history.plain_revert(reverts, commit)
+        if plain is not None:        # a plain `git revert`: an undo, or a redo of one
+            number, now_live = plain
+            kind, found = ("redo", {"Redo-Batch": str(number)}) if now_live else \
+                ("undo", {"Undo-Batch": str(number)})
+        if kind == "batch":
+            ledger = _ledger(repo, commit, found)
+            number = int(found["Batch"])
+            reverts[commit.hexsha] = (number, True)
+            merges[number] = ledger.merges if ledger else {}
+            entry = _taken(ledger, found, memory)
+            if entry is not None:
+                tracked = set(entry.get("scenes", []))
+                batches[number] = set(tracked)
+                took[commit.hexsha] = number
+                trace.events.append(base | {"kind": "batch", "batch": number} | entry)
+            elif ledger and tracked:
+                tracked = _follow_merges(trace, base, number, ledger.merges, tracked,
+                                         new=_new_names(repo, commit, ledger.merges))
+        elif kind in ("undo", "redo", "forget"):
+            number = found.get("Undo-Batch") or found.get("Redo-Batch") or found.get("Forget-Batch")
+            if number and int(number) in batches:
+                trace.events.append(base | {"kind": kind, "batch": int(number)})
+                tracked = set(batches[int(number)]) if kind == "redo" else set()
+            elif number and tracked and merges.get(int(number)):
+                # An undone merge puts the scenes back apart; a redo merges them again.
+                reverse = kind == "undo"
+                tracked = _follow_merges(trace, base, int(number), merges[int(number)],
+                                         tracked, reverse)
+        elif kind == "repair" and took:
+            tracked = _follow_release(trace, base, found, released, took, batches, tracked)
+        elif tracked and history.is_person_commit(commit.message, commit.author.email):
+            tracked = _follow_hand_edit(trace, base, repo, commit, tracked)   # theirs, any way
+    on_disk = set(store.scene_names())
+    trace.scenes = sorted(tracked & on_disk) if status == "processed" else []
+    trace.lines = _current_lines(repo, store, memory, trace.scenes)
+    if status == "processed" and not trace.lines:
+        # Its scene went where history cannot follow (moved and rewritten by hand in one
+        # step, so git sees a delete and an add): the scenes that state it now, by its words.
+        found = _current_lines(repo, store, memory, _mentioning(store, memory, on_disk))
+        if found:
+            trace.lines = found
+            trace.scenes = sorted({row["scene"] for row in found})
+    return trace
+
+
+def _fact(store: Store, memory: Memory) -> str:
+    """The memory's standing in the extraction ledger ("" if it was not extracted)."""
+    if not memory.status:
+        return ""
+    from scene_engine.extraction.events import read_events, statuses
+
+    try:
+        return statuses([memory], read_events(store)).get(memory.id, memory.status)
+    except StoreError:        # a torn ledger: doctor names it
+        return memory.status
+
+
+def _ledger(repo, commit, found: dict) -> Ledger | None:
+    """The ledger ``commit`` names in its trailers (``found``), or None when it names none, or
+    names one its tree lacks or that does not parse (doctor reports those). A git that cannot
+    read the commit's objects raises (``HistoryError``): that is no missing ledger."""
+    path = found.get("Ledger")
+    if not path:
+        return None
+    try:
+        blob = commit.tree / history.tree_path(repo, path)
+    except KeyError:
+        return None
+    try:
+        data = blob.data_stream.read()
+    except (ValueError, OSError) as exc:   # GitPython's reader: an object git cannot give
+        raise history.HistoryError(f"cannot read {path} of {commit.hexsha[:8]}: {exc}") from exc
+    try:
+        return Ledger.parse(data.decode("utf-8"))
+    except ValueError:
+        return None
+
+
+def _taken(ledger: Ledger | None, found: dict, memory: Memory) -> dict | None:
+    """What a batch did with ``memory`` (``{"outcome", "scenes", "reason"}``), or None when
+    it did not take it. A ledger names its memories by id: after a merge of two copies and
+    ``scenes repair`` a number may have been another memory's on the copy that made the
+    batch. A batch made before ledgers were kept names them only by number."""
+    if ledger is None:
+        if memory.seq not in expand_seqs(found.get("Memory-Seqs", "")):
+            return None
+        return {"outcome": "unknown (batch made before ledgers were kept)", "scenes": []}
+    ids = {memory.id, *memory.aliases}
+    match = next((e for e in ledger.entries if e.id in ids), None)
+    return {"outcome": match.outcome, "scenes": match.scenes, "reason": match.reason} \
+        if match else None
+
+
+def _follow_release(trace: Trace, base: dict, found: dict, released: set[str],
+                    took: dict[str, int], batches: dict[int, set[str]], tracked: set[str]
+                    ) -> set[str]:
+    """A repair that released a batch which took the memory (its ``Released-Batches``
+    trailer, the repair not reverted): the memory is pending again, in no scene until a later
+    batch takes it."""
+    for item in found.get(history.RELEASED, "").split():
+        sha = item.partition("@")[2]
+        if sha in released and sha in took:
+            number = took.pop(sha)
+            if batches.get(number) is not None:
+                batches.pop(number)
+                tracked = set()
+            trace.events.append(base | {"kind": "released", "batch": number})
+    return tracked
+
+
+def _new_names(repo, commit, merges: dict[str, list[str]]) -> set[str]:
+    """The survivors of ``merges`` that did not exist before ``commit``: new names."""
+    if not commit.parents:
+        return set(merges)
+    parent = commit.parents[0].tree
+    new = set()
+    for survivor in merges:
+        try:
+            parent / history.tree_path(repo, f"scenes/{survivor}")
+        except KeyError:
+            new.add(survivor)
+    return new
+
+
+def _follow_merges(trace: Trace, base: dict, batch: int, merges: dict[str, list[str]],
+                   tracked: set[str], reverse: bool = False, new: set[str] = frozenset()
+                   ) -> set[str]:
+    """Move ``tracked`` along a batch's merges (back again when ``reverse``: an undo); a
+    survivor in ``new`` that took in one scene is that scene renamed."""
+    for survivor, sources in merges.items():
+        if reverse:
+            if survivor in tracked:
+                tracked = (tracked - {survivor}) | set(sources) | {survivor}
+                trace.events.append({**base, "kind": "merge undone", "batch": batch,
+                                     "from": survivor, "into": ", ".join(sources)})
+            continue
+        moved = tracked & set(sources)
+        renamed = survivor in new and len(sources) == 1
+        for source in sorted(moved):
+            trace.events.append({**base, "kind": "rename" if renamed else "merge",
+                                 "batch": batch, "from": source, "into": survivor})
+        if moved:
+            tracked = (tracked - moved) | {survivor}
+    return tracked
+
+
+def _follow_hand_edit(trace: Trace, base: dict, repo, commit, tracked: set[str]) -> set[str]:
+    """Renames and deletions of tracked scenes a person made."""
+    if not commit.parents:
+        return tracked
+    out = repo.git.diff("--name-status", "--relative", "-M", commit.parents[0].hexsha,
+                        commit.hexsha, "--", "scenes")
+    for row in out.splitlines():
+        parts = row.split("\t")
+        old = parts[1].removeprefix("scenes/") if len(parts) > 1 else ""
+        if parts[0].startswith("R") and old in tracked:
+            new = parts[2].removeprefix("scenes/")
+            tracked = (tracked - {old}) | {new}
+            trace.events.append(base | {"kind": "renamed by hand", "from": old, "into": new})
+        elif parts[0] == "D" and old in tracked:
+            tracked = tracked - {old}
+            trace.events.append(base | {"kind": "deleted by hand", "from": old})
+    return tracked
+
+
+def _mentioning(store: Store, memory: Memory, names: set[str]) -> list[str]:
+    """Those of ``names`` whose text holds the memory's words (cheap, before any blame)."""
+    wanted = " ".join(memory.content.split()).casefold()[:80]
+    found = []
+    for name in sorted(names):
+        try:
+            text = read_regular_text(store.scenes_dir / name, errors="replace")
+        except OSError:
+            continue
+        if wanted and wanted in " ".join(text.split()).casefold():
+            found.append(name)
+    return found
+
+
+def _current_lines(repo, store: Store, memory: Memory, scenes: list[str]) -> list[dict]:
+    """Lines of ``scenes`` now that state the memory (a sentence holding nearly all of its
+    words, numbers included), or a digest fact condensed from it, with the batch that last
+    wrote them."""
+    rows = []
+    for scene in scenes:
+        try:
+            blame = history.blame_lines(repo, f"scenes/{scene}")
+        except history.NotCommitted:   # a scene not committed yet carries no batch's line
+            continue
+        body = parse_scene(read_regular_text(store.scenes_dir / scene, errors="replace"))
+        first = len(blame) - len(body.body.rstrip("\n").split("\n")) if body.header else 0
+        for row in blame[first:]:          # the body only: a summary is not a place
+            how = _states(memory, row["text"], store.config.tz)
+            if how:
+                rows.append({"scene": scene, "line": row["line"], "text": row["text"],
+                             "batch": row["batch"], "kind": row["kind"], "how": how})
+    return rows
+
+
+def _states(memory: Memory, line: str, tz) -> str:
+    """"whole" when a sentence of ``line`` states the memory, "condensed" when a fact of a
+    month digest was cut from it (its words, on the memory's own day), else ""."""
+    text, content = line.strip(), memory.content
+    if not text or text.startswith("#"):      # a heading states no memory
+        return ""
+    if not content_terms(content, numbers=True):
+        # No word to compare (only emoji, only marks): the memory's text itself is the fact.
+        return "whole" if " ".join(content.split()) in " ".join(text.split()) else ""
+    digest = _DIGEST.match(text)
+    if digest:
+        if memory.id in digest_ids(digest.group(2)) or any(
+                a in digest_ids(digest.group(2)) for a in memory.aliases):
+            return "condensed"          # the digest cites it (offline ``rollup``)
+        when = memory.created_at.astimezone(tz)
+        if digest.group(1) != f"{when:%Y-%m}":
+            return ""
+        day = f"{when.day} {MONTH_ABBREVIATIONS[when.month - 1]}: "
+        for fact in digest.group(2).split("; "):
+            if fact.startswith(day):
+                fact = cited(fact)[0].removeprefix(day).rstrip("…").strip()
+                if len(content_terms(fact)) >= 2 and coverage(fact, content) >= 0.9:
+                    return "condensed"
+        return ""
+    numbers = set(re.findall(r"\d+", content))    # a fact's numbers are the fact
+    for sentence in re.split(r"(?<=[.!?。！？])\s+", text):
+        if (coverage(content, sentence, numbers=True) >= LINE_EVIDENCE
+                and numbers <= set(re.findall(r"\d+", text))):
+            return "whole"
+    return ""
+
+
+_DIGEST = re.compile(r"^- (\d{4}(?:-\d{2}|-Q[1-4])?) \(digest\): (.*)$")
+
+
+# ---------------------------------------------------------------- blame: line -> memories
+
+HEADER_KEYS_OF_NO_MEMORY = ("created:", "updated:", "heat:", "pinned:", "merged_from:",
+                            "aliases:", "- ")   # engine bookkeeping (and list items under it)
+_DATED = re.compile(r"^\s*[-*]?\s*(\d{4}-\d{2}-\d{2})\b")
+
+
+def blame_scene(store: Store, name: str) -> list[dict]:
+    """``scenes blame``: each line of scene ``name`` (a file name in ``scenes/``) with the
+    commit that last changed it and the memories behind that line (DESIGN.md "History";
+    the README's tour promises "the batch and memory ids behind it").
+
+    Rows are ``history.blame_lines``'s (``line``, ``text``, ``commit``, ``kind``, ``batch``)
+    with ``memories``: a list of memory ids, and ``found_by``: how they were found —
+    "words" (the line states them: ``_states``, the memory's own day preferred when the line
+    is dated), "citation" (a digest line cites them, whichever batch folded them), "ledger"
+    (the batch's ledger put them in this scene and no line of it states one word for word: a
+    model that paraphrased), or "" with no memories (a heading, the engine's header keys, a
+    person's line, an undo that brought an older line back). Raises ``HistoryError`` if git
+    cannot blame the file."""
+    repo = history.open_repo(store.root)
+    rows = history.blame_lines(repo, f"scenes/{name}")
+    header = _header_length(rows)
+    journal = Journal(store.memories_dir)
+    folded: dict[tuple[int, ...], list[Memory]] = {}   # a commit's seqs -> its memories
+    by_id: dict[str, Memory] = {}                      # every id and alias, read once
+    for row in rows:
+        seqs, path = tuple(row.pop("seqs")), row.pop("path")
+        if seqs not in folded:
+            folded[seqs] = _read_memories(journal, seqs)
+        digest = _DIGEST.match(row["text"].strip())
+        if digest:
+            if not by_id:
+                by_id = {key: m for m in reversed(journal.all()) for key in (m.id, *m.aliases)}
+            found = list({by_id[i].id: by_id[i] for i in digest_ids(digest.group(2))
+                          if i in by_id}.values())
+            how = "citation"
+        else:
+            found, how = _behind(store, repo, row, folded[seqs], path, row["line"] <= header)
+        row["memories"], row["found_by"] = [m.id for m in found], how if found else ""
+    return rows
+
+
+def _header_length(rows: list[dict]) -> int:
+    """Lines of the YAML header (both ``---`` lines included), 0 without one."""
+    if not rows or rows[0]["text"].strip() != "---":
+        return 0
+    closing = next((r["line"] for r in rows[1:] if r["text"].strip() == "---"), 0)
+    return closing
+
+
+def _read_memories(journal: Journal, seqs: tuple[int, ...]) -> list[Memory]:
+    """The journal's memories of ``seqs`` (a number the journal lacks is left out)."""
+    try:
+        return journal.read(list(seqs))
+    except KeyError:       # renumbered since (``scenes repair``): one at a time
+        found = []
+        for seq in seqs:
+            try:
+                found += journal.read([seq])
+            except KeyError:
+                continue
+        return found
+
+
+def _behind(store: Store, repo, row: dict, memories: list[Memory], path: str,
+            in_header: bool) -> tuple[list[Memory], str]:
+    """(the memories behind one blamed line that is no digest, how they were found): see
+    ``blame_scene``."""
+    text = row["text"].strip()
+    if not text or text == "---" or text.startswith("#"):
+        return [], ""
+    if not memories or (in_header and text.startswith(HEADER_KEYS_OF_NO_MEMORY)):
+        return [], ""
+    tz = store.config.tz
+    stated = [m for m in memories if _states(m, row["text"], tz)]
+    dated = _DATED.match(text)
+    if dated and len(stated) > 1:     # the same words on two days: the line's own day
+        same_day = [m for m in stated if f"{m.created_at.astimezone(tz):%Y-%m-%d}"
+                    == dated.group(1)]
+        stated = same_day or stated
+    if stated or in_header:
+        return stated, "words" if stated else ""
+    return _placed_in(repo, row, memories, path), "ledger"
+
+
+def _placed_in(repo, row: dict, memories: list[Memory], path: str) -> list[Memory]:
+    """Those of ``memories`` the ledger of ``row``'s batch put into the scene at ``path``
+    (its name in that commit)."""
+    commit = repo.commit(row["commit"])
+    ledger = _ledger(repo, commit, history.trailers(commit.message))
+    if ledger is None:
+        return []
+    scene = path.removeprefix("scenes/")
+    placed = {e.seq for e in ledger.entries if scene in e.scenes and e.outcome == "placed"}
+    return [m for m in memories if m.seq in placed]
+
+
+def render(trace: Trace) -> str:
+    """The trace as lines a person reads."""
+    m = trace.memory
+    alias = f", asked for as its alias {trace.asked}" if trace.asked != m.id else ""
+    lines = [f"memory {m.id} (#{m.seq}, {m.created_at.isoformat()}{alias})",
+             f"  {m.content[:300]}",
+             f"status: {trace.status}"]
+    if trace.fact:
+        sources = ", ".join(m.sources) or "none"
+        lines.append(f"extracted: {trace.fact}; scope {m.scope}; from messages {sources}")
+    lines.append("history:")
+    for e in trace.events:
+        when = f"  {e['time'][:19]} {e['commit'][:8]}"
+        if e["kind"] == "batch":
+            where = ", ".join(e.get("scenes") or []) or "no scene"
+            reason = f" ({e['reason']})" if e.get("reason") else ""
+            lines.append(f"{when} batch {e['batch']}: {e['outcome']} -> {where}{reason}")
+        elif e["kind"] == "merge":
+            lines.append(f"{when} batch {e['batch']}: {e['from']} merged into {e['into']}")
+        elif e["kind"] == "rename":
+            lines.append(f"{when} batch {e['batch']}: {e['from']} renamed {e['into']}")
+        elif e["kind"] == "merge undone":
+            lines.append(f"{when} undo of batch {e['batch']}: {e['from']} split back into "
+                         f"{e['into']}")
+        elif "from" in e:
+            lines.append(f"{when} {e['kind']}: {e['from']}"
+                         + (f" -> {e['into']}" if e.get("into") else ""))
+        elif e["kind"] == "released":
+            lines.append(f"{when} repair: batch {e['batch']} released, pending again")
+        else:
+            lines.append(f"{when} {e['kind']} of batch {e['batch']}")
+    if not trace.events:
+        lines.append("  (no batch has taken it yet)")
+    lines.append("now in: " + (", ".join(trace.scenes) or "no scene"))
+    for row in trace.lines:
+        who = f"batch {row['batch']}" if row["batch"] else row["kind"]
+        how = ", condensed" if row.get("how") == "condensed" else ""
+        lines.append(f"  {row['scene']}:{row['line']} ({who}{how}) {row['text']}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,295 @@
+"""``scenes undo``: revert one batch (or persona commit) with a new commit; redo the same way.
+
+Never a hard reset, never a force, never conflict markers: the reverse patch of the batch's
+changes under ``scenes/`` and ``persona.md`` is checked with ``git apply --check`` first; if a
+later commit changed the same lines it refuses, names those commits, and leaves the work tree
+and index exactly as they were. ``state.json`` is not patched but rewritten: the batch's
+memories become pending again (or forgotten with ``--forget``), so reverting an old batch
+never conflicts on the state file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from scene_engine.core import interrupts
+from scene_engine.core.errors import SceneEngineError
+from scene_engine.core.fs import atomic_write_text
+from scene_engine.index.refresh import refresh_index
+from scene_engine.store import history, recovery
+from scene_engine.store.history import expand_seqs
+from scene_engine.store.lock import store_lock
+from scene_engine.store.store import Store, render_state
+
+PATHS = history.HAND_EDITABLE
+STATE_FILE = ".scene-engine/state.json"
+
+
+class UndoError(SceneEngineError, RuntimeError):
+    """The undo was refused or failed; nothing changed. ``exit_code``: 1 refused, 2 bad usage."""
+
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    """What an undo did: ``action`` ("undo" | "redo"), the batch (or None for a persona or
+    hand-edit commit), the target commit, the new commit, and how many memories it re-queued
+    (or forgot, or took back for a redo)."""
+
+    action: str
+    batch: int | None
+    target: str
+    commit: str
+    memories: int
+
+
+def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoResult:
+    """Revert batch ``target`` (a number), or a commit (sha prefix); default the newest live batch.
+
+    If ``target`` names a batch that is already undone, the undo is undone (a redo). Raises
+    ``UndoError`` when there is nothing to undo, the target is unknown, or a later commit
+    changed the same lines (the message names them).
+    """
+    with store_lock(store.lock_path):
+        repo = history.open_repo(store.root)
+        recovery.recover(store, repo)
+        action, commit, batch = _resolve(repo, target)
+        seqs = expand_seqs(history.trailers(commit.message).get("Memory-Seqs", ""))
+        if action == "redo" and forget:
+            return _forget_pending(store, repo, commit, batch, seqs)
+        if action == "redo":
+            _check_redo(repo, batch, seqs)
+        # Plan on the files as they are (hand edits included) before committing anything,
+        # so a refused undo leaves HEAD, index and work tree exactly as they were.
+        results = _plan_reverse(store, repo, commit, action)
+        history.commit_hand_edits(repo)
+        new_state = _new_state(store.load_state(), action, seqs, forget)
+        with interrupts.critical(repo):   # Ctrl-C waits until the undo is committed
+            _write_reverse(store, results, new_state)
+            sha = history.commit(repo, _message(action, commit, batch, seqs, forget),
+                                 paths=PATHS + (STATE_FILE,), allow_empty=True)
+            recovery.end(store)
+        refresh_index(store)
+        return UndoResult(action=action, batch=batch, target=commit.hexsha, commit=sha,
+                          memories=len(seqs))
+
+
+def _resolve(repo, target: str | None):
+    """-> (action, commit to reverse, batch number or None)."""
+    live = history.live_batches(repo)
+    if target is None:
+        if not live:
+            raise UndoError("no batch to undo")
+        number = max(live)
+        return "undo", live[number], number
+    if target.isdigit() and len(target) < 7:
+        number = int(target)
+        if number in live:
+            return "undo", live[number], number
+        undo_commit = _last_undo(repo, number)
+        if undo_commit is None:
+            raise UndoError(f"there is no batch {number}; `scenes log` lists them", 2)
+        return "redo", undo_commit, number
+    commit = _named_commit(repo, target)
+    found = history.trailers(commit.message)
+    kind = history.commit_kind(commit.message, commit.author.email)
+    if kind in ("add", "init"):
+        raise UndoError(f"{commit.hexsha[:8]} is an `{kind}` commit: it changes no scene. "
+                        "Undo a batch instead (`scenes log` lists them).", 2)
+    if kind == "batch":
+        return _resolve(repo, found["Batch"])
+    if kind == "redo":                      # undoing a redo = undoing the batch it restored
+        number = int(found["Redo-Batch"])
+        if number not in live:
+            raise UndoError(f"batch {number} is already undone")
+        return "undo", live[number], number
+    if kind == "undo" and "Undo-Batch" in found:
+        number = int(found["Undo-Batch"])
+        if number in live:
+            raise UndoError(f"batch {number} is already live again (redone)")
+        return "redo", commit, number
+    return "undo", commit, None
+
+
+def _named_commit(repo, target: str):
+    """The commit ``target`` (a sha or any name git knows) names. Raises ``UndoError`` (exit
+    2) when it names none, ``HistoryError`` when git fails otherwise: a git that cannot read
+    the repository is not a typing mistake."""
+    git = history._git()
+    try:
+        sha = repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{target}^{{commit}}")
+    except git.GitCommandError as exc:
+        if exc.status == 1 and not history.git_said_text(exc):
+            raise UndoError(f"{target!r} is neither a batch number nor a commit", 2) from None
+        raise history.HistoryError(f"git cannot read the repository: "
+                                   f"{history.git_said(exc)}") from exc
+    return repo.commit(sha)
+
+
+def _forget_pending(store: Store, repo, commit, batch: int, seqs: list[int]) -> UndoResult:
+    """``undo N --forget`` on an undone batch: its pending memories become forgotten."""
+    state = store.load_state()
+    waiting = sorted(set(seqs) & set(state.requeued))
+    if not waiting:
+        raise UndoError(f"batch {batch} is undone and none of its memories is pending")
+    new_state = _new_state(state, "undo", waiting, forget=True)
+    with interrupts.critical(repo):   # state and its commit go together
+        recovery.begin(store, {STATE_FILE: render_state(new_state)}, repo)
+        store.save_state(new_state)
+        sha = history.commit(repo, f"forget batch {batch}'s memories\n\n{len(waiting)} "
+                                   f"pending memories will not be processed.\n\n"
+                                   f"Forget-Batch: {batch}\n", paths=(STATE_FILE,))
+        recovery.end(store)
+    return UndoResult(action="forget", batch=batch, target=commit.hexsha, commit=sha,
+                      memories=len(waiting))
+
+
+def _last_undo(repo, number: int):
+    last = None
+    for commit in history.engine_commits(repo):
+        if history.trailers(commit.message).get("Undo-Batch") == str(number):
+            last = commit
+    return last
+
+
+def _check_redo(repo, batch: int, seqs: list[int]) -> None:
+    """A redo must not fold memories a later batch already took again."""
+    for number, commit in sorted(history.live_batches(repo).items()):
+        if number == batch:
+            continue
+        again = sorted(set(seqs) & set(expand_seqs(
+            history.trailers(commit.message).get("Memory-Seqs", ""))))
+        if again:
+            raise UndoError(f"cannot redo batch {batch}: batch {number} folded {len(again)} of "
+                            f"its memories again; undo batch {number} first")
+
+
+def _plan_reverse(store: Store, repo, commit, action: str = "undo") -> dict[str, str | None]:
+    """What undoing ``commit``'s changes under PATHS makes of each file: path -> text, or
+    None for a file to remove. Writes nothing; raises ``UndoError`` naming the later commits
+    on a conflict.
+
+    Each file is merged three-way (``git merge-file``): base = the file as ``commit`` left it,
+    ours = the file now, theirs = the file before ``commit``. Later changes elsewhere in the
+    file survive; overlapping ones refuse the whole undo.
+    """
+    parent = commit.parents[0] if commit.parents else None
+    # --no-renames: a renamed scene is a deletion plus an addition, both to be reversed.
+    names = repo.git.diff("--name-only", "-z", "--no-renames", "--relative",
+                          parent.hexsha if parent else history.EMPTY_TREE,
+                          commit.hexsha, "--", *PATHS).split("\0")
+    results: dict[str, str | None] = {}
+    conflicts = []
+    for path in filter(None, names):
+        before = _blob(parent, history.tree_path(repo, path))
+        after = _blob(commit, history.tree_path(repo, path))
+        now_path = store.root / path
+        now = now_path.read_text(encoding="utf-8") if now_path.exists() else None
+        merged = _merge(repo, now, after, before)
+        if merged is False:
+            conflicts.append(path)
+        else:
+            results[path] = merged
+    if conflicts:
+        raise UndoError(_conflict_message(repo, commit, conflicts, action))
+    return results
+
+
+def _write_reverse(store: Store, results: dict[str, str | None], state) -> list[str]:
+    """Write the planned files and ``state`` behind a recovery marker (which records them,
+    so recovery can tell them from a later hand edit); return the paths written."""
+    recovery.begin(store, {**results, STATE_FILE: render_state(state)})
+    for path, text in results.items():
+        target = store.root / path
+        if text is None:
+            target.unlink(missing_ok=True)
+        else:
+            atomic_write_text(target, text)
+    store.save_state(state)
+    return list(results)
+
+
+def _blob(commit, path: str) -> str | None:
+    if commit is None:
+        return None
+    try:
+        return (commit.tree / path).data_stream.read().decode("utf-8")
+    except KeyError:
+        return None
+
+
+def _merge(repo, now: str | None, base: str | None, other: str | None) -> str | None | bool:
+    """Three-way merge of one file; None = the file should not exist; False = conflict."""
+    if now == base:
+        return other                       # untouched since the commit: plain revert
+    if now is None or base is None or other is None:
+        return False                       # created/deleted on one side, changed on the other
+    import tempfile
+
+    git = history._git()
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for label, text in (("now", now), ("base", base), ("other", other)):
+            path = Path(tmp) / label
+            path.write_text(text, encoding="utf-8")
+            files.append(str(path))
+        try:
+            return repo.git.merge_file("-p", "--quiet", *files, strip_newline_in_stdout=False)
+        except git.GitCommandError:
+            return False
+
+
+def _conflict_message(repo, commit, files: list[str], action: str = "undo") -> str:
+    """Which later changes stand in the way: commits still in effect (not undone ones, not
+    the undo commits themselves), newest first, and the person's uncommitted edits."""
+    live = {c.hexsha for c in history.live_batches(repo).values()}
+    later = []
+    for c in repo.iter_commits(f"{commit.hexsha}..HEAD", paths=files):
+        kind = history.commit_kind(c.message, c.author.email)
+        if kind == "batch" and c.hexsha not in live:
+            continue                          # undone since: not in the way
+        later.append(f"{c.hexsha[:8]} {c.message.splitlines()[0]}")
+    dirty = set(history.dirty_paths(repo)) & set(files)
+    shown = "; ".join(later[:10]) + (f"; and {len(later) - 10} more" if len(later) > 10 else "")
+    blockers = [f"later commits ({shown})" if later else "",
+                f"your uncommitted edits of {', '.join(sorted(dirty))}" if dirty else ""]
+    what = " and ".join(b for b in blockers if b) or "later changes"
+    return (f"cannot {action} {commit.hexsha[:8]} ({commit.message.splitlines()[0]}): {what} "
+            f"changed the same or neighbouring lines of {', '.join(files)}. Undo those commits "
+            "first (newest first), or edit the scene by hand. Nothing was changed.")
+
+
+def _new_state(state, action: str, seqs: list[int], forget: bool):
+    requeued, forgotten = list(state.requeued), list(state.forgotten)
+    if action == "undo":
+        if forget:
+            forgotten = sorted(set(forgotten) | set(seqs))
+            requeued = [s for s in requeued if s not in set(seqs)]
+        else:
+            requeued = sorted(set(requeued) | set(seqs))
+    else:
+        requeued = [s for s in requeued if s not in set(seqs)]
+        forgotten = [s for s in forgotten if s not in set(seqs)]
+    return state.model_copy(update={"requeued": requeued, "forgotten": forgotten})
+
+
+def _message(action: str, commit, batch: int | None, seqs: list[int], forget: bool) -> str:
+    subject = commit.message.splitlines()[0]
+    what = f"batch {batch}" if batch is not None else commit.hexsha[:8]
+    if action == "undo":
+        fate = ("forgotten" if forget else "pending again") if seqs else "none"
+        lines = [f"undo {what}: {subject}", "",
+                 f"Reverts {commit.hexsha}. Memories: {len(seqs)} {fate}.", ""]
+        trailer = [f"Undo-Batch: {batch}"] if batch is not None else [f"Undo-Commit: {commit.hexsha}"]
+    else:
+        lines = [f"redo {what}", "", f"Reverts the undo {commit.hexsha}.", ""]
+        trailer = [f"Redo-Batch: {batch}"]
+    if seqs:
+        from scene_engine.store.history import compress_seqs
+
+        trailer.append(f"Memory-Seqs: {compress_seqs(seqs)}")
+    return "\n".join(lines + trailer) + "\n"

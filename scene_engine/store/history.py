@@ -1,0 +1,690 @@
+"""Git history of a store, through GitPython: commits, hand edits, log, undo, blame.
+
+Every batch is one commit (the aider habit: each model edit is a commit, so undo is safe).
+The engine commits as its own author; a configured git user becomes the committer, so commits
+work on a machine with no git identity at all (DESIGN.md "History"). A person's hand edits,
+committed by the engine before its next change, are authored by that person's identity.
+
+A store may share its repository with a person's notes (``scenes init`` in a vault or an
+existing repository, at its root or under a prefix). The ``git.Repo`` that ``open_repo``
+returns then runs git in the store's folder, so every path and pathspec here is relative to
+the store's root; commits are built in a temporary index and hold only the store's paths;
+the history read (log, undo, blame, trace) is that of the store's paths.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from scene_engine.core.errors import SceneEngineError
+from scene_engine.store.layout import is_utf8_name
+
+ENGINE_NAME = "scene-engine"
+ENGINE_EMAIL = "scene-engine@localhost"
+
+# What the engine tracks; everything else in the work tree is the user's business.
+TRACKED = ("scenes", "persona.md", "memories", ".scene-engine/config.toml",
+           ".scene-engine/state.json", ".gitignore")
+# The store's own paths: the history read is theirs, whatever else the repository holds.
+STORE_PATHS = ("scenes", "persona.md", "memories", ".scene-engine")
+# Never committed, whatever folder is committed: editors' settings, trash and swap files.
+EDITOR_GLOBS = ("**/.obsidian/**", "**/.trash/**", "**/.git/**", "**/.*.swp", "**/*~",
+                "**/.#*")
+# A commit in the middle of these would end the person's merge, rebase or cherry-pick.
+IN_PROGRESS = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply")
+HAND_EDITABLE = ("scenes", "persona.md")
+PERSON_FILES = ("persona.md", ".scene-engine/config.toml")   # besides scenes/*.md
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
+_REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{40,64})\.", re.MULTILINE)
+
+
+class HistoryError(SceneEngineError, RuntimeError):
+    """A git operation failed or was refused; the message says why and what to do."""
+
+
+def _git():
+    import git  # GitPython imports in ~0.1 s; keep it off the path of commands that skip git
+
+    return git
+
+
+def open_repo(root: Path):
+    """The ``git.Repo`` of the store at ``root``: its own repository, or the work tree it sits
+    in (a vault, an existing repository). Its git commands run in ``root``, so paths are the
+    store's (``scenes/x.md``) wherever the store sits. Raises ``HistoryError`` if ``root`` is
+    in no work tree."""
+    git = _git()
+    try:
+        repo = git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+        raise HistoryError(f"{root} is not in a git repository") from exc
+    if repo.bare or repo.working_tree_dir is None:
+        raise HistoryError(f"{root} is in a bare git repository; a store needs a work tree")
+    if Path(root).resolve() != Path(repo.working_tree_dir).resolve():
+        # The same ``Git`` object (the object database shares it, and ``interrupts`` clears
+        # its helper processes), told to run in the store's folder.
+        repo.git._working_dir = str(Path(root).resolve())
+    head_sha(repo)   # a git that refuses the repository says so now, not as an empty history
+    return repo
+
+
+def head_sha(repo) -> str:
+    """HEAD's commit id, or "" on a branch with no commit yet. Raises ``HistoryError`` with
+    git's own words when git cannot read the repository: another user's store ("dubious
+    ownership"), a HEAD naming a commit that is not there, a broken object database.
+
+    GitPython's ``repo.head.is_valid()`` answers False for all of those alike, and a history
+    read through it came out empty (``log`` printed nothing, ``trace`` said no batch took a
+    memory): every read of the history asks here instead. Two fresh git processes, not
+    GitPython's long-lived helper, which a Ctrl-C may have killed."""
+    git = _git()
+    try:
+        sha = repo.git.rev_parse("--verify", "--quiet", "HEAD")
+    except git.GitCommandError as exc:
+        if exc.status == 1 and not git_said_text(exc):   # --quiet: no commit yet
+            return ""
+        raise HistoryError(f"git cannot read the repository: {git_said(exc)}") from exc
+    try:
+        repo.git.cat_file("-e", f"{sha}^{{commit}}")
+    except git.GitCommandError as exc:
+        said = git_said_text(exc) or f"commit {sha} is missing"
+        raise HistoryError(f"git cannot read the repository: HEAD names {sha[:12]}, which "
+                           f"git cannot read ({said})") from exc
+    return sha
+
+
+def find_repo(folder: Path):
+    """The ``git.Repo`` whose work tree holds ``folder`` (or its nearest existing parent),
+    or None outside any repository. Raises ``HistoryError`` for a bare repository or a
+    folder inside a ``.git`` folder."""
+    git = _git()
+    folder = Path(folder).absolute()
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if ".git" in folder.parts:
+        raise HistoryError(f"{folder} is inside a .git folder")
+    try:
+        repo = git.Repo(existing, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    if repo.bare or repo.working_tree_dir is None:
+        raise HistoryError(f"{folder} is in a bare git repository; a store needs a work tree")
+    return repo
+
+
+def ignored_path(repo, path: Path) -> str:
+    """``path`` (absolute, inside ``repo``'s work tree, existing or not) as the repository
+    names it if its ignore rules leave it out, else "". Raises ``HistoryError`` if git fails."""
+    git = _git()
+    top = Path(repo.working_tree_dir).resolve()
+    parent = next(p for p in (path, *path.parents) if p.exists())
+    name = (parent.resolve() / path.relative_to(parent)).relative_to(top).as_posix()
+    try:
+        repo.git.check_ignore("-q", "--", name)
+    except git.GitCommandError as exc:
+        if exc.status == 1:
+            return ""
+        raise HistoryError(f"git check-ignore failed: {git_said(exc)}") from exc
+    return name
+
+
+def init_repo(root: Path):
+    """``git init`` at ``root`` with branch ``main``; returns the ``git.Repo``."""
+    return _git().Repo.init(root, initial_branch="main")
+
+
+def store_prefix(repo) -> str:
+    """Where the store sits in its repository's work tree: "" at the top, else a path with a
+    trailing slash (``"memory/"``). Paths in a commit's tree are this plus the store's path."""
+    top = Path(repo.working_tree_dir).resolve()
+    here = Path(repo.git.working_dir).resolve()
+    inner = here.relative_to(top).as_posix()
+    return "" if inner == "." else inner + "/"
+
+
+def tree_path(repo, path: str) -> str:
+    """``path`` (relative to the store's root) as a path in the repository's trees, for
+    ``commit.tree / tree_path(repo, path)``."""
+    return store_prefix(repo) + path
+
+
+def _identity(repo, role: str) -> tuple[str, str]:
+    """(name, email) as git reads it for ``role`` ("AUTHOR" or "COMMITTER"): the
+    ``GIT_<ROLE>_NAME``/``_EMAIL`` variables first (containers, CI), then ``user.name`` and
+    ``user.email`` at any config level, else the engine's."""
+    reader = repo.config_reader()
+    name = os.environ.get(f"GIT_{role}_NAME") or reader.get_value("user", "name", "")
+    email = os.environ.get(f"GIT_{role}_EMAIL") or reader.get_value("user", "email", "")
+    return str(name or ENGINE_NAME), str(email or ENGINE_EMAIL)
+
+
+def person_identity(repo) -> tuple[str, str]:
+    """(name, email) of the person as the author of their own work (``_identity``)."""
+    return _identity(repo, "AUTHOR")
+
+
+def _identity_env(repo, by_person: bool = False) -> dict[str, str]:
+    """Committer = the person who runs the engine (``_identity``), else the engine. Author =
+    the engine, except for a commit of the person's own work (``by_person``: their hand
+    edits), which is theirs."""
+    author = person_identity(repo) if by_person else (ENGINE_NAME, ENGINE_EMAIL)
+    committer = _identity(repo, "COMMITTER")
+    return {
+        "GIT_AUTHOR_NAME": author[0],
+        "GIT_AUTHOR_EMAIL": author[1],
+        "GIT_COMMITTER_NAME": committer[0],
+        "GIT_COMMITTER_EMAIL": committer[1],
+        # No signing prompt or hook (a vault's post-commit push included) runs for a batch.
+        "GIT_CONFIG_COUNT": "2",
+        "GIT_CONFIG_KEY_0": "commit.gpgsign",
+        "GIT_CONFIG_VALUE_0": "false",
+        "GIT_CONFIG_KEY_1": "core.hooksPath",
+        "GIT_CONFIG_VALUE_1": os.devnull,
+    }
+
+
+def git_said(exc) -> str:
+    """What git said in a failed command (``git.GitCommandError``), on one line: its stderr
+    without GitPython's wrapping and without git's ``hint:`` lines."""
+    return git_said_text(exc) or " ".join(str(exc).split())
+
+
+def git_said_text(exc) -> str:
+    """``git_said`` without the fallback: "" when git wrote nothing on stderr."""
+    text = exc.stderr if isinstance(getattr(exc, "stderr", None), str) else str(exc)
+    text = text.strip().removeprefix("stderr:").strip().strip("'").strip()
+    lines = [line.strip() for line in text.splitlines()
+             if line.strip() and not line.strip().startswith("hint:")]
+    return " ".join(lines)
+
+
+def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bool = False,
+           by_person: bool = False) -> str:
+    """Commit exactly ``paths`` (files or folders relative to the store root; additions,
+    changes and deletions) as they are in the work tree; return the new sha.
+
+    The commit is built in a temporary index started from HEAD, so whatever a person has
+    staged elsewhere (an IDE, a git plugin, `git add`) is neither swept into the engine's
+    commit nor lost: their index keeps it, and only ``paths`` are brought in line with the new
+    commit there. Editors' files (``EDITOR_EXCLUDES``) inside a committed folder are left
+    out. Returns "" when nothing changed and ``allow_empty`` is false. ``by_person``: the
+    change is the person's (a hand edit), so they are its author (``_identity_env``). Hooks
+    and signing are skipped: a store's commits are the engine's bookkeeping. Raises
+    ``HistoryError`` if git fails or the repository is in the middle of a merge, rebase or
+    cherry-pick (a commit then would end it for the person).
+    """
+    git = _git()
+    root = Path(repo.git.working_dir)
+    head = ensure_committable(repo)
+    present = [p for p in paths if (root / p).exists()]
+    missing = [p for p in paths if p not in present]
+    index = Path(repo.git_dir) / f"{TEMP_INDEX}{os.getpid()}"
+    env = {"GIT_INDEX_FILE": str(index)}
+    try:
+        if head:   # else the first commit: nothing to start from
+            repo.git.read_tree(head, env=env)
+        specs = _without_editor_files(root, present)
+        if specs:   # never a bare `git add -A`: that would take the whole folder
+            repo.git.add("-A", "--", *specs, env=env)
+        if missing:   # a deleted file or folder; a path never tracked is simply skipped
+            repo.git.rm("--cached", "-r", "--quiet", "--ignore-unmatch", "--", *missing,
+                        env=env)
+        if not allow_empty and not _staged(repo, env, head):
+            return ""
+        repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", message,
+                        env={**_identity_env(repo, by_person), **env})
+    except git.GitCommandError as exc:
+        said = git_said(exc)
+        if "ignored by one of your .gitignore" in said:
+            said += " (`scenes doctor` names the rule that ignores a store file)"
+        raise HistoryError(f"git commit failed: {said}") from exc
+    finally:
+        index.unlink(missing_ok=True)
+    sync_index(repo, paths)
+    return head_sha(repo)
+
+
+def ensure_committable(repo) -> str:
+    """Raise ``HistoryError`` if git cannot read the repository (``head_sha``), a commit now
+    would end a merge, rebase, cherry-pick or revert the person has in progress in the
+    repository (``IN_PROGRESS``), HEAD is detached (a commit there is lost at the next
+    checkout) or another git holds the index (``index.lock``); else return HEAD's commit id
+    ("" before the first commit)."""
+    busy = [name for name in IN_PROGRESS if (Path(repo.git_dir) / name).exists()]
+    if busy:
+        raise HistoryError(f"the git repository is in the middle of a merge, rebase or "
+                           f"cherry-pick ({busy[0]}); finish or abort it, then run this again")
+    # Another git holds the person's index (an editor's git plugin, a commit in a terminal):
+    # a commit now could not bring their index in line, and theirs would undo ours.
+    head = head_sha(repo)
+    if head and repo.head.is_detached:   # a commit would be lost on checkout
+        raise HistoryError("HEAD is detached (an old commit is checked out); check out a "
+                           "branch (`git switch main`), then run this again")
+    lock = Path(repo.git_dir) / "index.lock"
+    if lock.exists():
+        raise HistoryError(f"another git is at work in this repository ({lock} exists); "
+                           "run this again when it is done, or delete that file if no git "
+                           "is running")
+    return head
+
+
+def is_editor_file(path: str) -> bool:
+    """True for an editor's file that is never the store's: anything in ``.obsidian/``,
+    ``.trash/`` or ``.git/``, swap files (``.x.swp``), backups (``x~``) and lock files
+    (``.#x``)."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (any(p in (".obsidian", ".trash", ".git") for p in parts)
+            or (name.startswith(".") and name.endswith(".swp"))
+            or name.endswith("~") or name.startswith(".#"))
+
+
+def _without_editor_files(root: Path, paths: list[str]) -> list[str]:
+    """Pathspecs for ``git add``: ``paths`` minus editors' files (a folder gets exclusions
+    under it; git's exclusions misbehave beside a single file, so files are filtered here)."""
+    specs = []
+    for path in paths:
+        if (root / path).is_dir():
+            specs.append(path)
+            specs += [f":(exclude,glob){path.rstrip('/')}/{g}" for g in EDITOR_GLOBS]
+        elif not is_editor_file(path):
+            specs.append(path)
+    return specs
+
+
+TEMP_INDEX = "scene-engine-index-"   # + pid, in the git folder; a leftover one is harmless
+
+
+def sync_index(repo, paths) -> None:
+    """Make the person's index agree with HEAD for ``paths`` only (the engine's own; what a
+    person staged elsewhere stays staged)."""
+    git = _git()
+    try:
+        repo.git.reset("-q", "HEAD", "--", *paths)
+    except git.GitCommandError:   # a path neither HEAD nor the index has: one at a time
+        for path in paths:
+            try:
+                repo.git.reset("-q", "HEAD", "--", path)
+            except git.GitCommandError:
+                continue
+
+
+def _staged(repo, env: dict, head: str) -> bool:
+    if not head:
+        return bool(repo.git.ls_files(env=env))
+    return bool(repo.git.diff("--cached", "--name-only", env=env))
+
+
+def commit_files(repo, message: str, files: list[str], by_person: bool = False) -> str:
+    """Commit exactly ``files`` (a missing file is a deletion), even if nothing changed (a
+    batch is a commit whatever it wrote); return the new sha. See ``commit``."""
+    return commit(repo, message, tuple(files), allow_empty=True, by_person=by_person)
+
+
+def dirty_paths(repo) -> list[str]:
+    """Files a person may edit — scene files (``scenes/*.md``, not hidden), ``persona.md``
+    and the settings — that differ from HEAD: changed, added or deleted; sorted. Editor swap
+    and backup files are not scenes and are never reported (so never committed)."""
+    out = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
+                          "scenes", *PERSON_FILES)
+    root = Path(repo.git.working_dir)
+    prefix = store_prefix(repo)   # git status names paths from the top of the work tree
+    names = {entry[3:].removeprefix(prefix) for entry in out.split("\0") if len(entry) > 3}
+    names = {n for n in names if not (root / n).is_symlink()}   # links are never scenes
+    names = {n for n in names if is_utf8_name(n) and "\ufffd" not in n}   # nor names git
+    # cannot spell in UTF-8 (doctor names them)
+    return sorted(n for n in names
+                  if n in PERSON_FILES or (n.startswith("scenes/") and n.count("/") == 1
+                                           and _is_scene_file(n.split("/", 1)[1])))
+
+
+def commit_hand_edits(repo) -> str:
+    """Commit changes a person made under ``scenes/``, ``persona.md`` or the settings as their
+    own commit (``hand edit: NAMES``), so a batch or undo commit holds only its own change;
+    return its sha ("" when nothing was edited). Authored by the person's git identity when
+    one is configured: the words are theirs, only the commit is the engine's doing."""
+    from scene_engine.core.interrupts import critical
+
+    names = dirty_paths(repo)
+    if not names:
+        return ""
+    shown = ", ".join(Path(n).name for n in names[:10]) + (" ..." if len(names) > 10 else "")
+    with critical(repo):   # git add + commit: not to be cut half-way by Ctrl-C
+        return commit_files(repo, f"hand edit: {shown}\n\nEdited outside scene-engine; "
+                                  "committed by scene-engine before its next change.\n",
+                            names, by_person=True)
+
+
+def _is_scene_file(name: str) -> bool:
+    return name.lower().endswith(".md") and not name.startswith(".")
+
+
+# ---------------------------------------------------------------- reading the history
+
+def trailers(message: str) -> dict[str, str]:
+    """The ``Key: value`` trailer lines of a commit message's last paragraph."""
+    last = message.strip().split("\n\n")[-1]
+    found = {}
+    for line in last.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and " " not in key:
+            found[key] = value.strip()
+    return found
+
+
+def engine_commits(repo) -> list:
+    """Every commit on the current branch that touches the store's paths (``STORE_PATHS``),
+    oldest first: a person's commits elsewhere in a shared repository are not the store's
+    history. Empty for a repository with no commit. Raises ``HistoryError`` when git cannot
+    read the history (never an empty list for that)."""
+    head = head_sha(repo)
+    if not head:
+        return []
+    try:
+        return list(reversed(list(repo.iter_commits(head, paths=list(STORE_PATHS)))))
+    except (_git().GitCommandError, ValueError) as exc:   # ValueError: an object unreadable
+        said = git_said(exc) if isinstance(exc, _git().GitCommandError) else str(exc)
+        raise HistoryError(f"cannot read the history: {said}") from exc
+
+
+def live_batches(repo, released=frozenset()) -> dict[int, object]:
+    """Batch number -> its commit, for batches that are in effect (made and not undone).
+
+    An undo commit carries ``Undo-Batch: N`` and a redo ``Redo-Batch: N``; the last of those
+    decides whether batch N is live. A batch commit a ``scenes repair`` released
+    (``released_batches``), or one of the shas in ``released`` (a repair deciding which to
+    release), is never live: after a merge of two copies two commits may carry one number.
+    """
+    live: dict[int, object] = {}
+    made: dict[int, object] = {}
+    # A plain `git revert` of a batch commit is an undo of it, a revert of that a redo.
+    reverts: dict[str, tuple[int, bool]] = {}   # sha -> (batch, True if it makes it live)
+    commits = engine_commits(repo)
+    gone = released_batches(commits) | set(released)
+    for c in commits:
+        if c.hexsha in gone:       # a repair gave it up: its memories were made pending
+            continue
+        found = trailers(c.message)
+        if "Batch" in found and "Undo-Batch" not in found:
+            made[int(found["Batch"])] = c
+            live[int(found["Batch"])] = c
+            reverts[c.hexsha] = (int(found["Batch"]), True)
+        elif "Undo-Batch" in found:
+            live.pop(int(found["Undo-Batch"]), None)
+        elif "Redo-Batch" in found and int(found["Redo-Batch"]) in made:
+            live[int(found["Redo-Batch"])] = made[int(found["Redo-Batch"])]
+        elif (plain := plain_revert(reverts, c)) is not None:
+            number, now_live = plain
+            if not now_live:
+                live.pop(number, None)
+            elif number in made:
+                live[number] = made[number]
+    return live
+
+
+RELEASED = "Released-Batches"   # repair trailer: ``N@sha`` of each batch commit given up
+
+
+def released_batches(commits) -> set[str]:
+    """Shas of the batch commits a ``scenes repair`` among ``commits`` gave up (its
+    ``Released-Batches: N@sha ...`` trailer; ``numbering.repair_numbering``), unless that
+    repair was reverted with ``git revert``."""
+    reverted = {reverted_commit(c.message) for c in commits}
+    found: set[str] = set()
+    for c in commits:
+        if c.hexsha not in reverted and commit_kind(c.message, c.author.email) == "repair":
+            found.update(item.partition("@")[2] for item in
+                         trailers(c.message).get(RELEASED, "").split())
+    return found
+
+
+def plain_revert(reverts: dict[str, tuple[int, bool]], commit) -> tuple[int, bool] | None:
+    """For a plain ``git revert`` of a commit in ``reverts`` (sha -> (batch, whether the batch
+    is live after it): a batch commit, or a revert of one), ``(batch, live after this one)``,
+    recorded in ``reverts`` for this commit too; None for any other commit."""
+    reverted = reverted_commit(commit.message)
+    if reverted not in reverts:
+        return None
+    number, was_live = reverts[reverted]
+    reverts[commit.hexsha] = (number, not was_live)
+    return number, not was_live
+
+
+def named_by_person(repo, path: str) -> bool:
+    """True when the newest commit that brought ``path`` (relative to the store root) into
+    being under that name is a person's (``is_person_commit``): they created the file or
+    renamed a scene to it. A name a person chose is theirs to keep (the offline renames).
+    False for a file no commit added yet. Raises ``HistoryError`` if git fails."""
+    git = _git()
+    if not head_sha(repo):
+        return False
+    try:
+        out = repo.git.log("-1", "--no-renames", "--diff-filter=A", "--format=%ae%x01%B",
+                           "--", path)
+    except git.GitCommandError as exc:
+        raise HistoryError(f"cannot read the history: {git_said(exc)}") from exc
+    email, _, message = out.partition("\x01")
+    return bool(message) and is_person_commit(message, email)
+
+
+def last_batch_number(repo, depth: int = 200) -> int:
+    """The ``Batch: N`` of the newest batch commit on the branch (0 if none within ``depth``
+    commits): a plain ``git revert`` of a batch puts ``state.json``'s counter back, and a new
+    batch must not take a number an earlier commit already has (``undo N`` would not know
+    which). Walks commits in-process from HEAD (GitPython's object reader, no new git
+    process): the newest batch is a few commits back. Raises ``HistoryError`` when git
+    cannot read the repository."""
+    head = head_sha(repo)
+    if not head:
+        return 0
+    commit = repo.commit(head)
+    for _ in range(depth):
+        number = trailers(commit.message).get("Batch", "")
+        if number.isdigit():
+            return int(number)
+        if not commit.parents:
+            break
+        commit = commit.parents[0]
+    return 0
+
+
+def reverted_commit(message: str) -> str:
+    """The sha a plain ``git revert`` commit names ("This reverts commit SHA."), else ""."""
+    match = _REVERTS.search(message)
+    return match.group(1) if match else ""
+
+
+def commit_kind(message: str, author_email: str | None = None) -> str:
+    """"batch" | "undo" | "redo" | "forget" | "persona" | "hand edit" | "add" | "init" |
+    "repair" | "other". A plain ``git revert`` (its message names the reverted commit) is an
+    "undo". The kinds named by a subject alone ("add:", "init:", "repair:") are the engine's
+    only when ``author_email`` (if given) is the engine's: a person may well write "add: my
+    notes" (a "hand edit:" subject is the person's kind whoever wrote it)."""
+    found = trailers(message)
+    if "Undo-Batch" in found or "Undo-Commit" in found or reverted_commit(message):
+        return "undo"
+    if "Redo-Batch" in found:
+        return "redo"
+    if "Forget-Batch" in found:
+        return "forget"
+    if "Batch" in found:
+        return "batch"
+    if "Persona" in found:
+        return "persona"
+    subject = message.split("\n", 1)[0]
+    if subject.startswith("hand edit:"):
+        return "hand edit"
+    for kind in ("add", "init", "repair"):
+        if subject.startswith(kind + ":") and author_email in (None, ENGINE_EMAIL):
+            return kind
+    return "other"
+
+
+def log_entries(repo, include_adds: bool = False) -> list[dict]:
+    """Batches newest first, with hand edits, undos and persona commits between them.
+
+    Each entry: ``kind``, ``commit`` (sha), ``time`` (ISO-8601), ``subject``, ``summary``
+    (first body line), and for batches ``batch``, ``memories`` (trailer text), ``model``,
+    ``tokens`` and ``undone`` (bool).
+    """
+    live = live_batches(repo)
+    entries = []
+    for c in reversed(engine_commits(repo)):
+        kind = commit_kind(c.message, c.author.email)
+        if kind == "other" and touches(repo, c.hexsha, HAND_EDITABLE):
+            kind = "hand edit"   # a person's own commit of scene edits (a vault's auto-commit)
+        if kind in ("init", "other") or (kind == "add" and not include_adds):
+            continue
+        found = trailers(c.message)
+        parts = c.message.strip().split("\n\n")
+        entry = {"kind": kind, "commit": c.hexsha, "time": c.committed_datetime.isoformat(),
+                 "subject": parts[0].splitlines()[0],
+                 "summary": parts[1].splitlines()[0] if len(parts) > 2 else ""}
+        if kind == "batch":
+            number = int(found["Batch"])
+            entry.update(batch=number, memories=found.get("Memories", ""),
+                         model=found.get("Backend", ""), tokens=int(found.get("Tokens", 0) or 0),
+                         cost=float(found["Cost-USD"]) if "Cost-USD" in found else None,
+                         undone=getattr(live.get(number), "hexsha", None) != c.hexsha)
+        entries.append(entry)
+    return entries
+
+
+def touches(repo, sha: str, paths: tuple[str, ...]) -> bool:
+    """True when commit ``sha`` changes a file under ``paths`` (relative to the store root)."""
+    return bool(repo.git.diff_tree("--root", "--no-commit-id", "--name-only", "-r", sha,
+                                   "--", *paths))
+
+
+def is_person_commit(message: str, author_email: str | None = None) -> bool:
+    """True for a commit of a person's own work: a hand edit the engine committed for them, or
+    any commit the engine did not make (their own, a vault plugin's auto-commit). See
+    ``commit_kind`` for ``author_email``."""
+    return commit_kind(message, author_email) not in ENGINE_KINDS
+
+
+def blame_lines(repo, path: str) -> list[dict]:
+    """Each line of ``path`` (relative to the store root) with the commit that last changed it.
+
+    Entry: ``line`` (1-based), ``text``, ``commit`` (sha, or "" when not committed yet),
+    ``kind`` (see ``commit_kind``), ``batch`` (number or None), ``seqs`` (the journal numbers
+    of the memories that commit folded: a batch's or a redo's ``Memory-Seqs``, else []) and
+    ``path`` (the file's path, relative to the store root, in that commit: a line a batch
+    carried over from a scene it merged or renamed keeps the old name). Which of ``seqs`` a
+    line states is ``trace.blame_scene``'s business. Raises ``HistoryError`` if git cannot
+    blame the file (``NotCommitted`` when HEAD does not hold it).
+    """
+    git = _git()
+    head = head_sha(repo)
+    try:
+        if not head:
+            raise KeyError(path)
+        repo.commit(head).tree / tree_path(repo, path)
+    except KeyError:
+        raise NotCommitted(f"cannot blame {path}: it is not committed yet") from None
+    try:
+        # -C: a line a batch carried over from a scene it renamed or merged away (deleted in
+        # the same commit) keeps the commit that wrote it; git's rename detection alone misses
+        # a small scene renamed with a new entry and summary.
+        out = repo.git.blame("--line-porcelain", "-w", "-C", "--", path)
+    except git.GitCommandError as exc:
+        raise HistoryError(f"cannot blame {path}: {git_said(exc)}") from exc
+    rows, sha, cache, name, prefix = [], "", {}, path, store_prefix(repo)
+    for raw in out.split("\n"):
+        if raw.startswith("\t"):
+            info = cache.setdefault(sha, _blame_info(repo, sha))
+            rows.append({"line": len(rows) + 1, "text": raw[1:], "commit": info["commit"],
+                         "kind": info["kind"], "batch": info["batch"], "seqs": info["seqs"],
+                         "path": name})
+        elif raw.startswith("filename "):   # from the top of the work tree
+            name = raw[len("filename "):].removeprefix(prefix)
+        elif raw and len(raw.split(" ", 1)[0]) == 40 and raw[0] in "0123456789abcdef":
+            sha, name = raw.split(" ", 1)[0], path
+    return rows
+
+
+class NotCommitted(HistoryError):
+    """``blame_lines`` of a file HEAD does not hold (a scene written by hand, not committed
+    yet): there is no history to tell."""
+
+
+# Commit kinds the engine makes; "hand edit" and "other" (a person's own commit) are a person's.
+ENGINE_KINDS = frozenset({"batch", "undo", "redo", "persona", "init", "add", "forget",
+                          "repair"})
+
+
+def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]:
+    """Every line (stripped, non-blank) a person's commit ever added under ``paths``: hand
+    edits and commits the engine did not make (``ENGINE_KINDS``).
+
+    Who wrote a line is decided by its text, not by ``git blame``: blame follows neither a
+    line a merge moved into another scene nor one a batch moved within its scene, and an
+    undo would claim the lines it restores. A line whose text a person once wrote is theirs
+    wherever it is now (the conservation rules, DESIGN.md "A batch", step 7). Reads the
+    history once per call (a batch calls it once). Raises ``HistoryError`` if git fails.
+    """
+    git = _git()
+    if not head_sha(repo):
+        return frozenset()
+    try:
+        log = repo.git.log("--format=%H%x01%ae%x01%B%x02", "--", *paths)
+    except git.GitCommandError as exc:
+        raise HistoryError(f"cannot read the history: {git_said(exc)}") from exc
+    shas = []
+    for record in filter(None, (r.strip() for r in log.split("\x02"))):
+        sha, _, rest = record.partition("\x01")
+        email, _, message = rest.partition("\x01")
+        if is_person_commit(message, email):
+            shas.append(sha)
+    lines: set[str] = set()
+    for start in range(0, len(shas), 200):   # a bounded command line
+        try:
+            # A line whose only change is its end (an editor saving CRLF) stays whose it was.
+            # -M: a renamed file is no new text (a person who renames a scene writes no line).
+            out = repo.git.show("-M", "-U0", "--ignore-cr-at-eol", "--format=",
+                                *shas[start:start + 200], "--", *paths)
+        except git.GitCommandError as exc:
+            raise HistoryError(f"cannot read the history: {git_said(exc)}") from exc
+        lines.update(line[1:].strip() for line in out.split("\n")
+                     if line.startswith("+") and not line.startswith("+++") and line[1:].strip())
+    return frozenset(lines)
+
+
+def _blame_info(repo, sha: str) -> dict:
+    if set(sha) == {"0"}:
+        return {"commit": "", "kind": "uncommitted", "batch": None, "seqs": []}
+    from scene_engine.store.history import expand_seqs
+
+    commit = repo.commit(sha)
+    found = trailers(commit.message)
+    number = found.get("Batch") or found.get("Undo-Batch") or found.get("Redo-Batch")
+    kind = commit_kind(commit.message, commit.author.email)
+    # Only a batch or a redo wrote its memories into lines; an undo brought back older ones.
+    seqs = expand_seqs(found.get("Memory-Seqs", "")) if kind in ("batch", "redo") else []
+    # A person's own commit (a vault's auto-commit) that changed this line is a hand edit.
+    return {"commit": sha, "kind": "hand edit" if kind == "other" else kind,
+            "batch": int(number) if number else None, "seqs": seqs}
+
+
+def compress_seqs(seqs: list[int]) -> str:
+    """``[0,1,2,5]`` -> ``"0-2,5"`` (journal numbers, so undo can re-queue exactly these)."""
+    parts, ordered = [], sorted(set(seqs))
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+
+def expand_seqs(text: str) -> list[int]:
+    """Inverse of ``compress_seqs``."""
+    seqs = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        low, _, high = part.partition("-")
+        seqs.extend(range(int(low), int(high or low) + 1))
+    return seqs

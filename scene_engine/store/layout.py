@@ -1,0 +1,213 @@
+"""Where a store's files are: the layout, finding a store, its format version, its errors.
+
+Standard library only, so a command that only reads (a search, started as a new process for
+every question an agent asks) can find the store without importing what validates its state
+and settings (pydantic: a tenth of a second). ``store.Store`` adds those.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from scene_engine.core.errors import SceneEngineError
+
+# 2: journal records may carry title, sources, relations, status and extractor_version
+# (memories extracted from conversations); a format-1 store is upgraded by its first write.
+FORMAT_VERSION = 2
+META_DIR = ".scene-engine"
+
+
+class StoreError(SceneEngineError):
+    """A store cannot be used as asked. ``exit_code`` is 2 for bad usage, 1 otherwise."""
+
+    exit_code = 1
+
+
+class NotAStoreError(StoreError):
+    """The folder is not a scene store (no ``.scene-engine/state.json``)."""
+
+    exit_code = 2
+
+
+class StoreVersionError(StoreError):
+    """The store was written by a newer engine; the message names both format versions."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class StorePaths:
+    """The paths of the store at ``root`` (an absolute folder), DESIGN.md "A store on disk"."""
+
+    root: Path
+
+    @property
+    def scenes_dir(self) -> Path:
+        """``ROOT/scenes``: the scene files (L2)."""
+        return self.root / "scenes"
+
+    @property
+    def persona_path(self) -> Path:
+        """``ROOT/persona.md`` (L3)."""
+        return self.root / "persona.md"
+
+    @property
+    def memories_dir(self) -> Path:
+        """``ROOT/memories``: the memory journal (L1)."""
+        return self.root / "memories"
+
+    @property
+    def meta_dir(self) -> Path:
+        """``ROOT/.scene-engine``."""
+        return self.root / META_DIR
+
+    @property
+    def state_path(self) -> Path:
+        """The checkpoint ``state.json``."""
+        return self.meta_dir / "state.json"
+
+    @property
+    def config_path(self) -> Path:
+        """The settings ``config.toml``."""
+        return self.meta_dir / "config.toml"
+
+    @property
+    def index_path(self) -> Path:
+        """The derived search index ``index.sqlite``."""
+        return self.meta_dir / "index.sqlite"
+
+    @property
+    def lock_path(self) -> Path:
+        """The cross-process lock file."""
+        return self.meta_dir / "lock"
+
+    def scene_names(self) -> list[str]:
+        """Names of the scene files (``*.md``, not hidden), sorted."""
+        if not self.scenes_dir.is_dir():
+            return []
+        return sorted(
+            entry.name
+            for entry in os.scandir(self.scenes_dir)
+            if entry.name.lower().endswith(".md")
+            and not entry.name.startswith(".")
+            and entry.is_file(follow_symlinks=False)
+            and is_utf8_name(entry.name)
+        )
+
+
+def is_utf8_name(name: str) -> bool:
+    """False for a file name that is not UTF-8 (Python hands it over with surrogates; no
+    git path, database or Markdown link holds it): ``doctor`` names it, the rest skip it."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def find_root(root: Path | None = None) -> Path:
+    """The folder of the store meant by ``root``: ``root`` itself, else ``$SCENE_ENGINE_DIR``,
+    else the current folder or the nearest folder above it that is a store (like git).
+
+    A store made with ``scenes init --prefix P`` lives in ``FOLDER/P``; naming ``FOLDER`` (or,
+    from the current folder, any folder inside ``FOLDER``) finds it too (``prefixed_store``).
+    Raises ``NotAStoreError`` (exit 2) when no store is meant.
+    """
+    if root is None and os.environ.get("SCENE_ENGINE_DIR"):
+        root = Path(os.environ["SCENE_ENGINE_DIR"])
+    if root is None:
+        here = Path.cwd()
+        found = next((p for p in (here, *here.parents) if _is_store(p)), None)
+        if found is None:   # a prefixed store: its folder is in the same git work tree
+            top = next((p for p in (here, *here.parents) if (p / ".git").exists()), None)
+            for p in (here, *here.parents) if top is not None else ():
+                found = prefixed_store(p)
+                if found is not None or p == top:
+                    break
+        root = found or here
+    root = Path(root)
+    if not _is_store(root):
+        root = prefixed_store(root) or root
+    if not _is_store(root):
+        raise NotAStoreError(f"{root} is not a scene store (no {META_DIR}/state.json); "
+                             "make one with `scenes init DIR` or pass --dir")
+    return root
+
+
+MAX_PREFIX_DEPTH = 3   # folders in a ``--prefix`` (``memory/``, ``notes/agent/memory/``)
+
+
+def _is_store(folder: Path) -> bool:
+    return (folder / META_DIR / "state.json").is_file()
+
+
+def prefixed_store(folder: Path) -> Path | None:
+    """The store that ``scenes init FOLDER --prefix P`` made inside ``folder``, or None.
+
+    A store below ``folder`` (at most ``MAX_PREFIX_DEPTH`` folders down, hidden folders
+    skipped) counts only if its ``config.toml`` records exactly that path as its ``prefix``,
+    so a store that merely sits in a subfolder is not adopted. The nearest one wins.
+    """
+    level = [Path(folder)]
+    for _ in range(MAX_PREFIX_DEPTH):
+        below = []
+        for parent in level:
+            try:
+                entries = sorted(os.scandir(parent), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                    continue
+                candidate = Path(entry.path)
+                if _is_store(candidate) and _recorded_prefix(candidate) == \
+                        candidate.relative_to(folder).as_posix() + "/":
+                    return candidate
+                below.append(candidate)
+        level = below
+    return None
+
+
+def _recorded_prefix(store_root: Path) -> str:
+    """The ``prefix`` in the store's ``config.toml`` ("" if none or unreadable)."""
+    import tomllib
+
+    try:
+        raw = tomllib.loads((store_root / META_DIR / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    value = raw.get("prefix", "")
+    return value if isinstance(value, str) else ""
+
+
+def check_format(path: Path) -> dict:
+    """The JSON object in the state file at ``path``, refused if a newer engine wrote it.
+
+    Raises ``NotAStoreError`` (no file), ``StoreError`` (not a JSON object) and
+    ``StoreVersionError`` (a newer format) before anything else is read."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise NotAStoreError(f"{path.parent.parent} is not a scene store "
+                             f"(no {META_DIR}/state.json); make one with `scenes init DIR`") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise StoreError(f"{path}: not valid JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise StoreError(f"{path}: expected a JSON object")
+    found = raw.get("format")
+    if isinstance(found, int) and found > FORMAT_VERSION:
+        raise StoreVersionError(
+            f"{path.parent.parent} has store format {found}, but this scene-engine reads format "
+            f"{FORMAT_VERSION} and older; upgrade scene-engine to open it")
+    return raw
+
+
+def locate(root: Path | None = None) -> StorePaths:
+    """The paths of the store meant by ``root`` (see ``find_root``), its format checked
+    (``check_format``): enough for a command that only reads the scenes and the index."""
+    root = find_root(root)
+    check_format(root / META_DIR / "state.json")
+    return StorePaths(root.resolve())

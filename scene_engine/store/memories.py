@@ -1,0 +1,669 @@
+"""L1 memories: all-or-nothing input validation and the append-only journal.
+
+The journal lives in ``memories/`` as JSONL segments of ``SEGMENT`` records each
+(``00000.jsonl`` holds numbers 0-999, ...). A memory's number (``seq``) fixes its segment and
+line, so taking the next batch reads one or two segments: its cost follows the batch, not the
+history. Segments are rewritten whole by temp file + rename, so a crash never leaves half a line.
+
+A memory is its content and instant together with its scope, role and type (``kind``; DESIGN.md
+"Command line", memory input): two records agreeing on all of them are one memory (the second
+id kept as an alias), and a known id is never given to another memory (the input is refused).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scene_engine.core.errors import InputError
+from scene_engine.core.fs import atomic_write_text
+from scene_engine.core.plural import count
+from scene_engine.store.store import StoreError
+
+SEGMENT = 1000
+MAX_CONTENT_CHARS = 10_000
+MAX_ID_CHARS = 200
+MAX_METADATA_CHARS = 10_000   # a memory's metadata, as JSON text
+# Control characters (tab and line ends aside): a terminal escape in a memory would reach every
+# `scenes show`, and the sandbox refuses NUL in a scene. One rule for every way text comes in.
+CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+FIELDS = {"id", "content", "created_at", "role", "type", "scope", "metadata"}
+
+
+class MemoryInputError(InputError):
+    """The input was refused whole. ``problems`` is a list of ``(line, message)``."""
+
+    def __init__(self, problems: list[tuple[int, str]]):
+        self.problems = problems
+        shown = "\n".join(f"  line {line}: {msg}" for line, msg in problems[:50])
+        more = f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else ""
+        super().__init__(f"input refused, nothing added ({count(len(problems), 'problem')}):\n"
+                         f"{shown}{more}")
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One L1 memory. ``created_at`` is timezone-aware; ``seq`` is its journal number;
+    ``aliases``: other ids the same record came with (the same content at the same instant,
+    scope, role and type under another id, collapsed into this one and known from then on)."""
+
+    id: str
+    content: str
+    created_at: datetime
+    seq: int = -1
+    role: str | None = None
+    type: str | None = None
+    scope: str | None = None
+    metadata: dict | None = None
+    aliases: tuple[str, ...] = ()
+    # Extracted from a conversation (format 2, ``extraction``): None / empty for added ones.
+    title: str | None = None
+    sources: tuple[str, ...] = ()          # ids of the messages that support it
+    relations: tuple[dict, ...] = ()       # {"type": same_as|supersedes|conflicts_with, "target"}
+    status: str | None = None              # as written; later changes are events (review.py)
+    extractor_version: str | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        """The JSON object stored in the journal (absent optional fields left out)."""
+        record = {"seq": self.seq, "id": self.id, "content": self.content,
+                  "created_at": self.created_at.isoformat()}
+        for key in ("role", "type", "scope", "metadata"):
+            if getattr(self, key) is not None:
+                record[key] = getattr(self, key)
+        if self.aliases:
+            record["aliases"] = list(self.aliases)
+        for key in ("title", "status", "extractor_version"):
+            if getattr(self, key) is not None:
+                record[key] = getattr(self, key)
+        if self.sources:
+            record["sources"] = list(self.sources)
+        if self.relations:
+            record["relations"] = [dict(r) for r in self.relations]
+        return record
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Memory:
+        """Inverse of ``to_record``."""
+        return cls(id=record["id"], content=record["content"],
+                   created_at=datetime.fromisoformat(record["created_at"]), seq=record["seq"],
+                   role=record.get("role"), type=record.get("type"), scope=record.get("scope"),
+                   metadata=record.get("metadata"), aliases=tuple(record.get("aliases") or ()),
+                   title=record.get("title"), sources=tuple(record.get("sources") or ()),
+                   relations=tuple(record.get("relations") or ()), status=record.get("status"),
+                   extractor_version=record.get("extractor_version"))
+
+
+# ---------------------------------------------------------------- input parsing
+
+def parse_input(data: bytes, now: datetime | None = None) -> list[Memory]:
+    """Parse a JSON list or JSONL of memory objects; validate every record first.
+
+    Returns the memories (``seq`` unset) in input order. Raises ``MemoryInputError`` with the
+    line number of every bad record (not an object, missing/empty/over-long content, bad
+    date, wrong types, unknown fields, invalid UTF-8, invalid JSON, an id given twice for two
+    different memories); then nothing is added.
+    """
+    return [memory for _, memory in parse_lines(data, now)]
+
+
+def parse_lines(data: bytes, now: datetime | None = None) -> list[tuple[int, Memory]]:
+    """``parse_input`` with the line each memory's record starts on: ``[(line, Memory)]``
+    (so a problem found later, against the journal, can name its line too). Raises as
+    ``parse_input``."""
+    now = now or datetime.now(UTC)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise MemoryInputError([(line, f"invalid UTF-8 at byte {exc.start}")]) from exc
+    text = text.removeprefix("\ufeff")
+    items = _split_records(text)
+    # A lone surrogate can only come in as a JSON escape (UTF-8 cannot carry one): without
+    # such an escape in the text no record needs the per-record check.
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None
+    problems: list[tuple[int, str]] = []
+    lined: list[tuple[int, Memory]] = []
+    first_line: dict[str, tuple[int, Memory]] = {}   # id -> (line, memory) where it first came
+    for line, value in items:
+        try:
+            memory = _validate(value, now, surrogates)
+        except ValueError as exc:
+            problems.append((line, str(exc)))
+            continue
+        seen_line, seen = first_line.setdefault(memory.id, (line, memory))
+        difference = differs(kind(seen), kind(memory))
+        if difference:
+            # One id for two different memories: keeping either would silently lose the other.
+            problems.append((line, f"id {memory.id!r} was already used on line {seen_line} "
+                                   f"for {difference}"))
+        lined.append((line, memory))
+    if problems:
+        raise MemoryInputError(problems)
+    return lined
+
+
+# What a memory is, besides its instant: its words and who sees it, said it, what kind it is.
+# The same words at the same instant under another scope (or role, or type) are another memory:
+# collapsing them would hide the second from its own scope's search and recall.
+KIND_FIELDS = ("scope", "role", "type")
+
+
+def kind(memory: Memory | dict) -> tuple:
+    """``(content, scope, role, type)`` of a memory or of its journal record: with its instant,
+    the identity of a memory (two records agreeing on all five are one memory)."""
+    if isinstance(memory, dict):
+        return (memory["content"], *(memory.get(key) for key in KIND_FIELDS))
+    return (memory.content, *(getattr(memory, key) for key in KIND_FIELDS))
+
+
+def differs(kept: tuple, given: tuple) -> str | None:
+    """How the memory ``given`` (a ``kind``) differs from ``kept``, as words for a message
+    ("a different content", "another scope ('travel' there, none here)"), or None."""
+    if kept[0] != given[0]:
+        return "a different content"
+    for key, there, here in zip(KIND_FIELDS, kept[1:], given[1:], strict=True):
+        if there != here:
+            return (f"another {key} ({'none' if there is None else repr(there)} there, "
+                    f"{'none' if here is None else repr(here)} here)")
+    return None
+
+
+def _split_records(text: str) -> list[tuple[int, Any]]:
+    """(line, decoded value) for each record of a JSON list or of JSONL."""
+    stripped = text.lstrip()
+    if not stripped:
+        raise MemoryInputError([(1, "input is empty: give a JSON list or JSONL of memories")])
+    if stripped.startswith("["):
+        return _split_json_list(text)
+    records, problems = [], []
+    for number, line in enumerate(text.split("\n"), start=1):  # JSONL: only \n ends a line
+        if not line.strip():
+            continue
+        try:
+            records.append((number, json.loads(line, object_pairs_hook=_unique_keys)))
+        except json.JSONDecodeError as exc:
+            problems.append((number, f"not valid JSON: {exc.msg} (column {exc.colno})"))
+        except ValueError as exc:   # a key twice in one record (_unique_keys)
+            problems.append((number, str(exc)))
+    if problems:
+        raise MemoryInputError(problems)
+    return records
+
+
+def _split_json_list(text: str) -> list[tuple[int, Any]]:
+    """Decode a JSON list element by element so each record keeps its line number."""
+    decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
+    pos = text.index("[") + 1
+    records = []
+    comma = False
+
+    def line_at(index: int) -> int:
+        return text.count("\n", 0, index) + 1
+
+    while True:
+        pos = _skip_ws(text, pos)
+        if pos >= len(text):
+            raise MemoryInputError([(line_at(pos), "JSON list is not closed with ]")])
+        if text[pos] == "]":
+            if comma:   # JSON allows no trailing comma; a record may be missing
+                raise MemoryInputError([(line_at(pos), "a comma before ] (a record missing?)")])
+            break
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise MemoryInputError([(exc.lineno, f"not valid JSON: {exc.msg}")]) from exc
+        except ValueError as exc:   # a key twice in one record (_unique_keys)
+            raise MemoryInputError([(line_at(pos), str(exc))]) from exc
+        records.append((line_at(pos), value))
+        pos = _skip_ws(text, end)
+        comma = pos < len(text) and text[pos] == ","
+        if comma:
+            pos += 1
+        elif pos < len(text) and text[pos] != "]":
+            raise MemoryInputError([(line_at(pos), "expected , or ] between records")])
+    rest = _skip_ws(text, pos + 1)
+    if rest < len(text):
+        raise MemoryInputError([(line_at(rest), "text after the closing ]")])
+    return records
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object, refusing a key given twice (JSON keeps the last one silently)."""
+    found: dict = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"key {key!r} appears twice in one record")
+        found[key] = value
+    return found
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON name of a decoded value's type (a person wrote JSON, not Python)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
+    """One record -> Memory, or ``ValueError`` saying what is wrong with it. ``surrogates``:
+    whether the record may hold a lone surrogate (checked only then)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"a memory must be a JSON object, got {_json_kind(value)}")
+    unknown = sorted(set(value) - FIELDS)
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(unknown)}; allowed: "
+                         f"{', '.join(sorted(FIELDS))}")
+    try:  # JSON escapes can smuggle in lone surrogates, which no UTF-8 journal can hold
+        if surrogates:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("text contains a lone surrogate (invalid Unicode) "
+                         f"{exc.object[exc.start:exc.end]!r}") from exc
+    content = value.get("content")
+    if not isinstance(content, str):
+        raise ValueError("`content` is required and must be text")
+    # One text, one form: the same words typed on macOS (NFD) and elsewhere (NFC) are the
+    # same memory, and the journal keeps the composed form.
+    content = unicodedata.normalize("NFC", content.strip())
+    if not content:
+        raise ValueError("`content` is empty")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise ValueError(f"`content` has {len(content)} characters; at most {MAX_CONTENT_CHARS}")
+    control = CONTROL_CHARS.search(content)
+    if control:   # a terminal escape in a memory would reach every `scenes show`
+        raise ValueError(f"`content` contains the control character "
+                         f"U+{ord(control.group()):04X} at position {control.start()}")
+    created = _parse_time(value.get("created_at"), now)
+    for key in ("role", "type", "scope"):
+        if value.get(key) is not None and not isinstance(value[key], str):
+            raise ValueError(f"`{key}` must be text")
+    if value.get("metadata") is not None and not isinstance(value["metadata"], dict):
+        raise ValueError("`metadata` must be an object")
+    if value.get("metadata") and len(json.dumps(value["metadata"], ensure_ascii=False)) \
+            > MAX_METADATA_CHARS:
+        raise ValueError(f"`metadata` is over {MAX_METADATA_CHARS} characters as JSON; keep "
+                         "large data elsewhere and put a reference here")
+    mem_id = value.get("id")
+    if mem_id is None:
+        mem_id = derived_id(content, created, *(value.get(key) for key in KIND_FIELDS))
+    elif not isinstance(mem_id, str) or not mem_id.strip():
+        raise ValueError("`id` must be non-empty text")
+    elif len(mem_id) > MAX_ID_CHARS or re.search(r"[\x00-\x1f\x7f]", mem_id):
+        raise ValueError(f"`id` must be at most {MAX_ID_CHARS} printable characters")
+    return Memory(id=mem_id, content=content, created_at=created, role=value.get("role"),
+                  type=value.get("type"), scope=value.get("scope"),
+                  metadata=value.get("metadata"))
+
+
+def derived_id(content: str, created: datetime, scope: str | None = None,
+               role: str | None = None, type: str | None = None) -> str:
+    """The id of a record given without one: ``m-`` and a hash of what makes the memory
+    (``kind``) and its instant. Scope, role and type count only when given, so a record with
+    none of them keeps the id it always had (re-adding an old file adds nothing)."""
+    parts = [content, created.isoformat()]
+    parts += [f"{key}={value}" for key, value in zip(KIND_FIELDS, (scope, role, type),
+                                                     strict=True) if value is not None]
+    return f"m-{hashlib.sha256(chr(0).join(parts).encode()).hexdigest()[:16]}"
+
+
+def _parse_time(value: Any, now: datetime) -> datetime:
+    """ISO-8601 text or epoch seconds -> aware datetime (naive values are taken as UTC)."""
+    if value is None:
+        return now
+    if isinstance(value, bool):
+        raise ValueError("`created_at` must be ISO-8601 text or epoch seconds, not a boolean")
+    if isinstance(value, int | float):
+        try:
+            return datetime.fromtimestamp(value, UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise ValueError(f"`created_at` {value} is out of range") from exc
+    if not isinstance(value, str):
+        raise ValueError("`created_at` must be ISO-8601 text or epoch seconds")
+    try:
+        # RFC 3339 allows a lower-case separator and zone letter.
+        parsed = datetime.fromisoformat(re.sub(r"(?<=\d)t(?=\d)", "T", value.strip())
+                                        .replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"`created_at` {value!r} is not an ISO-8601 date") from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+# ---------------------------------------------------------------- journal
+
+@dataclass(frozen=True)
+class AddReport:
+    """What ``Journal.append`` did: ``added`` new memories, ``known`` ids skipped (the same
+    memory sent again), ``duplicates`` records with the same content at the same instant, in
+    the same scope, role and type, as another, collapsed into it (their ids are recorded as
+    aliases, so adding the same file again adds nothing). ``same_as``: ``(id given, id of the
+    memory kept)`` for each record skipped or collapsed. ``conflicts``: ``(position in the
+    input, message)`` for each known id sent with another memory; those are not added (a
+    memory is never rewritten), and ``engine.add_memories`` refuses the whole input for them."""
+
+    added: int
+    known: int
+    duplicates: int
+    same_as: tuple[tuple[str, str], ...] = ()
+    conflicts: tuple[tuple[int, str], ...] = ()
+
+
+class Journal:
+    """The append-only journal under ``memories/`` (see the module docstring)."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+
+    def _segment(self, number: int) -> Path:
+        return self.folder / f"{number:05d}.jsonl"
+
+    def _rows(self, number: int) -> list[tuple[int, str]]:
+        """``journal_rows`` of segment ``number`` ([] when it does not exist)."""
+        path = self._segment(number)
+        if not path.exists():
+            return []
+        return journal_rows(path.read_bytes())
+
+    def _read_segment(self, number: int) -> list[str]:
+        return [line for _, line in self._rows(number)]
+
+    def _records(self):
+        """(segment number, offset, record) of every journal line, in order; raises
+        ``JournalError`` at the first line that is not a whole record."""
+        for path in sorted(self.folder.glob("*.jsonl")):
+            for offset, (number, line) in enumerate(journal_rows(path.read_bytes())):
+                yield int(path.stem), offset, _record(path, offset, line, number)
+
+    def intact(self) -> tuple[list[Memory], list[str]]:
+        """(every memory whose line is a whole record, in journal order; a ``bad_line``
+        message for each line that is not): for a reader that can answer without the
+        memories it cannot read, and must say which (``doctor``)."""
+        memories, problems = [], []
+        for path in sorted(self.folder.glob("*.jsonl")):
+            for number, line in journal_rows(path.read_bytes()):
+                try:
+                    memories.append(Memory.from_record(parse_record(line)))
+                except ValueError as exc:
+                    problems.append(bad_line(_rel(path), number, str(exc)))
+        return memories, problems
+
+    def known_ids(self) -> dict[str, str]:
+        """Every id in the journal, aliases included, with its content (reads it all: used by
+        ``add`` and ``trace``, not by batches)."""
+        ids = {}
+        for _, _, record in self._records():
+            for memory_id in (record["id"], *(record.get("aliases") or ())):
+                ids[memory_id] = record["content"]
+        return ids
+
+    def find(self, memory_id: str) -> Memory | None:
+        """The memory with this id or alias, or None (reads the whole journal). Raises
+        ``JournalError`` naming the first line that is not a whole record when no readable
+        line has it (it may be on that line)."""
+        memories, unread = self.intact()
+        for memory in memories:
+            if memory_id == memory.id or memory_id in memory.aliases:
+                return memory
+        if unread:
+            raise JournalError(unread[0])
+        return None
+
+    def plan_append(self, memories: list[Memory], next_seq: int, catalog=None
+                    ) -> tuple[list[Memory], AddReport, dict[Path, str]]:
+        """What appending ``memories`` at ``next_seq`` makes: (the new memories with their
+        ``seq``, the counts, segment path -> its whole new text). Writes nothing.
+
+        A record with the same content at the same instant, in the same scope, role and type
+        (``kind``), as one already in the journal or earlier in the input is the same memory:
+        its id becomes an alias of that one (known from then on, so adding the same file again
+        adds nothing). The same fact restated at another time, or under another scope, is
+        another memory and kept. A known id sent with another memory is a conflict (reported,
+        never written).
+
+        ``catalog``: an index in step with the journal (``index.SceneIndex`` just synced, with
+        ``known_memory_places`` and ``memory_places``) that says where just these memories'
+        ids and facts are; without it (or when a place it gives does not hold what it said)
+        the whole journal is read (and checked: a torn line raises ``JournalError``).
+        """
+        looked_up = self._from_catalog(memories, catalog) if catalog is not None else None
+        known, where = looked_up or self._catalogue()
+        fresh: list[Memory] = []
+        first: dict[tuple, int] = {}                    # identity -> index in fresh
+        aliases: dict[tuple[int, int], list[str]] = {}  # journal line -> ids to add
+        skipped = dupes = 0
+        same_as: list[tuple[str, str]] = []
+        conflicts: list[tuple[int, str]] = []
+        for position, memory in enumerate(memories):
+            if memory.id in known:
+                kept_id, kept_kind = known[memory.id]
+                difference = differs(kept_kind, kind(memory))
+                if difference:
+                    conflicts.append((position, (
+                        f"id {memory.id!r} is already known with {difference}; a memory is "
+                        "never rewritten: give this one a new id")))
+                else:
+                    skipped += 1
+                    same_as.append((memory.id, kept_id))
+                continue
+            key = (memory.created_at, *kind(memory))
+            place = next((p for p, other in where.get((memory.content, memory.created_at), ())
+                          if other == kind(memory)), None)
+            if key in first:
+                kept = fresh[first[key]]
+                fresh[first[key]] = replace(kept, aliases=(*kept.aliases, memory.id))
+                kept_id = kept.id
+            elif place is not None:
+                aliases.setdefault(place[0], []).append(memory.id)
+                kept_id = place[1]
+            else:
+                first[key] = len(fresh)
+                fresh.append(_with_seq(memory, next_seq + len(fresh)))
+                known[memory.id] = (memory.id, kind(memory))
+                continue
+            known[memory.id] = (kept_id, kind(memory))
+            same_as.append((memory.id, kept_id))
+            dupes += 1
+        writes = self._segment_texts(fresh, aliases)
+        return fresh, AddReport(added=len(fresh), known=skipped, duplicates=dupes,
+                                same_as=tuple(same_as), conflicts=tuple(conflicts)), writes
+
+    def _catalogue(self) -> tuple[dict[str, tuple[str, tuple]], dict[tuple, list]]:
+        """Every id and alias with (the id of its memory, its ``kind``), and for each (content,
+        instant) the records stating it: ``[((segment, line), id), kind]``."""
+        known: dict[str, tuple[str, tuple]] = {}
+        where: dict[tuple, list] = {}
+        for number, offset, record in self._records():
+            found = (record["id"], kind(record))
+            for memory_id in (record["id"], *(record.get("aliases") or ())):
+                known[memory_id] = found
+            where.setdefault((record["content"], datetime.fromisoformat(record["created_at"])),
+                             []).append((((number, offset), record["id"]), found[1]))
+        return known, where
+
+    def _from_catalog(self, memories: list[Memory], catalog):
+        """``_catalogue`` for just ``memories``, from the places ``catalog`` gives, each read
+        from its journal line; None when a line does not hold what the index said (the index
+        lags a hand edit: the caller reads the whole journal)."""
+        places = catalog.known_memory_places(sorted({m.id for m in memories}))
+        facts = catalog.memory_places(sorted({(m.content, m.created_at) for m in memories},
+                                             key=lambda f: (f[0], f[1].timestamp())))
+        segments: dict[int, list[str]] = {}
+
+        def record_at(place: tuple[int, int]) -> dict | None:
+            number, offset = place
+            lines = segments.setdefault(number, self._read_segment(number))
+            return _record(self._segment(number), offset, lines[offset]) \
+                if offset < len(lines) else None
+
+        known = {}
+        for memory_id, place in places.items():
+            record = record_at(place)
+            if record is None or memory_id not in (record["id"], *(record.get("aliases") or ())):
+                return None
+            known[memory_id] = (record["id"], kind(record))
+        where: dict[tuple, list] = {}
+        for fact, spots in facts.items():
+            for place in spots:
+                record = record_at(place)
+                if record is None or (record["content"], datetime.fromisoformat(
+                        record["created_at"])) != fact:
+                    return None
+                where.setdefault(fact, []).append(((place, record["id"]), kind(record)))
+        return known, where
+
+    def _segment_texts(self, fresh: list[Memory], aliases: dict[tuple[int, int], list[str]]
+                       ) -> dict[Path, str]:
+        new: dict[int, list[str]] = {}
+        for memory in fresh:
+            line = json.dumps(memory.to_record(), ensure_ascii=False)
+            new.setdefault(memory.seq // SEGMENT, []).append(line)
+        writes = {}
+        for number in sorted(set(new) | {n for n, _ in aliases}):
+            rows = self._rows(number)
+            for line_number, line in rows:   # written back as they are: they must be text
+                if _NOT_UTF8.search(line):
+                    raise JournalError(bad_line(_rel(self._segment(number)), line_number,
+                                                "not UTF-8"))
+            lines = [line for _, line in rows]
+            for (seg, offset), ids in aliases.items():
+                if seg == number:
+                    record = json.loads(lines[offset])
+                    record["aliases"] = [*(record.get("aliases") or []), *ids]
+                    lines[offset] = json.dumps(record, ensure_ascii=False)
+            writes[self._segment(number)] = "\n".join(lines + new.get(number, [])) + "\n"
+        return writes
+
+    @staticmethod
+    def write(writes: dict[Path, str]) -> None:
+        """Write planned segment texts, each atomically (temp file + rename)."""
+        for path, text in writes.items():
+            atomic_write_text(path, text)
+
+    def append(self, memories: list[Memory], next_seq: int) -> tuple[list[Memory], AddReport]:
+        """``plan_append`` then ``write``; returns the new memories and the counts."""
+        fresh, report, writes = self.plan_append(memories, next_seq)
+        self.write(writes)
+        return fresh, report
+
+    def read(self, seqs: list[int]) -> list[Memory]:
+        """The memories with these numbers, in the order given; reads only their segments."""
+        cache: dict[int, list[tuple[int, str]]] = {}
+        result = []
+        for seq in seqs:
+            number = seq // SEGMENT
+            if number not in cache:
+                cache[number] = self._rows(number)
+            rows = cache[number]
+            offset = seq - number * SEGMENT
+            if offset >= len(rows):
+                raise KeyError(f"memory #{seq} is not in the journal")
+            line_number, line = rows[offset]
+            result.append(Memory.from_record(_record(self._segment(number), offset, line,
+                                                     line_number)))
+        return result
+
+    def all(self) -> list[Memory]:
+        """Every memory, in journal order."""
+        return [Memory.from_record(record) for _, _, record in self._records()]
+
+
+class JournalError(StoreError):
+    """A journal line cannot be read; the message names the file, the line and the way back
+    (the journal is in git)."""
+
+
+def _record(path: Path, offset: int, line: str, number: int | None = None) -> dict:
+    """One journal line as a record; ``JournalError`` (``bad_line``) naming the file and the
+    line (``number``, its line in the file; default the ``offset``-th non-blank line) when it
+    is not a whole one."""
+    try:
+        return parse_record(line)
+    except ValueError as exc:
+        raise JournalError(bad_line(_rel(path), number or offset + 1, str(exc))) from None
+
+
+def parse_record(line: str) -> dict:
+    """A journal line (as ``journal_rows`` gives it) as its record. Raises ``ValueError``
+    saying, in a person's words, why it is not a whole memory record: not UTF-8, not JSON
+    (cut short: where), JSON but not an object, or an object without a memory's fields."""
+    if _NOT_UTF8.search(line):
+        raise ValueError("not UTF-8")
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:   # its own "line 1" would contradict the file's
+        said = exc.msg[:1].lower() + exc.msg[1:]
+        raise ValueError(f"{said}{'' if said.endswith(' at') else ' at'} column "
+                         f"{exc.colno}") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{_json_kind(record)}, not a JSON object")
+    missing = [key for key in ("seq", "id", "content", "created_at") if key not in record]
+    if missing:
+        raise ValueError(f"no {', '.join(missing)}")
+    if not isinstance(record["seq"], int) or isinstance(record["seq"], bool) or \
+            not all(isinstance(record[k], str) for k in ("id", "content", "created_at")):
+        raise ValueError("a field of the wrong type")
+    try:
+        Memory.from_record(record)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(str(exc)) from None
+    return record
+
+
+def bad_line(rel: str, number: int, reason: str) -> str:
+    """The one message for a journal line that is not a whole record, wherever it is read
+    (``rel``: ``memories/00000.jsonl``; ``number``: its line in the file, from 1)."""
+    return (f"{rel} line {number} is not a whole memory record ({reason}); the journal is in "
+            f"git: `git checkout -- {rel}` brings back the last committed version")
+
+
+def journal_rows(data: bytes) -> list[tuple[int, str]]:
+    """(line number in the file, from 1; text) of each non-blank line of JSONL bytes (a
+    journal segment, the extraction ledger). Only ``\\n`` ends a line: ``str.splitlines``
+    would also split on U+2028, U+0085 and friends, which ``json.dumps`` leaves unescaped.
+    A line that is not UTF-8 keeps its bytes as surrogate escapes (``parse_record`` names
+    it): one bad line never makes the others unreadable."""
+    text = data.decode("utf-8", "surrogateescape")
+    return [(number, line) for number, line in enumerate(text.split("\n"), start=1)
+            if line.strip()]
+
+
+# A byte that is not UTF-8, as ``surrogateescape`` decodes it (valid UTF-8 never gives one).
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+def _rel(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+def _lines(text: str) -> list[str]:
+    """The non-blank lines of JSONL text (only ``\\n`` ends a line, see ``journal_rows``)."""
+    return [line for line in text.split("\n") if line.strip()]
+
+
+def _with_seq(memory: Memory, seq: int) -> Memory:
+    # A shallow copy with one field set: ``dataclasses.replace`` re-runs __init__ and costs
+    # ten times as much, which shows when 10,000 memories are added at once.
+    copied = copy.copy(memory)
+    object.__setattr__(copied, "seq", seq)
+    return copied
