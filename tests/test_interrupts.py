@@ -568,8 +568,8 @@ def test_an_interrupt_before_an_add_committed_says_nothing_was_added(tmp_path, m
 
 def test_a_git_error_caused_by_the_same_ctrl_c_is_reported_as_the_interrupt(
         tmp_path, monkeypatch):
-    from scene_engine.services import run as batch
     from scene_engine.batch.contract import BatchError
+    from scene_engine.services import run as batch
 
     root = tmp_path / "store"
     add_memories(init_store(root), memories(0, 2).encode())
