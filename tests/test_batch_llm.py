@@ -21,7 +21,7 @@ from scene_engine.batch.contract import BatchError
 from scene_engine.batch.model_backend import LLMBackend
 from scene_engine.batch.rules import is_report_like
 from scene_engine.batch.transaction import run_batch
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.index.refresh import refresh_index
 from scene_engine.llm.loop import Budget
 from scene_engine.llm.preflight import PLACEHOLDER_KEY

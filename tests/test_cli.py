@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 import scene_engine.store.history as history
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.services.doctor import check_store
 from scene_engine.store.store import open_store
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from scene_engine.batch.accounting import Ledger
 from scene_engine.batch.transaction import run_batch
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.index.refresh import refresh_index
 from scene_engine.index.scenes import SceneIndex
 from scene_engine.offline.backend import OfflineBackend

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from scene_engine.batch.contract import BatchError
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.offline.backend import OfflineBackend
 from scene_engine.services.add import add_memories
 from scene_engine.services.doctor import check_store

@@ -28,7 +28,7 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.services.doctor import check_store
 from scene_engine.store import recovery
 from scene_engine.store.history import expand_seqs, live_batches, trailers

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.extraction import events as ledger
 from scene_engine.extraction import offline
 from scene_engine.extraction.conversation import (

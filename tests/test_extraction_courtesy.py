@@ -12,7 +12,7 @@ import pytest
 from fakellm import call, reply
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.store.memories import Journal
 from scene_engine.store.store import init_store
 

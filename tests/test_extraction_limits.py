@@ -15,7 +15,7 @@ import pytest
 from fakellm import call, reply
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.extraction import offline
 from scene_engine.extraction.schema import ExtractedMemory
 from scene_engine.store.memories import Journal

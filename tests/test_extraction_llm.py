@@ -11,7 +11,7 @@ import pytest
 from fakellm import call, error, reply
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.extraction import events as ledger
 from scene_engine.extraction import review
 from scene_engine.extraction.model import ExtractionError, ModelSettings

@@ -14,7 +14,7 @@ from pathlib import Path
 import git
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.store.history import expand_seqs, trailers
 
 runner = CliRunner()
@@ -528,7 +528,11 @@ def test_every_command_that_reads_history_says_why_git_refuses_the_store(tmp_pat
     for args in READERS:
         result = scenes(root, *(a.format(scene=scene) for a in args))
         assert result.exit_code == 1, (args, result.output)
-        assert result.stdout == "", (args, result.stdout)          # no empty log, no "[]"
+        if "--json" in args:     # the failure as one JSON document, never an empty "[]"
+            said = json.loads(result.stdout)
+            assert said["exit_code"] == 1 and "dubious ownership" in said["error"], said
+        else:
+            assert result.stdout == "", (args, result.stdout)      # no empty log
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "dubious ownership" in lines[0], (args, result.stderr)
     monkeypatch.delenv("GIT_TEST_ASSUME_DIFFERENT_OWNER")
@@ -548,7 +552,11 @@ def test_a_head_naming_a_missing_commit_is_an_error_not_an_empty_history(tmp_pat
     for args in READERS[:-1]:
         result = scenes(root, *(a.format(scene=scene) for a in args))
         assert result.exit_code == 1, (args, result.output)
-        assert result.stdout == "" and "0123456789ab" in result.stderr, (args, result.output)
+        assert "0123456789ab" in result.stderr, (args, result.output)
+        if "--json" in args:     # the failure as one JSON document, never an empty "[]"
+            assert "0123456789ab" in json.loads(result.stdout)["error"], result.stdout
+        else:
+            assert result.stdout == "", (args, result.output)
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.core import fs as fsutil
 from scene_engine.index.scenes import SceneIndex, open_for_reading
 from scene_engine.index.watcher import SceneWatcher

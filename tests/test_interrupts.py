@@ -31,7 +31,7 @@ from test_crash import Died, live_seqs, memories, scene_problems
 from typer.testing import CliRunner
 
 from scene_engine.batch.transaction import run_batch
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.core import interrupts
 from scene_engine.services.add import add_memories
 from scene_engine.services.backends import make_backend

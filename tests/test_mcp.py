@@ -144,7 +144,7 @@ REFUSED = [
 def test_remember_and_the_command_line_refuse_the_same_records_in_the_same_words(root):
     from typer.testing import CliRunner
 
-    from scene_engine.cli.commands import app
+    from scene_engine.cli import app
 
     async def body(client):
         return [await client.call_tool("remember", arguments) for arguments, _ in REFUSED]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from scene_engine.batch.transaction import select_batch
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.services.add import add_memories
 from scene_engine.store.memories import (
     MAX_CONTENT_CHARS,

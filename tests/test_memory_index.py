@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.index.scenes import for_store
 from scene_engine.services.add import add_memories
 from scene_engine.store.store import init_store, open_store

@@ -31,7 +31,7 @@ import scene_engine.llm.loop as llm
 from scene_engine.batch.contract import BatchError
 from scene_engine.batch.transaction import run_batch
 from scene_engine.batch.transcript import read_events, render, rotate, transcript_path
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.llm.loop import Budget, ModelError, run_tool_loop
 from scene_engine.llm.text_calls import parse_text_calls
 from scene_engine.store import history
@@ -213,7 +213,7 @@ def test_the_batch_timeout_covers_the_whole_batch(fake_llm, store):
 def test_config_holds_the_timeouts(store):
     (store.root / ".scene-engine/config.toml").write_text(
         "call_timeout = 240\nbatch_timeout = 1800\n")
-    from scene_engine.cli.commands import _backend
+    from scene_engine.services.backends import configured_backend as _backend
     from scene_engine.store.store import open_store
 
     chosen = _backend(open_store(store.root).config, None, MODEL, "http://x")

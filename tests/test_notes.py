@@ -20,7 +20,7 @@ import pytest
 from test_history import topic_memories
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 
 runner = CliRunner()
 PERSON = ["-c", "user.name=Ada", "-c", "user.email=ada@example.org"]

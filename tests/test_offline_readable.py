@@ -239,7 +239,7 @@ def test_a_scene_whose_topic_drifted_is_renamed_in_its_batch_and_history_follows
     # Asking for the old name says where it went.
     from typer.testing import CliRunner
 
-    from scene_engine.cli.commands import app
+    from scene_engine.cli import app
     shown = CliRunner().invoke(app, ["--dir", str(store.root), "show", first])
     assert shown.exit_code == 2 and f"renamed or merged into {name}" in shown.output
 
@@ -391,7 +391,7 @@ def test_blame_credits_a_renamed_small_scene_s_lines_to_the_batches_that_wrote_t
 def test_the_persona_follows_a_rename_and_its_undo(tmp_path):
     from typer.testing import CliRunner
 
-    from scene_engine.cli.commands import app
+    from scene_engine.cli import app
     from scene_engine.services.doctor import check_store
 
     store, first = _knee_store(tmp_path)

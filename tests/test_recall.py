@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.core.when import readable
 from scene_engine.index.scenes import SceneIndex
 from scene_engine.recall.assemble import LONG_MEMORY, recall, split_passages

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.services.add import add_memories
 from scene_engine.store.store import init_store, open_store
 

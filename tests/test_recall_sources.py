@@ -13,7 +13,7 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.services.add import add_memories
 from scene_engine.store import history
 from scene_engine.store.memories import Journal

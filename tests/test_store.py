@@ -14,7 +14,7 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.store.store import FORMAT_VERSION, init_store, open_store
 
 runner = CliRunner()

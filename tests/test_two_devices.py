@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from scene_engine.batch.accounting import Ledger
-from scene_engine.cli.commands import app
+from scene_engine.cli import app
 from scene_engine.store import history
 
 runner = CliRunner()

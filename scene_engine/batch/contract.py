@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from sandbox import Sandbox
 from scene_engine.batch.accounting import (
@@ -29,6 +30,9 @@ from scene_engine.batch.transcript import Transcript
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.store.config import Config
 from scene_engine.store.memories import Memory
+
+if TYPE_CHECKING:
+    from scene_engine.llm.loop import Budget
 
 
 class BatchError(SceneEngineError, RuntimeError):
@@ -115,3 +119,35 @@ class BatchResult:
     cost: float | None = None
     persona_requested: bool = False
     ledger: Ledger | None = None
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What folds a batch: the one contract every backend implements (offline, a model).
+
+    ``name`` goes into the commit trailers; ``run(job)`` works on ``job.box`` (the sandbox,
+    nothing else touches the files) and returns a ``BackendResult``. It may raise anything:
+    the batch then fails with nothing written (``BatchError``)."""
+
+    name: str
+
+    def run(self, job: BatchJob) -> BackendResult: ...
+
+
+@runtime_checkable
+class ModelBackend(Backend, Protocol):
+    """A backend that talks to a model (``batch.model_backend.LLMBackend``): besides ``run``,
+
+    - ``prepare()`` checks the set-up (key, address) before any batch takes the lock and
+      raises ``ModelError`` with one line for a person;
+    - ``budget`` (``llm.loop.Budget``) is the limits the settings give it;
+    - ``listener`` hears every event of the exchange, ``listener(kind, data)``, or None;
+    - ``persona(language, scenes, max_chars)`` writes a persona, returning (text, tokens).
+    """
+
+    budget: Budget
+    listener: Callable[[str, dict[str, Any]], None] | None
+
+    def prepare(self) -> None: ...
+
+    def persona(self, language: str, scenes: str, max_chars: int) -> tuple[str, int]: ...

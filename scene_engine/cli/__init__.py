@@ -2,13 +2,13 @@
 its options, calls one service, prints (docs/DESIGN.md "Command line").
 
 ``entry`` (the console script: signal handlers, then the quick door or the full command
-line), ``quick`` (a plain search or recall without Typer's start-up), ``app`` (the Typer app,
-the global options and the one translation of errors to exit codes), the commands by group
-(``memories``, ``scenes``, ``history``, ``store``, ``serve``) and ``display`` (progress and
-tables, Rich).
+line), ``quick`` (a plain search or recall without Typer's start-up), ``base`` (the Typer
+app, the global options and the one translation of errors to exit codes), the commands by
+group (``store_commands``, ``memories``, ``scenes``, ``history``, ``serve``, registered by
+``commands``), ``help`` (plain help text) and ``display`` (progress and tables, Rich).
 
-May import: ``services``, ``core``, ``mcpserver`` (to serve it), and the types of the layers
-below for display; no rule, count or recovery logic lives here.
+May import: ``services``, ``core``, ``store`` (to open one), ``mcpserver`` (to serve it);
+no rule, count or recovery logic lives here.
 """
 
 

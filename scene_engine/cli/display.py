@@ -16,9 +16,10 @@ from collections.abc import Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
 
-from scene_engine.batch.transcript import describe_event
 from scene_engine.core.plural import count
+from scene_engine.services.history import describe_event
 
 __all__ = ["RunDisplay", "status_of"]
 
@@ -149,3 +150,23 @@ class RunDisplay:
         """Show ``text`` while the block runs (e.g. loading the model client)."""
         self.status(text)
         yield
+
+
+def print_scene_rows(rows: list[dict]) -> None:
+    """``scenes list`` for a person: a table on a terminal (a name is never cut: the summary
+    wraps to leave room for it), whole values with a tab between in a pipe or a file."""
+    console = Console()
+    cells = [(row["name"], str(row["heat"]), str(row["updated"] or "")[:16],
+              " ".join(row["summary"].split())) for row in rows]
+    if not console.is_terminal:   # a pipe or a file: whole values, a tab between, no frame
+        for line in [("name", "heat", "updated", "summary"), *cells]:
+            print("\t".join(line))
+        return
+    table = Table(show_lines=False)
+    table.add_column("name", no_wrap=True, min_width=max((len(c[0]) for c in cells), default=4))
+    table.add_column("heat", no_wrap=True)
+    table.add_column("updated", no_wrap=True)
+    table.add_column("summary", ratio=1)
+    for cell in cells:
+        table.add_row(*cell)
+    console.print(table)

@@ -4,7 +4,7 @@ Every error the engine raises to a caller derives from ``SceneEngineError``, whi
 command line's exit code: 1, the operation failed (a batch, git, a model, a busy store), or 2,
 bad usage or bad input (``InputError``, which is also a ``ValueError`` for callers that catch
 that). The command line and the MCP server each turn it into a message in one place
-(``cli.app.handled``, ``mcpserver.server``); nothing looks an error up by name.
+(``cli.base.handled``, ``mcpserver.server``); nothing looks an error up by name.
 
 The exceptions the standard library raises for the disk (``OSError``), the signals
 (``interrupts.Terminated``) and a closed pipe stay what they are: the faces handle them apart.

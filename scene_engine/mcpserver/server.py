@@ -38,8 +38,9 @@ from typing import Annotated, Any
 
 from pydantic import Field, ValidationError
 
-from scene_engine.core.errors import plain_error, plain_problems
+from scene_engine.core.errors import InputError, SceneEngineError, plain_error, plain_problems
 from scene_engine.mcpserver import tools
+from scene_engine.services.backends import store_backend
 from scene_engine.services.folding import FoldWorker, InboxJoiner
 from scene_engine.store.config import ConfigError
 from scene_engine.store.store import Store
@@ -83,11 +84,8 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
     def call(function, *args, **kwargs):
         try:
             return function(store, *args, **kwargs)
-        except tools.ToolInputError as exc:
-            raise ToolError(str(exc)) from None
-        except Exception as exc:     # the engine's own errors: one line for the agent
-            raise ToolError(f"{type(exc).__name__}: {plain_error(exc)}".splitlines()[0]
-                            ) from None
+        except Exception as exc:     # one line for the agent, as the command line says it
+            raise ToolError(tool_error(exc)) from None
 
     @server.tool(check=tools.check_remember)
     def remember(
@@ -189,10 +187,26 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
     def scene(name: str) -> str:
         try:
             return tools.read_scene(store, name)
-        except tools.ToolInputError as exc:     # said to the client, no traceback here
+        except InputError as exc:     # said to the client, no traceback here
             raise ResourceError(str(exc)) from None
 
     return server
+
+
+def tool_error(exc: BaseException) -> str:
+    """What an agent reads for a tool that failed: bad arguments (``InputError``) as the
+    command line says them, every problem; else one line: the engine's own message
+    (``SceneEngineError``: a busy store, a refused undo, git's reason), a
+    library's failure as ``services.faults.describe`` says it, else the exception's kind and
+    its first line (a bug: the server goes on)."""
+    from scene_engine.services.faults import describe
+
+    if isinstance(exc, InputError):     # every problem of the arguments, as the CLI says them
+        return str(exc)
+    if isinstance(exc, SceneEngineError):
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    said = describe(exc) or f"{type(exc).__name__}: {plain_error(exc)}"
+    return said.splitlines()[0]
 
 
 def _version() -> str:
@@ -327,7 +341,7 @@ def serve(store: Store, *, http: bool = False, host: str = "127.0.0.1", port: in
     joiner = InboxJoiner(store)
     joiner.start()
     if fold:
-        worker = FoldWorker(store, backend or configured_backend(store),
+        worker = FoldWorker(store, backend or store_backend(store),
                             on_event=lambda text: log.warning("%s", text))
         worker.start()
     server = build_server(store, allow_undo=allow_undo, worker=worker, joiner=joiner,
@@ -362,14 +376,3 @@ def _exit_with_parent(worker: FoldWorker | None, joiner: InboxJoiner | None = No
         os._exit(0)         # the SDK's reader is blocked on stdin: nothing else would end it
 
     threading.Thread(target=watch, name="scene-engine-parent", daemon=True).start()
-
-
-def configured_backend(store: Store):
-    """A callable giving the store's configured backend (``engine.configured_backend``: model,
-    api_base, limits from ``config.toml``), made afresh at each call so an edited config is
-    honoured."""
-    def make():
-        from scene_engine.services.backends import configured_backend as from_config
-
-        return from_config(store.config)
-    return make

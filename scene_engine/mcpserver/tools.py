@@ -15,8 +15,6 @@ from typing import Any
 from scene_engine.core.errors import InputError
 from scene_engine.store.store import Store
 
-MAX_BUDGET = 100_000       # characters a recall may ask for
-MAX_HITS = 100             # hits a search may ask for
 REMEMBER_WAIT = 2.0        # seconds remember waits for the store before using the inbox
 _EPOCH = re.compile(r"\d{1,12}(\.\d+)?")
 
@@ -113,14 +111,10 @@ def input_message(exc) -> str:
 def recall(store: Store, query: str, budget: int = 4000, scope: str | None = None) -> dict:
     """``scenes recall --json``: ``{"text", "chars", "budget", "passages": [...], ...}``
     (each passage with its source). ``scope``: only that scope's memories (and unscoped
-    ones), no scenes. Raises ``ToolInputError`` for an empty query or a budget outside
-    100..``MAX_BUDGET``."""
-    from scene_engine.recall.assemble import recall as build
+    ones), no scenes. Raises ``InputError`` (``services.recall``: an empty query, a budget
+    outside its range), as the command line does."""
+    from scene_engine.services.recall import recall as build
 
-    _need_text(query, "query")
-    if not isinstance(budget, int) or not 100 <= budget <= MAX_BUDGET:
-        raise ToolInputError(f"budget must be a whole number of characters from 100 to "
-                             f"{MAX_BUDGET}, not {budget!r}")
     return build(store, query, budget=budget, scope=scope).to_json()
 
 
@@ -128,25 +122,13 @@ def search(store: Store, query: str, k: int = 10, memories: bool = False,
            scope: str | None = None) -> dict:
     """``{"hits": [...]}``: the best ``k`` scenes for ``query``, or with ``memories`` (or a
     ``scope``) the best memories of the journal, each as ``scenes search --json`` gives it
-    (``quick.scene_hit_json``, ``quick.memory_hit_json``); with ``"warning"`` naming a
-    journal line that could not be searched (file and line) when a memory search met one.
-    Raises ``ToolInputError``."""
-    from scene_engine.cli.quick import memory_hit_json, scene_hit_json
-    from scene_engine.index.scenes import read_index
+    (``services.search``); with ``"warning"`` naming each journal line that could not be
+    searched (file and line). Raises ``InputError`` as the command line does."""
+    from scene_engine.services.search import search as find
 
-    _need_text(query, "query")
-    if not isinstance(k, int) or not 1 <= k <= MAX_HITS:
-        raise ToolInputError(f"k must be a whole number from 1 to {MAX_HITS}, not {k!r}")
-    index, _ = read_index(store)
-    try:
-        if memories or scope is not None:
-            found = {"hits": [memory_hit_json(h)
-                              for h in index.search_memories(query, k=k, scope=scope)]}
-            warning = index.journal_warning()
-            return found | ({"warning": warning} if warning else {})
-        return {"hits": [scene_hit_json(h) for h in index.search(query, k=k)]}
-    finally:
-        index.close()
+    found = find(store, query, k, memories, scope)
+    return {"hits": found.as_json()} | (
+        {"warning": "; ".join(found.warnings)} if found.warnings else {})
 
 
 def list_scenes(store: Store) -> list[dict]:
@@ -158,15 +140,11 @@ def list_scenes(store: Store) -> list[dict]:
 
 def read_scene(store: Store, name: str) -> str:
     """The scene file ``name`` (with or without ``.md``) as it is on disk. Raises
-    ``ToolInputError`` when no scene has that name (a path never names one)."""
-    from scene_engine.core.fs import read_regular_text
-    from scene_engine.services.listing import match_scene, missing_scene
+    ``InputError`` when no scene has that name (a path never names one)."""
+    from scene_engine.services.listing import scene_text
 
     _need_text(name, "name")
-    found = match_scene(store, name)
-    if found is None:
-        raise ToolInputError(missing_scene(store, name, "list_scenes"))
-    return read_regular_text(store.scenes_dir / found)
+    return scene_text(store, name, "list_scenes")
 
 
 def status(store: Store) -> dict:
@@ -178,30 +156,20 @@ def status(store: Store) -> dict:
 
 def log(store: Store, limit: int = 20) -> list[dict]:
     """``scenes log --json``, newest first, at most ``limit`` entries."""
-    from scene_engine.store.history import log_entries, open_repo
+    from scene_engine.services.history import log as entries
+    from scene_engine.services.search import check_number
 
-    if not isinstance(limit, int) or not 1 <= limit <= 1000:
-        raise ToolInputError(f"limit must be a whole number from 1 to 1000, not {limit!r}")
-    repo = open_repo(store.root)
-    try:
-        return log_entries(repo)[:limit]
-    finally:
-        repo.close()
+    return entries(store, limit=check_number(limit, "limit", 1, 1000))
 
 
 def undo(store: Store, batch: str | None = None, forget: bool = False) -> dict:
-    """``scenes undo [BATCH] [--forget]``: revert one batch with a new commit. Returns
-    ``{"action", "batch", "commit", "memories"}``. Raises ``ToolInputError`` for a batch
+    """``scenes undo [BATCH] [--forget]``: revert one batch with a new commit
+    (``services.undo.undo_batch``). Returns ``{"action", "batch", "commit", "memories",
+    "fate", "pending", "persona_regenerated", "target"}``. Raises ``UndoError`` for a batch
     that cannot be undone (the reason)."""
-    from scene_engine.services.undo import UndoError
-    from scene_engine.services.undo import undo as do_undo
+    from scene_engine.services.undo import undo_batch
 
-    try:
-        result = do_undo(store, batch, forget=forget)
-    except UndoError as exc:
-        raise ToolInputError(str(exc)) from None
-    return {"action": result.action, "batch": result.batch, "commit": result.commit,
-            "memories": result.memories}
+    return undo_batch(store, batch, forget=forget)
 
 
 def _need_text(value: Any, name: str) -> None:

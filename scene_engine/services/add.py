@@ -1,11 +1,18 @@
-"""Store-level operations that combine the pieces: add memories, status, backend choice.
+"""``scenes add`` and the MCP ``remember`` tool: memories validated whole, appended to the
+journal, one commit (docs/DESIGN.md "Command line", memory input).
 
-The CLI is a thin layer over these functions, and integrations can call them directly.
+Order, under the store lock: recover an interrupted change, check the journal's numbering,
+bring the index in step (to look ids up in), append what waits in the inbox (each file its
+own commit), then the new memories (one commit), and index them, so they are searchable and
+recallable before the add returns.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from scene_engine.core import interrupts
+from scene_engine.core.interrupts import Terminated
 from scene_engine.core.plural import count
 from scene_engine.store import history, inbox, recovery
 from scene_engine.store.lock import store_lock
@@ -137,3 +144,35 @@ def _append(store: Store, repo, journal: Journal, lined, state, index):
     return fresh, report
 
 
+
+
+@dataclass
+class AddOutcome:
+    """What one ``add`` did, interrupted or not: the ``report`` (None when interrupted), the
+    ``interrupt`` (the ``KeyboardInterrupt`` or ``Terminated`` that cut it short, else None)
+    and ``added``: memories committed before the interrupt (None: none, or it cannot be
+    told)."""
+
+    report: AddReport | None
+    interrupt: BaseException | None = None
+    added: int | None = None
+
+
+def add_until_interrupted(store: Store, data: bytes) -> AddOutcome:
+    """``add_memories`` that reports a Ctrl-C or SIGTERM instead of raising it, with what the
+    add had committed before it landed (an add commits once: all of it or nothing). Raises
+    as ``add_memories`` otherwise."""
+    before = store.load_state().next_seq
+    try:
+        return AddOutcome(add_memories(store, data))
+    except (KeyboardInterrupt, Terminated) as exc:
+        try:
+            now = store.load_state().next_seq
+        except Exception:   # cannot tell: report the interrupt as it is
+            return AddOutcome(None, exc)
+        return AddOutcome(None, exc, now - before if now > before else None)
+
+
+def add_json(report: AddReport) -> dict:
+    """An ``AddReport`` as ``add --json`` gives it."""
+    return {"added": report.added, "known": report.known, "duplicates": report.duplicates}

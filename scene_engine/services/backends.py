@@ -2,41 +2,91 @@
 (docs/DESIGN.md "Backends").
 
 The one place the choice is made, for ``scenes run``, ``ingest``, ``extract``, ``persona``,
-the MCP server's folding and ``scenes watch --fold``.
+the MCP server's folding and ``scenes watch --fold``. An unknown backend or a model backend
+without a model is an ``InputError`` (exit 2); a model whose set-up cannot work (no key, an
+address where nothing listens) is a ``SetupError`` (exit 1), before anything is written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
-def make_backend(name: str, model: str = "", api_base: str = ""):
-    """``offline`` (default) or ``llm`` with a litellm model name; raises ``ValueError``."""
+from scene_engine.batch.contract import Backend, ModelBackend
+from scene_engine.core.errors import InputError
+
+if TYPE_CHECKING:
+    from scene_engine.extraction.model import ModelSettings
+    from scene_engine.store.config import Config
+    from scene_engine.store.store import Store
+
+NAMES = ("offline", "llm")
+
+
+def make_backend(name: str, model: str = "", api_base: str = "") -> Backend:
+    """``offline`` (default) or ``llm`` with a litellm model name (a model given with
+    ``offline`` means ``llm``). Raises ``InputError`` for another name or ``llm`` with no
+    model."""
+    if name not in NAMES:
+        raise InputError(f"unknown backend {name!r}: use offline or llm")
     if name == "offline" and not model:
         from scene_engine.offline.backend import OfflineBackend
 
         return OfflineBackend()
-    if name in ("llm", "offline"):
-        from scene_engine.batch.model_backend import LLMBackend
+    if not model:
+        raise InputError("--backend llm needs --model (or model in config.toml)")
+    from scene_engine.batch.model_backend import LLMBackend
 
-        return LLMBackend(model=model, api_base=api_base or None)
-    raise ValueError(f"unknown backend {name!r}: use offline or llm")
+    return LLMBackend(model=model, api_base=api_base or None)
 
 
-
-def configured_backend(config, backend_name: str | None = None, model: str | None = None,
-                       api_base: str | None = None, call_timeout: float | None = None,
-                       batch_timeout: float | None = None):
-    """The backend the options name, else the one ``config`` (``config.Config``) names, with
-    the config's limits (``max_output_tokens``, ``call_timeout``, ``batch_timeout``; an option
-    given wins) on a model backend. Raises ``ValueError`` for an unknown backend."""
-    from dataclasses import replace
-
+def _chosen(config: Config, backend_name: str | None, model: str | None) -> tuple[str, str]:
+    """(backend name, model) from the options, else from ``config``: a model named anywhere
+    means the llm backend unless a backend is named."""
     model = model if model is not None else config.model
-    name = backend_name or ("llm" if model else config.backend)
-    backend = make_backend(name, model or "", api_base if api_base is not None
-                           else config.api_base)
-    if hasattr(backend, "budget"):
+    return backend_name or ("llm" if model else config.backend), model or ""
+
+
+def configured_backend(config: Config, backend_name: str | None = None,
+                       model: str | None = None, api_base: str | None = None,
+                       call_timeout: float | None = None,
+                       batch_timeout: float | None = None) -> Backend:
+    """The backend the options name, else the one ``config`` names, with the config's limits
+    (``max_output_tokens``, ``call_timeout``, ``batch_timeout``; an option given wins) on a
+    model backend. Raises ``InputError`` as ``make_backend``."""
+    name, chosen = _chosen(config, backend_name, model)
+    backend = make_backend(name, chosen, api_base if api_base is not None else config.api_base)
+    if isinstance(backend, ModelBackend):
         backend.budget = replace(
             backend.budget, max_output_tokens=config.max_output_tokens,
             call_timeout=call_timeout or config.call_timeout,
             max_seconds=batch_timeout or config.batch_timeout)
     return backend
+
+
+def store_backend(store: Store) -> Callable[[], Backend]:
+    """A callable giving the store's configured backend, made afresh at each call so an
+    edited config.toml is honoured (the background folders: MCP, ``watch --fold``)."""
+    return lambda: configured_backend(store.config)
+
+
+def extraction_settings(config: Config, backend_name: str | None = None,
+                        model: str | None = None, api_base: str | None = None
+                        ) -> ModelSettings | None:
+    """The model an extraction uses (``extraction.model.ModelSettings``), or None for the
+    offline extractor, chosen as ``configured_backend`` chooses. Raises ``InputError`` for an
+    unknown backend or ``llm`` with no model, ``SetupError`` when the model's set-up cannot
+    work (checked before anything is extracted)."""
+    name, chosen = _chosen(config, backend_name, model)
+    if name not in NAMES:
+        raise InputError(f"unknown backend {name!r}: use offline or llm")
+    if name == "offline":
+        return None
+    if not chosen:
+        raise InputError("--backend llm needs --model (or model in config.toml)")
+    from scene_engine.extraction.model import ModelSettings
+    from scene_engine.llm.preflight import check_model
+
+    base = api_base if api_base is not None else (config.api_base or None)
+    return ModelSettings(model=chosen, api_base=base, api_key=check_model(chosen, base, None))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import unicodedata
 import warnings
 
+from scene_engine.core.errors import InputError
 from scene_engine.store.store import Store
 
 
@@ -76,3 +77,20 @@ def missing_scene(store: Store, name: str, listing: str) -> str:
     if into:
         return f"no scene named {wanted}: it was renamed or merged into {into}"
     return f"no scene named {wanted}; {listing} shows them"
+
+
+def find_scene(store: Store, name: str, listing: str = "`scenes list`") -> str:
+    """The scene file name ``name`` means (``match_scene``). Raises ``InputError`` with
+    ``missing_scene``'s message (where it went, or ``listing``) when none."""
+    found = match_scene(store, name)
+    if found is None:
+        raise InputError(missing_scene(store, name, listing))
+    return found
+
+
+def scene_text(store: Store, name: str, listing: str = "`scenes list`") -> str:
+    """The scene ``name`` means as it is on disk (``scenes show``, MCP ``read_scene``).
+    Raises ``InputError`` (``find_scene``) and ``OSError``."""
+    from scene_engine.core.fs import read_regular_text
+
+    return read_regular_text(store.scenes_dir / find_scene(store, name, listing))

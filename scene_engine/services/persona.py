@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 
+from scene_engine.batch.contract import ModelBackend
 from scene_engine.batch.rules import parse_checked
 from scene_engine.core import interrupts
+from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.fs import atomic_write_text, read_regular_text
 from scene_engine.core.plural import count
 from scene_engine.offline.words import language
@@ -217,7 +219,7 @@ def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
             return ""
         tokens = 0
         lang = store_language(store)
-        if hasattr(backend, "persona"):
+        if isinstance(backend, ModelBackend):
             text, tokens = backend.persona(lang, digest, MAX_PERSONA_CHARS)
             links = linked_scene_list(rows, store.config.wiki_links)
             text = clip(text, MAX_PERSONA_CHARS - len(links)).rstrip("\n") + links
@@ -236,3 +238,21 @@ def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
                                  paths=("persona.md", ".scene-engine/state.json"))
             recovery.end(store)
         return sha
+
+
+def regenerate_now(store: Store, backend) -> str:
+    """``scenes persona --force``: regenerate the persona now from the scenes there are,
+    a hand-edited one included; returns the commit sha ("" when it was current). Raises
+    ``SceneEngineError`` when there are no scenes to make one from."""
+    sha = regenerate(store, backend, "asked for with --force", force=True)
+    if not sha and not store.scene_names():      # "" also when the persona was current
+        raise SceneEngineError("no scenes yet: run a batch first")
+    return sha
+
+
+def read_persona(store: Store) -> str:
+    """The persona as it is on disk. Raises ``SceneEngineError`` when there is none yet."""
+    if not store.persona_path.exists():
+        raise SceneEngineError("no persona: it is written after a batch when scenes exist; "
+                               "`scenes persona --force` writes one now")
+    return read_regular_text(store.persona_path)

@@ -383,3 +383,14 @@ def _segment_texts(records: list[dict]) -> dict[str, str]:
         texts.setdefault(f"{record['seq'] // SEGMENT:05d}.jsonl", []).append(
             json.dumps(record, ensure_ascii=False))
     return {name: "\n".join(lines) + "\n" for name, lines in texts.items()}
+
+
+def repair_store(store: Store) -> dict:
+    """``scenes repair``: ``repair_numbering``, then the index brought in step with the
+    journal it wrote. Returns ``repair_numbering``'s report; raises as it does."""
+    from scene_engine.index.refresh import refresh_index
+
+    report = repair_numbering(store)
+    if report["repaired"]:
+        refresh_index(store)
+    return report

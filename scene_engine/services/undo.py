@@ -293,3 +293,22 @@ def _message(action: str, commit, batch: int | None, seqs: list[int], forget: bo
 
         trailer.append(f"Memory-Seqs: {compress_seqs(seqs)}")
     return "\n".join(lines + trailer) + "\n"
+
+
+FATES = {"undo": "pending again", "redo": "folded again", "forget": "forgotten"}
+
+
+def undo_batch(store: Store, target: str | None = None, forget: bool = False) -> dict:
+    """``scenes undo`` (and the MCP ``undo`` tool): ``undo`` then, when the undone batch
+    renamed or merged a scene the persona names, the persona made to name the scenes there
+    are. Returns ``{"action", "batch", "target", "commit", "memories", "fate", "pending",
+    "persona_regenerated"}`` (``fate``: what became of the memories: "pending again",
+    "forgotten", "folded again"). Raises ``UndoError``."""
+    from scene_engine.services.persona import relink
+
+    result = undo(store, target, forget=forget)
+    fate = "forgotten" if forget and result.action == "undo" else FATES[result.action]
+    relinked = bool(relink(store))
+    return {"action": result.action, "batch": result.batch, "target": result.target,
+            "commit": result.commit, "memories": result.memories, "fate": fate,
+            "pending": store.load_state().pending, "persona_regenerated": relinked}

@@ -1,0 +1,209 @@
+"""The Typer app of ``scenes``: global options, the one translation of errors into exit
+codes, and what every command shares (docs/DESIGN.md "Command line").
+
+Exit codes: 0 success, 1 the operation failed, 2 bad usage or bad input (an
+``InputError``), 130 / 143 interrupted. The commands themselves are in ``store_commands``,
+``memories``, ``scenes``, ``history`` and ``serve``; ``main`` registers them. Heavy modules
+(git, litellm, the sqlite index) are imported inside the commands that need them, so quick
+commands start fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from scene_engine.cli.help import plain_help
+from scene_engine.core.errors import SceneEngineError
+
+plain_help()
+# Plain help (no Rich panels): paragraphs are re-wrapped to the terminal, flags show no type,
+# and every value shows its own metavar (FILE, N, SECONDS), not Typer's "<int range>".
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=None,
+                  context_settings={"help_option_names": ["-h", "--help"]},
+                  help="Readable long-term memory for LLM agents: Markdown scenes in git.")
+OPTIONS: dict[str, Path | None] = {"dir": None}
+_INTERRUPT = {"reported": False}   # one `interrupted` line per invocation, however many signals
+
+
+def echo_json(data: Any) -> None:
+    """One JSON document on stdout (UTF-8 as it is, two-space indent)."""
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def fail(message: str, code: int) -> NoReturn:
+    """Refuse the command: ``error: message`` on stderr (and with ``--json`` one JSON
+    document on stdout) and exit ``code``, as ``handled`` says every error."""
+    raise SceneEngineError(message, exit_code=code)
+
+
+def interrupted(exc: BaseException, detail: str = "") -> NoReturn:
+    """Report Ctrl-C (exit 130) or SIGTERM (exit 143) as one ``interrupted`` line on stderr
+    (``detail`` after a colon), never a traceback; raises ``typer.Exit``."""
+    from scene_engine.core.interrupts import exit_code
+
+    if not _INTERRUPT["reported"]:
+        _INTERRUPT["reported"] = True
+        typer.echo(f"interrupted: {detail}" if detail else "interrupted", err=True)
+    raise typer.Exit(exit_code(exc))
+
+
+def _stdout_gone() -> bool:
+    """True when stdout is a pipe whose reader has gone (``scenes log | head -1``): poll
+    reports an error on such a pipe. A broken pipe elsewhere (a git helper process that
+    died) is a failure to report, not a reader that had enough."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.__stdout__.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _reader_gone() -> NoReturn:
+    """End quietly with exit 0 after the reader of stdout went away; Python's final flush
+    of stdout is pointed at devnull so it cannot fail in its turn."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
+    raise typer.Exit(0)
+
+
+def handled(func: Callable) -> Callable:
+    """Turn the engine's errors into a message on stderr and the contract's exit code: the one
+    place the command line translates them (``core.errors.SceneEngineError`` carries the
+    code; git's own failures, the disk's and a schema's are said in one line too). With
+    ``--json`` the failure is also one JSON document on stdout, ``{"error", "exit_code"}``."""
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        from scene_engine.core.errors import SceneEngineError
+        from scene_engine.core.interrupts import Terminated, received, reset_received
+
+        reset_received()           # one command, one verdict (tests run many in one process)
+        as_json = bool(kwargs.get("as_json"))
+        try:
+            return func(*args, **kwargs)
+        except (KeyboardInterrupt, Terminated) as exc:   # the `with` blocks have unwound
+            interrupted(exc)
+        except typer.Exit:
+            raise                  # the command's own verdict (an exit code, said already)
+        except BrokenPipeError as exc:
+            if _stdout_gone():     # the reader went away (`| head`): not an error
+                _reader_gone()
+            _refuse(f"a pipe to a helper process broke: {exc}", 1, as_json)
+        except SceneEngineError as exc:
+            if exc.exit_code == 1 and received() is not None:
+                interrupted(received())   # a git child died of the same signal first
+            _refuse(str(exc), exc.exit_code, as_json)
+        except OSError as exc:     # a disk problem: say which file, no traceback
+            _refuse(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1, as_json)
+        except Exception as exc:
+            from scene_engine.services.faults import describe
+
+            said = describe(exc)   # git's refusals, a schema's complaint; None: a bug
+            if said is None:
+                raise
+            if received() is not None:
+                interrupted(received())
+            _refuse(said, 1, as_json)
+
+    return wrapper
+
+
+def _refuse(message: str, code: int, as_json: bool) -> NoReturn:
+    """``error: message`` on stderr, with ``--json`` one JSON document on stdout first, and
+    exit ``code``."""
+    if as_json:
+        echo_json({"error": message, "exit_code": code})
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def open_cli_store():
+    """The store ``--dir`` names (else ``$SCENE_ENGINE_DIR``, else the folder we are in)."""
+    from scene_engine.store.store import open_store
+
+    return open_store(OPTIONS["dir"])
+
+
+def read_cli_store():
+    """The store for a read-only command, with an interrupted batch rolled back first (or a
+    warning that it could not be), so nothing shown comes from a batch that never finished."""
+    from scene_engine.store.recovery import ensure_recovered
+
+    store = open_cli_store()
+    ensure_recovered(store)
+    return store
+
+
+def read_input(source: str) -> bytes:
+    """The bytes of ``source``: a file, or ``-`` for stdin. Exit 2 for a folder or a file
+    that is not there."""
+    if source == "-":
+        return sys.stdin.buffer.read()
+    path = Path(source)
+    if path.is_dir():
+        fail(f"{source}: a folder, not a file", 2)
+    try:   # a pipe or a device (/dev/stdin, /dev/null) is as good as a file
+        return path.read_bytes()
+    except FileNotFoundError:
+        fail(f"{source}: no such file", 2)
+
+
+def _version(asked: bool) -> None:
+    """``--version``: the installed package's version, then exit 0."""
+    if asked:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"scenes (scene-engine) {version('scene-engine')}")
+        except PackageNotFoundError:   # run from a source tree that was never installed
+            typer.echo("scenes (scene-engine), version unknown (not installed)")
+        raise typer.Exit(0)
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings reach a user as one ``warning:`` line, not as a source location."""
+    typer.echo(f"warning: {message}", err=True)
+
+
+@app.callback()
+def main_options(
+    directory: Annotated[Path | None, typer.Option(
+        "--dir", metavar="DIR",
+        help="The store (default: $SCENE_ENGINE_DIR, then the current folder).")] = None,
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_version,
+        help="Print the version and exit.")] = False,
+) -> None:
+    """Readable long-term memory for LLM agents."""
+    import warnings
+
+    OPTIONS["dir"] = directory
+    _INTERRUPT["reported"] = False
+    warnings.showwarning = show_warning
+
+
+# Options several commands share.
+JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")]
+BackendOpt = Annotated[str | None, typer.Option(
+    "--backend", metavar="NAME", help="offline (default) or llm.")]
+ModelOpt = Annotated[str | None, typer.Option(
+    "--model", metavar="MODEL", help="Any litellm model name.")]
+ApiBaseOpt = Annotated[str | None, typer.Option(
+    "--api-base", metavar="URL", help="OpenAI-compatible server URL (no API key needed for it).")]
+ScopeOpt = Annotated[str | None, typer.Option(
+    "--scope", metavar="SCOPE",
+    help="Only the memories of this scope (and unscoped ones); no scenes.")]

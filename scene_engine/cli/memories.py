@@ -1,0 +1,251 @@
+"""``scenes add``, ``run``, ``ingest``, ``extract`` and ``review``: memories in and folded
+(docs/DESIGN.md "Command line"). Each reads its options, calls the services, prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from scene_engine.cli.base import (
+    ApiBaseOpt,
+    BackendOpt,
+    JsonOpt,
+    ModelOpt,
+    app,
+    echo_json,
+    fail,
+    handled,
+    interrupted,
+    open_cli_store,
+    read_input,
+)
+from scene_engine.core.plural import count
+
+SizeOpt = Annotated[int | None, typer.Option(
+    "--batch-size", min=1, metavar="N", help="Memories per batch.")]
+MaxOpt = Annotated[int | None, typer.Option(
+    "--max-batches", min=1, metavar="N", help="Stop after N batches.")]
+CallTimeoutOpt = Annotated[float | None, typer.Option(
+    "--call-timeout", min=0.1, metavar="SECONDS",
+    help="Seconds one model request may take (config: call_timeout).")]
+BatchTimeoutOpt = Annotated[float | None, typer.Option(
+    "--batch-timeout", min=0.1, metavar="SECONDS",
+    help="Seconds one model batch may take (config: batch_timeout).")]
+VerboseOpt = Annotated[bool, typer.Option("-v", "--verbose",
+                                          help="Print the model's tool calls as they happen.")]
+RunJsonOpt = Annotated[bool, typer.Option(
+    "--json", help="One JSON document on stdout: the batches committed, what is pending, "
+                   "the failure if one.")]
+
+
+@app.command()
+@handled
+def add(source: Annotated[str, typer.Argument(
+            metavar="FILE", help="JSON list or JSONL file, or - for stdin.")],
+        as_json: JsonOpt = False) -> None:
+    """Add memories; the whole input is checked first and refused whole if any record is bad."""
+    from scene_engine.services.add import add_json, add_until_interrupted
+    from scene_engine.services.run import pending_note
+
+    store = open_cli_store()
+    outcome = add_until_interrupted(store, read_input(source))
+    if outcome.interrupt is None:
+        if as_json:
+            echo_json(add_json(outcome.report) | {"pending": store.load_state().pending})
+        else:
+            _say_added(outcome.report, err=False)
+    elif outcome.added is None:
+        interrupted(outcome.interrupt, "nothing was added")
+    elif as_json:   # committed before the signal landed: it succeeded
+        echo_json({"added": outcome.added, "pending": store.load_state().pending,
+                   "interrupted": "the add was committed before the interrupt"})
+    else:   # the add was committed before the signal landed: it succeeded; say so plainly
+        typer.echo(f"added {count(outcome.added, 'memory')} (the add was committed before "
+                   f"the interrupt){pending_note(store)}")
+
+
+def _say_added(report, err: bool) -> None:
+    typer.echo(f"added {count(report.added, 'memory')} ({count(report.known, 'known id')} "
+               f"skipped, {count(report.duplicates, 'duplicate')} collapsed)", err=err)
+
+
+def _run(store, backend_name, model, api_base, batch_size, max_batches, call_timeout=None,
+         batch_timeout=None, verbose=False, as_json=False, head: dict | None = None) -> None:
+    """Run the pending batches (``services.run.FoldRun``) under the progress line and say
+    what they did: one line, or with ``as_json`` one JSON document (``head``: what came in
+    first, for ``ingest``). Exit 1 when a batch failed, 130/143 when interrupted."""
+    from scene_engine.cli.display import RunDisplay
+    from scene_engine.core.interrupts import Terminated
+    from scene_engine.services.backends import configured_backend
+    from scene_engine.services.run import FoldRun
+
+    backend = configured_backend(store.config, backend_name, model, api_base, call_timeout,
+                                 batch_timeout)
+    fold = FoldRun(store, backend, size=batch_size, max_batches=max_batches)
+    failure, at_setup = None, False
+    try:
+        with RunDisplay(fold.total, fold.pending, verbose=verbose, size=fold.size) as display:
+            display.batch = fold.first_batch
+            failure = fold.prepare(display.step)
+            at_setup = failure is not None
+            if failure is None:
+                display.starting()
+                failure = fold.run(on_batch=display.advance, listener=display.listener)
+    except (KeyboardInterrupt, Terminated) as exc:   # the progress bar is closed by now
+        detail = fold.interrupted()
+        if as_json:
+            with contextlib.suppress(Exception):   # after an interrupt nothing more may fail
+                echo_json(fold.report(None, head) | {"interrupted": detail})
+        interrupted(exc, detail)
+    if as_json:
+        echo_json(fold.report(failure, head))
+        if failure is not None:
+            typer.echo(f"error: {failure}", err=True)
+            raise typer.Exit(1)
+        return
+    if failure is not None:   # printed after the progress line is gone: a line of its own
+        fail(failure if at_setup else fold.failed(failure), 1)
+    typer.echo(fold.summary())
+
+
+@app.command()
+@handled
+def run(backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
+        batch_size: SizeOpt = None, max_batches: MaxOpt = None,
+        call_timeout: CallTimeoutOpt = None, batch_timeout: BatchTimeoutOpt = None,
+        verbose: VerboseOpt = False, as_json: RunJsonOpt = False) -> None:
+    """Fold pending memories into scenes, one git commit per batch."""
+    _run(open_cli_store(), backend, model, api_base, batch_size, max_batches, call_timeout,
+         batch_timeout, verbose, as_json)
+
+
+@app.command()
+@handled
+def ingest(source: Annotated[str | None, typer.Argument(
+               metavar="FILE", help="JSON list or JSONL file of memories, or -.")] = None,
+           conversation: Annotated[str | None, typer.Option(
+               "--conversation", metavar="FILE",
+               help="A conversation file (chat messages, LoCoMo or a "
+                    "transcript): extract its memories first.")] = None,
+           backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
+           batch_size: SizeOpt = None, max_batches: MaxOpt = None,
+           call_timeout: CallTimeoutOpt = None, batch_timeout: BatchTimeoutOpt = None,
+           verbose: VerboseOpt = False, as_json: RunJsonOpt = False) -> None:
+    """Add memories (or extract them from a conversation), then run (add + run)."""
+    from scene_engine.services.add import add_json, add_until_interrupted
+    from scene_engine.services.run import pending_note
+
+    if (source is None) == (conversation is None):
+        fail("give a memories FILE or --conversation FILE (one of them)", 2)
+    store = open_cli_store()
+    if conversation is not None:
+        report = _extract(store, conversation, backend, model, api_base)
+        head = {"extracted": report.as_dict() | {"ids": report.added_ids}}
+        if not as_json:
+            typer.echo(_extract_line(report), err=True)
+    else:
+        outcome = add_until_interrupted(store, read_input(source))
+        if outcome.interrupt is not None:
+            done = (f"{count(outcome.added, 'memory')} were added" if outcome.added
+                    else "nothing was added")
+            interrupted(outcome.interrupt, f"{done}; no batch ran{pending_note(store)}")
+        head = {"added": add_json(outcome.report)}
+        if not as_json:
+            _say_added(outcome.report, err=True)
+    _run(store, backend, model, api_base, batch_size, max_batches, call_timeout, batch_timeout,
+         verbose, as_json, head)
+
+
+def _extract(store, source: str, backend, model, api_base):
+    """``services.extract.extract`` on the file ``source`` (or stdin)."""
+    from scene_engine.services.extract import extract as run_extractor
+
+    return run_extractor(store, read_input(source),
+                         Path(source).name if source != "-" else "stdin", backend, model,
+                         api_base)
+
+
+def _extract_line(report) -> str:
+    return (f"extracted {count(report.added, 'memory')} from "
+            f"{count(report.messages, 'message')} ({report.extractor}; {report.known} known, "
+            f"{report.superseded} superseded, {report.merged} merged, "
+            f"{count(report.queued, 'pair')} queued for review)")
+
+
+@app.command()
+@handled
+def extract(source: Annotated[str, typer.Argument(
+                metavar="FILE", help="Conversation file (chat messages JSON/JSONL, LoCoMo "
+                                     "JSON, transcript) or -.")],
+            backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
+            as_json: JsonOpt = False) -> None:
+    """Extract memories from a conversation into the journal (no batch runs)."""
+    report = _extract(open_cli_store(), source, backend, model, api_base)
+    if as_json:
+        echo_json(report.as_dict() | {"ids": report.added_ids})
+    else:
+        typer.echo(_extract_line(report))
+
+
+@app.command()
+@handled
+def review(pair: Annotated[str | None, typer.Argument(
+               metavar="PAIR", help="The pair to decide (its id or the start of it).")] = None,
+           keep: Annotated[str | None, typer.Option(
+               "--keep", metavar="SIDE", help="left, right or both.")] = None,
+           merge: Annotated[bool, typer.Option(
+               "--merge", help="Merge into one memory with --title and --summary.")] = False,
+           title: Annotated[str | None, typer.Option("--title", metavar="TEXT",
+                                                     help="The merged memory's title.")] = None,
+           summary: Annotated[str | None, typer.Option(
+               "--summary", metavar="TEXT", help="The merged memory's text.")] = None,
+           undo_merge: Annotated[str | None, typer.Option(
+               "--undo", metavar="MERGE", help="Undo the merge with this id.")] = None,
+           list_merges: Annotated[bool, typer.Option(
+               "--merges", help="List the merges instead of the queue.")] = False,
+           as_json: JsonOpt = False) -> None:
+    """The de-duplication review queue: list it, decide a pair, or undo a merge."""
+    from scene_engine.services import review as queue
+
+    store = open_cli_store()
+    if undo_merge is not None:
+        event = queue.undo_merge(store, undo_merge)
+        return echo_json(event) if as_json else typer.echo(f"undone merge {event['merge']}")
+    if pair is not None:
+        event = queue.decide(store, pair, keep, merge, title, summary)
+        if as_json:
+            return echo_json(event)
+        return typer.echo(f"{event['pair']}: kept both" if event["event"] == "kept_both"
+                          else f"{event['pair']}: merge {event['merge']} (undo with "
+                               f"`scenes review --undo {event['merge']}`)")
+    rows = queue.merges(store) if list_merges else queue.pending_pairs(store)
+    if as_json:
+        return echo_json(rows)
+    if not rows:
+        return typer.echo("no merges" if list_merges else "the review queue is empty")
+    for row in rows:
+        typer.echo(_merge_row(row) if list_merges else _pair_text(row))
+
+
+def _pair_text(row: dict) -> str:
+    lines = [f"{row['pair']}  ({row['reason']}; similarity {row['similarity']})"]
+    for side in ("left", "right"):
+        m = row[side]
+        lines.append(f"  {side}: {m['id']}  [{m['scope']}, {m['status']}, {m['created_at']}]")
+        lines.append(f"    {m['title']}")
+        lines.append(f"    {m['summary']}")
+        for source in m["sources"]:
+            lines.append(f"    source {source['id']}" + (f": {source['text']}"
+                                                         if source["text"] else ""))
+    return "\n".join(lines)
+
+
+def _merge_row(row: dict) -> str:
+    state = "undone" if row["undone"] else "applied"
+    return (f"{row['merge']}  {state}  by {row['by']}  keep {row['keep']}  retired "
+            f"{', '.join(row['retired'])}" + (f"  created {row['created']}"
+                                              if row["created"] else ""))

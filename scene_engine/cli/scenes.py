@@ -1,0 +1,96 @@
+"""``scenes list``, ``show``, ``search``, ``recall`` and ``persona``: what is in the scenes
+(docs/DESIGN.md "Command line"). Each reads its options, calls one service, prints.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from scene_engine.cli.base import (
+    OPTIONS,
+    ApiBaseOpt,
+    BackendOpt,
+    JsonOpt,
+    ModelOpt,
+    ScopeOpt,
+    app,
+    echo_json,
+    handled,
+    open_cli_store,
+    read_cli_store,
+)
+from scene_engine.services.recall import MAX_BUDGET, MIN_BUDGET, RECALL_BUDGET
+from scene_engine.services.search import MAX_HITS, MIN_HITS, SEARCH_K
+
+
+@app.command("list")
+@handled
+def list_scenes(as_json: JsonOpt = False) -> None:
+    """Scenes with heat, last update and summary, hottest first."""
+    from scene_engine.cli.display import print_scene_rows
+    from scene_engine.services.listing import scene_rows
+
+    rows = scene_rows(read_cli_store())
+    if as_json:
+        echo_json(rows)
+    else:
+        print_scene_rows(rows)
+
+
+@app.command()
+@handled
+def show(name: Annotated[str, typer.Argument(
+        metavar="NAME", help="Scene name (with or without .md).")]) -> None:
+    """Print one scene file as it is on disk."""
+    from scene_engine.services.listing import scene_text
+
+    typer.echo(scene_text(read_cli_store(), name), nl=False)
+
+
+@app.command()
+@handled
+def search(query: Annotated[str, typer.Argument(metavar="QUERY", help="The words to find.")],
+           k: Annotated[int, typer.Option("-k", min=MIN_HITS, max=MAX_HITS, metavar="N",
+                                          help="Hits.")] = SEARCH_K,
+           as_json: JsonOpt = False,
+           memories: Annotated[bool, typer.Option(
+               "--memories", help="Search the memory journal instead of the scenes.")] = False,
+           scope: ScopeOpt = None) -> None:
+    """Full-text search over scene names, summaries and bodies (BM25, heat as tie-break).
+
+    Every word must match; when no scene holds them all, scenes holding some are shown and
+    the output says so. Stop words and question particles never decide a match."""
+    from scene_engine.cli import quick
+
+    quick.search(OPTIONS["dir"], query, k, as_json, memories, scope)
+
+
+@app.command("recall")
+@handled
+def recall_cmd(query: Annotated[str, typer.Argument(metavar="QUERY", help="The question.")],
+               budget: Annotated[int, typer.Option("--budget", min=MIN_BUDGET, max=MAX_BUDGET,
+                                                   metavar="CHARS",
+                                                   help="Characters at most.")] = RECALL_BUDGET,
+               as_json: JsonOpt = False, scope: ScopeOpt = None) -> None:
+    """What an agent would put in its context for QUERY: persona, scene map, best passages."""
+    from scene_engine.cli import quick
+
+    quick.recall(OPTIONS["dir"], query, budget, as_json, scope)
+
+
+@app.command()
+@handled
+def persona(force: Annotated[bool, typer.Option("--force", help="Regenerate now.")] = False,
+            backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None
+            ) -> None:
+    """Show the persona, or regenerate it with --force."""
+    from scene_engine.services import persona as portrait
+    from scene_engine.services.backends import configured_backend
+
+    store = open_cli_store() if force else read_cli_store()
+    if force:
+        portrait.regenerate_now(store, configured_backend(store.config, backend, model,
+                                                          api_base))
+    typer.echo(portrait.read_persona(store), nl=False)

@@ -1,0 +1,143 @@
+"""``scenes init``, ``status``, ``doctor``, ``reindex``, ``repair``, ``watch``: the store
+itself (docs/DESIGN.md "Command line"). Each reads its options, calls one service, prints.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from scene_engine.cli.base import (
+    OPTIONS,
+    JsonOpt,
+    app,
+    echo_json,
+    fail,
+    handled,
+    open_cli_store,
+    read_cli_store,
+)
+from scene_engine.core.plural import count
+
+
+@app.command()
+@handled
+def init(directory: Annotated[Path | None, typer.Argument(
+        metavar="DIR",
+        help="Folder for the store: new, empty or not (a notes folder, an Obsidian vault, a "
+             "repository). Default: --dir, then $SCENE_ENGINE_DIR.")] = None,
+         prefix: Annotated[str, typer.Option(
+             "--prefix", metavar="FOLDER",
+             help="Put the store's files in this subfolder (e.g. memory/) "
+                  "instead of the folder's root.")] = "") -> None:
+    """Make a new store in a folder: scenes/, memories/, persona and settings, and a first
+    commit of only those, in the git repository the folder is in (else a new one)."""
+    from scene_engine.store.store import init_store
+
+    directory = directory or OPTIONS["dir"] or (
+        Path(os.environ["SCENE_ENGINE_DIR"]) if os.environ.get("SCENE_ENGINE_DIR") else None)
+    if directory is None:
+        fail("say where: `scenes init DIR` (or `scenes --dir DIR init`, or set "
+             "SCENE_ENGINE_DIR)", 2)
+    store = init_store(directory, prefix=prefix)
+    typer.echo(f"new scene store at {store.root}")
+
+
+@app.command()
+@handled
+def status(as_json: JsonOpt = False) -> None:
+    """Pending memories, scenes, batches."""
+    from scene_engine.services.status import status as store_status
+
+    data = store_status(read_cli_store())
+    if as_json:
+        echo_json(data)
+        return
+    for key, value in data.items():
+        if key != "warnings":
+            typer.echo(f"{key}: {'none' if value is None else value}")
+    for warning in data["warnings"]:     # a line that cannot be read: named, not counted
+        typer.echo(f"warning: {warning}", err=True)
+
+
+@app.command()
+@handled
+def doctor(as_json: JsonOpt = False) -> None:
+    """Check every invariant of the store; exit 1 if any is broken."""
+    from scene_engine.services.doctor import check_store
+
+    problems = check_store(open_cli_store())
+    if as_json:
+        echo_json({"ok": not problems, "problems": problems})
+    else:
+        for problem in problems:
+            typer.echo(f"problem: {problem}")
+        typer.echo("doctor: ok" if not problems else f"doctor: {count(len(problems), 'problem')}")
+    if problems:
+        raise typer.Exit(1)
+
+
+@app.command()
+@handled
+def reindex() -> None:
+    """Rebuild the search index from the files."""
+    from scene_engine.services.indexing import reindex as rebuild
+
+    report = rebuild(open_cli_store())
+    typer.echo(f"reindexed {count(len(report.added) + len(report.updated), 'scene')} and "
+               f"{count(report.memories_added, 'memory')} in {report.seconds:.2f} s")
+    for warning in report.warnings or []:
+        typer.echo(f"warning: {warning}", err=True)
+
+
+@app.command()
+@handled
+def repair(as_json: JsonOpt = False) -> None:
+    """Number the memory journal anew after a git merge of two copies of the store.
+
+    Every record is kept once; a memory a batch in effect folded keeps the number that batch
+    gave it (by id, from its ledger), every other memory is pending. A batch that cannot keep
+    its numbers (both copies folded) is released and its memories are pending again. One
+    commit; `scenes undo` does not undo it, `git revert` does. Does nothing when the journal,
+    the batches and state.json agree.
+    """
+    from scene_engine.services.repair import repair_store
+
+    report = repair_store(open_cli_store())
+    if as_json:
+        echo_json(report)
+    elif report["repaired"]:
+        released = report["released_batches"]
+        gave_up = (f"; {'batches' if len(released) > 1 else 'batch'} "
+                   f"{', '.join(map(str, released))} released") if released else ""
+        typer.echo(f"journal numbered anew: {count(report['memories'], 'memory')}, "
+                   f"{report['pending_again']} pending ({report['problem']}{gave_up}); "
+                   "`scenes run` folds them")
+    else:
+        typer.echo("the journal's numbering is whole; nothing to repair")
+
+
+@app.command()
+@handled
+def watch(debounce: Annotated[float, typer.Option(
+              metavar="SECONDS", help="Seconds to wait for quiet.")] = 0.2,
+          fold: Annotated[bool, typer.Option(
+              "--fold", help="Also fold pending memories in the background (fold_every / "
+                             "fold_idle in config.toml).")] = False) -> None:
+    """Keep the search index in step with the files until Ctrl-C."""
+    from scene_engine.services.indexing import watch as keep_in_step
+
+    store = open_cli_store()
+    typer.echo(f"watching {store.root} (Ctrl-C to stop)", err=True)
+    if fold:
+        config = store.config
+        typer.echo(f"folding when {count(config.fold_every, 'memory')} are pending or after "
+                   f"{config.fold_idle:g} s without a new one", err=True)
+    stats = keep_in_step(
+        store, debounce=debounce, fold=fold,
+        on_reindex=lambda names: typer.echo(f"reindexed: {', '.join(sorted(names))}", err=True),
+        on_event=lambda text: typer.echo(text, err=True))
+    typer.echo(f"stopped after {count(stats.reindex_runs, 'reindex run')}", err=True)

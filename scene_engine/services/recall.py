@@ -1,0 +1,37 @@
+"""``scenes recall``, the MCP ``recall`` tool and the quick door's recall: one set of rules
+over ``recall.assemble`` (docs/DESIGN.md "Index and watcher", recall).
+
+A query with nothing to look for is a usage error; the budget is a whole number of
+characters within ``MIN_BUDGET..MAX_BUDGET``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scene_engine.services.search import check_number, check_query
+
+if TYPE_CHECKING:
+    from scene_engine.recall.assemble import RecallResult
+    from scene_engine.store.store import Store
+
+RECALL_BUDGET = 4000     # characters by default
+MIN_BUDGET, MAX_BUDGET = 100, 10_000_000
+
+
+def recall(store: Store | Path | None, query: str, budget: int = RECALL_BUDGET,
+           scope: str | None = None) -> RecallResult:
+    """What an agent puts in its context for ``query`` (``recall.assemble.recall``: persona,
+    scene map, the best passages, each with its source; with ``scope`` only that scope's
+    memories and unscoped ones, no scenes). ``store``: an open store, or its folder (None:
+    as ``open_store`` finds it; an interrupted batch is rolled back first). Raises
+    ``InputError`` for an empty query or a budget out of range, ``StoreError``,
+    ``ConfigError`` and ``OSError``."""
+    from scene_engine.recall.assemble import recall as assemble
+    from scene_engine.store.store import Store, open_store
+
+    check_query(query)
+    check_number(budget, "budget", MIN_BUDGET, MAX_BUDGET)
+    opened = store if isinstance(store, Store) else open_store(store)
+    return assemble(opened, query, budget=budget, scope=scope)

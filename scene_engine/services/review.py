@@ -1,0 +1,48 @@
+"""``scenes review``: the pairs that may be one fact, for a person to decide, and the merges
+(docs/DESIGN.md "Extraction"). The rules of a decision live in ``extraction.review``; this
+checks what the face was asked before anything is written.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scene_engine.core.errors import InputError
+from scene_engine.extraction import review as ledger
+
+if TYPE_CHECKING:
+    from scene_engine.store.store import Store
+
+KEEPS = ("left", "right", "both")
+
+
+def pending_pairs(store: Store) -> list[dict]:
+    """The queue: each pair waiting, with both memories, dates, sources."""
+    return ledger.queue(store)
+
+
+def merges(store: Store) -> list[dict]:
+    """Every merge made, applied or undone."""
+    return ledger.merges(store)
+
+
+def decide(store: Store, pair: str, keep: str | None = None, merge: bool = False,
+           title: str | None = None, summary: str | None = None) -> dict:
+    """Decide ``pair`` (its id or the start of it): ``keep`` left, right or both, or
+    ``merge`` into one memory with ``title`` and ``summary`` (keeping left unless ``keep``
+    says right). Returns the event written. Raises ``InputError`` for a decision that does
+    not say what to do or says two things, and as ``extraction.review.decide``."""
+    if merge and not (title and summary):
+        raise InputError("--merge needs --title and --summary")
+    if keep is None and not merge:
+        raise InputError("say --keep left|right|both or --merge --title T --summary S")
+    if keep not in (None, *KEEPS) or (merge and keep == "both"):
+        raise InputError("--keep takes left, right or both (a merge keeps left or right)")
+    return ledger.decide(store, pair, keep or "left", title if merge else None,
+                         summary if merge else None)
+
+
+def undo_merge(store: Store, merge_id: str) -> dict:
+    """Take merge ``merge_id`` back: both memories active again, the pair queued again.
+    Raises as ``extraction.review.undo`` (refused while a later change depends on it)."""
+    return ledger.undo(store, merge_id)
