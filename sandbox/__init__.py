@@ -1,6 +1,6 @@
 """Sandboxed file tools for a model: read, write and replace text files under one root.
 
-Standalone (knows nothing about scenes); see DESIGN.md "The sandbox" and ``Sandbox``.
+Standalone (knows nothing about scenes); see docs/DESIGN.md "The sandbox" and ``Sandbox``.
 """
 
 from .core import Sandbox

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 DELETE_MARKER = "[DELETED]"
-"""Whole-file content (after trimming) that stages removal of a file (DESIGN.md soft delete)."""
+"""Whole-file content (after trimming) that stages removal of a file (docs/DESIGN.md soft delete)."""
 
 # A lone bracketed word, any case: models invent [ARCHIVE], [CONSOLIDATED], [deleted] to delete.
 _MARKER_RE = re.compile(r"\[[A-Z][A-Z0-9_ -]*\]", re.IGNORECASE)

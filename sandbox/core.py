@@ -1,6 +1,6 @@
 """The Sandbox: three file tools for a model over one flat directory, with staged, atomic writes.
 
-DESIGN.md "The sandbox" is the contract. The model only ever gets strings back from
+docs/DESIGN.md "The sandbox" is the contract. The model only ever gets strings back from
 ``execute``; the caller gets exceptions (ConflictError, ApplyError, RootError, NameRefused).
 """
 

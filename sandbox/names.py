@@ -1,6 +1,6 @@
 """File-name rules: which names a model may use, and when two spellings are the same file.
 
-Rules (DESIGN.md "The sandbox"): flat relative names with an allowed suffix; nothing that any
+Rules (docs/DESIGN.md "The sandbox"): flat relative names with an allowed suffix; nothing that any
 common platform would read as a path, a device, a hidden file or a different name than shown.
 Windows rules are applied on every platform because a store is a git repository that may be
 checked out anywhere.

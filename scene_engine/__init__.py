@@ -3,7 +3,8 @@
 The public Python API, importable from here (loaded on first use, so ``import scene_engine``
 costs nothing)::
 
-    from scene_engine import open_store, add_memories, make_backend, run_pending, recall
+    from scene_engine import open_store, add_memories, make_backend, run_pending
+    from scene_engine.recall import recall      # (``scene_engine.recall`` is its layer)
 
 The code is in layers, each a subpackage that imports only from the layers below it
 (docs/DESIGN.md "Layers of the code"; ``tests/test_architecture.py`` holds it to that):
@@ -21,7 +22,6 @@ API = {
     "add_memories": "scene_engine.services.add",
     "make_backend": "scene_engine.services.backends",
     "run_pending": "scene_engine.services.run",
-    "recall": "scene_engine.recall.assemble",
 }
 __all__ = sorted(API)
 

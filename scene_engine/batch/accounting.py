@@ -1,6 +1,6 @@
 """Where did my memory go: every memory a batch marks processed is accounted for.
 
-DESIGN.md "A batch", step 7: a memory a batch takes is *placed* in a scene the batch changed,
+docs/DESIGN.md "A batch", step 7: a memory a batch takes is *placed* in a scene the batch changed,
 found already *recorded* in a named scene, a *duplicate* of another memory of the batch, or
 (model backends only) *skipped* with the model's reason. The batch writes this ledger into its
 own commit (``.scene-engine/ledger/NNNNNN.json``); ``scenes trace`` and ``scenes doctor`` read it.

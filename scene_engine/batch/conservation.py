@@ -1,4 +1,4 @@
-"""Conservation: no fact and no person's word is lost by a batch (DESIGN.md "A batch", step 7).
+"""Conservation: no fact and no person's word is lost by a batch (docs/DESIGN.md "A batch", step 7).
 
 The measures every backend is judged by, in code, not in a prompt:
 

@@ -1,4 +1,4 @@
-"""The scene rules, enforced in code (DESIGN.md "A batch", step 5).
+"""The scene rules, enforced in code (docs/DESIGN.md "A batch", step 5).
 
 Two places use them: ``ScenePolicy`` is a sandbox policy hook that refuses a bad write while the
 model works (its refusal text teaches the model the fix), and ``validate_batch`` checks the whole
@@ -190,7 +190,7 @@ class ScenePolicy:
 
 
 def unread_problem(context: RuleContext, seen: set[str]) -> str | None:
-    """Why a new scene may not be made yet (None: it may): DESIGN.md "A batch" step 5, read
+    """Why a new scene may not be made yet (None: it may): docs/DESIGN.md "A batch" step 5, read
     at least two existing scenes (all, if fewer; a frozen one cannot be read) before creating
     one, since the facts may belong in one of them. ``seen``: names read or shown so far."""
     readable = [n for n in context.existing if n not in context.frozen]
@@ -207,7 +207,7 @@ def unread_problem(context: RuleContext, seen: set[str]) -> str | None:
 def new_scene_allowance(existing: int, max_scenes: int, per_batch: int = 1) -> int:
     """How many new scenes one batch may create in a store of ``existing`` scenes.
 
-    One by default: the seed's rule and DESIGN.md "A batch" step 5 ("at most one new scene per
+    One by default: the seed's rule and docs/DESIGN.md "A batch" step 5 ("at most one new scene per
     batch"), for every backend. ``per_batch`` is the store's ``new_scenes_per_batch`` setting:
     above 1 it lets a young store open up to that many, a quarter of the room left for scene
     files (``max_scenes - 1 - existing``) at most, so a store near its cap still gets one (the

@@ -1,16 +1,17 @@
-"""The batch transaction (DESIGN.md "A batch"): memories in, scenes out, one git commit.
+"""The batch transaction (docs/DESIGN.md "A batch"): memories in, scenes out, one git commit.
 
-Order of a batch, all under the store lock:
- 1. finish or roll back an interrupted batch (``recovery``), commit hand edits on their own;
+Order of a batch, all inside the write unit of work (``store.unit``: the store lock, an
+interrupted change rolled back, the journal's numbering checked):
+ 1. commit hand edits on their own;
  2. take the next pending memories; 3. build the job (prompt, related scenes, sandbox, rules);
  4. let the backend work through the sandbox; 5. validate (repair rounds are the backend's);
- 6. set the engine-owned header fields; 7. apply atomically, save state, commit.
+ 6. set the engine-owned header fields; 7. apply atomically, save state, commit (the unit's
+    ``change``: behind the write-ahead marker, with Ctrl-C held back).
 Any failure before the commit writes nothing and leaves the memories pending.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 import unicodedata
 import warnings
@@ -22,7 +23,7 @@ from scene_engine.batch.accounting import (
     ledger_path,
 )
 from scene_engine.batch.conservation import ENGINE_KEYS, Authorship, authorship, is_pinned
-from scene_engine.batch.contract import BatchError, BatchJob, BatchResult
+from scene_engine.batch.contract import Backend, BatchError, BatchJob, BatchResult
 from scene_engine.batch.prompt import SceneInfo, batch_messages, choose_language
 from scene_engine.batch.rules import (
     RuleContext,
@@ -32,18 +33,16 @@ from scene_engine.batch.rules import (
     successors,
 )
 from scene_engine.batch.transcript import Transcript, transcript_path
-from scene_engine.core import interrupts
 from scene_engine.core.errors import plain_error
 from scene_engine.core.fs import atomic_write_text, read_regular_text
 from scene_engine.core.text import Vectorizer
 from scene_engine.index.refresh import refresh_index
-from scene_engine.store import history, recovery
+from scene_engine.store import history
 from scene_engine.store.history import compress_seqs
-from scene_engine.store.lock import store_lock
 from scene_engine.store.memories import Journal, Memory
-from scene_engine.store.numbering import check_numbering
 from scene_engine.store.scene import BEFORE, EPILOGUE, PREAMBLE, Scene, parse_scene, render_scene
 from scene_engine.store.store import State, Store, render_state
+from scene_engine.store.unit import StoreUnit, locked
 
 STATE_FILE = ".scene-engine/state.json"
 RELATED_SCENES = 3        # full texts shown in the prompt, to save read round trips
@@ -192,7 +191,7 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
     updated, created, merged, deleted, and renamed when a new name continues one deleted
     scene (``rules.successor_of``); merges: surviving scene -> scenes merged into it).
 
-    ``created``/``updated``/``heat`` are the engine's (heat, DESIGN.md "Scene file": new 1;
+    ``created``/``updated``/``heat`` are the engine's (heat, docs/DESIGN.md "Scene file": new 1;
     changed +1; made by merging: the merged scenes' heats summed + 1, plus its own if it
     existed); ``merged_from`` names this batch's merge sources (deleted scenes the model listed
     there) or keeps its old value. Every other key a scene had comes back byte for byte, keys
@@ -312,17 +311,15 @@ def commit_message(number: int, counts: dict[str, int], summary: str, memories: 
 
 # ---------------------------------------------------------------- running
 
-def run_batch(store: Store, backend, size: int | None = None, attempts: int = 2) -> BatchResult | None:
+def run_batch(store: Store, backend: Backend, size: int | None = None, attempts: int = 2) -> BatchResult | None:
     """Run one batch under the store lock; return its result, or None if nothing is pending.
 
     A hand edit made while the backend worked (``ConflictError`` at apply) makes the batch run
     again on the fresh files, up to ``attempts`` times. Raises ``BatchError`` (nothing written,
     memories still pending) or ``LockBusyError``.
     """
-    with store_lock(store.lock_path), contextlib.closing(history.open_repo(store.root)) as repo:
-        # closing: the repo's long-lived `git cat-file` helpers end with the batch
-        recovery.recover(store, repo)
-        check_numbering(store)
+    with locked(store) as unit:
+        repo = unit.repo
         _check_scenes_folder(store)
         for attempt in range(attempts):
             history.commit_hand_edits(repo)
@@ -332,7 +329,7 @@ def run_batch(store: Store, backend, size: int | None = None, attempts: int = 2)
                 refresh_index(store)       # hand edits just committed: keep search in step
                 return None
             try:
-                return _attempt(store, repo, backend, state, selected)
+                return _attempt(unit, backend, state, selected)
             except ConflictError as exc:
                 if attempt + 1 == attempts:
                     raise BatchError(f"scenes changed on disk while the batch ran "
@@ -352,7 +349,7 @@ def _check_scenes_folder(store: Store) -> None:
 
 def _dedupe(memories: list[Memory]) -> tuple[list[Memory], list[tuple[Memory, Memory]]]:
     """(distinct memories, [(dropped, kept)]): the same content at the same instant is one
-    fact said twice (DESIGN.md step 2); the same content at another time is new evidence."""
+    fact said twice (docs/DESIGN.md "A batch", step 2); the same content at another time is new evidence."""
     first: dict[tuple[str, datetime], Memory] = {}
     kept, dropped = [], []
     for memory in memories:
@@ -390,7 +387,9 @@ def _retired(store: Store, memories: list[Memory]
     return [m for m in memories if m.seq not in gone], pairs
 
 
-def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> BatchResult:
+def _attempt(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory]
+             ) -> BatchResult:
+    store, repo = unit.store, unit.repo
     number = max(state.batch, history.last_batch_number(repo)) + 1
     fold, retired = _retired(store, taken)
     distinct, duplicates = _dedupe(fold)
@@ -403,7 +402,7 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
     # A model backend writes its exchange here as it goes; kept for failed batches too.
     job.transcript = Transcript(transcript_path(store.meta_dir, number))
     try:
-        result = _run_job(store, repo, backend, state, taken, job, duplicates)
+        result = _run_job(unit, backend, state, taken, job, duplicates)
     except BaseException as exc:
         job.transcript.finish("failed", error=" ".join(str(exc).split()) or type(exc).__name__)
         raise
@@ -411,10 +410,10 @@ def _attempt(store: Store, repo, backend, state: State, taken: list[Memory]) -> 
     return result
 
 
-def _run_job(store: Store, repo, backend, state: State, taken: list[Memory], job: BatchJob,
-             duplicates: list[tuple[Memory, Memory]]) -> BatchResult:
+def _run_job(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory],
+             job: BatchJob, duplicates: list[tuple[Memory, Memory]]) -> BatchResult:
     """Steps 4-7 of a batch for a built ``job``; raises ``BatchError`` or ``ConflictError``."""
-    number = job.number
+    store, number = unit.store, job.number
     try:
         outcome = backend.run(job)
     except Exception as exc:  # any backend failure: nothing was written
@@ -442,8 +441,8 @@ def _run_job(store: Store, repo, backend, state: State, taken: list[Memory], job
                              outcome.cost, ledger)
     # Edits a person made while the model worked get their own commit too, so the batch commit
     # holds only the batch (a clash with the batch's own files is caught by apply below).
-    history.commit_hand_edits(repo)
-    sha = _commit_batch(store, repo, job, new_state, ledger, message)
+    history.commit_hand_edits(unit.repo)
+    sha = _commit_batch(unit, job, new_state, ledger, message)
     refresh_index(store)
     return BatchResult(number=number, memory_ids=[m.id for m in taken], counts=counts,
                        summary=outcome.final_text, commit=sha, backend=backend.name,
@@ -451,45 +450,45 @@ def _run_job(store: Store, repo, backend, state: State, taken: list[Memory], job
                        persona_requested=bool(re.search(PERSONA_RE, outcome.final_text, re.S)))
 
 
-def _commit_batch(store: Store, repo, job: BatchJob, new_state: State, ledger: Ledger,
+class _ApplyFailed(BatchError):
+    """Writing the scenes failed and the sandbox restored what it had replaced: nothing of
+    the batch is on disk."""
+
+
+def _commit_batch(unit: StoreUnit, job: BatchJob, new_state: State, ledger: Ledger,
                   message: str) -> str:
     """Apply the staged scenes, write state and ledger, commit; return the commit sha.
 
-    Behind a recovery marker: a crash anywhere in here is rolled back by the next command.
-    Raises ``ConflictError`` (a hand edit clashed; nothing written) or ``BatchError``.
+    One change of the unit of work: a crash anywhere in here is rolled back by the next
+    command, a failure at once. Raises ``ConflictError`` (a hand edit clashed; nothing
+    written) or ``BatchError``.
     """
-    number = ledger.batch
+    store, number = unit.store, ledger.batch
     # What each path will hold, so recovery can tell the batch's text from a later hand edit.
     planned = {f"scenes/{n}": None if c is DELETED else c for n, c in job.box.pending().items()}
     planned[STATE_FILE] = render_state(new_state)
     planned[ledger_path(number)] = ledger.render()
-    written = list(planned)
     # Ctrl-C and SIGTERM wait until the batch is committed or rolled back (and so does git).
-    with interrupts.critical(repo):
-        recovery.begin(store, planned, repo)
+    # A conflict at apply wrote nothing: rolling back then would "recover" the batch's files
+    # to HEAD, reverting a hand edit made after the last hand-edit commit.
+    with unit.change(planned, nothing_written=(ConflictError, _ApplyFailed),
+                     roll_back=(BatchError,)):
         try:
             job.box.apply()
         except ConflictError:
-            # apply wrote nothing; a marker left behind would make the next command "recover"
-            # the batch's files to HEAD, reverting a hand edit made after the last hand-edit
-            # commit.
-            recovery.end(store)
             raise
         except (SandboxError, OSError) as exc:   # apply restored what it had replaced
-            recovery.end(store)
-            raise BatchError(f"batch {number}: writing the scenes failed ({exc}); nothing "
-                             "written, memories still pending") from exc
+            raise _ApplyFailed(f"batch {number}: writing the scenes failed ({exc}); nothing "
+                               "written, memories still pending") from exc
         try:
             store.save_state(new_state)
             path = store.root / ledger_path(number)
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, planned[ledger_path(number)])
-            sha = history.commit_files(repo, message, written)
-        except (OSError, history.HistoryError) as exc:
-            recovery.recover(store, repo)        # roll the applied files back to HEAD now
+            sha = history.commit_files(unit.repo, message, list(planned))
+        except (OSError, history.HistoryError) as exc:   # rolled back to HEAD by the unit
             raise BatchError(f"batch {number}: saving the batch failed ({exc}); rolled back, "
                              "memories still pending") from exc
-        recovery.end(store)
     return sha
 
 

@@ -1,7 +1,7 @@
 """Counts as a person reads them: "1 memory", "2 memories", never "1 memories" or "batch(es)".
 
 Every line the command line, the run display and the messages print with a count goes
-through ``count`` (DESIGN.md "Command line": output is for people first).
+through ``count`` (docs/DESIGN.md "Command line": output is for people first).
 """
 
 from __future__ import annotations

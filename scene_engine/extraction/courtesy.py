@@ -1,4 +1,4 @@
-"""An assistant's courtesy is never a memory (DESIGN.md "Extraction (L0 -> L1)"; seed 004's
+"""An assistant's courtesy is never a memory (docs/DESIGN.md "Extraction (L0 -> L1)"; seed 004's
 rule, issue 21): ordinary agent steps have a higher bar than what the user says.
 
 What the user says keeps the low bar of ``offline.says_something``. An assistant's sentence is

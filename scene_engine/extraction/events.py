@@ -160,40 +160,29 @@ def write(store: Store, memories: list[Memory], events: list[dict], message: str
     """Append ``memories`` to the journal and ``events`` to the ledger in one commit, under the
     store lock (as ``add``: recovery marker first, so a crash leaves neither half). Returns the
     memories actually added (with their numbers). Raises as ``engine.add_memories``."""
-    from scene_engine.core import interrupts
     from scene_engine.index.refresh import refresh_index
-    from scene_engine.store import history, recovery
-    from scene_engine.store.lock import store_lock
-    from scene_engine.store.numbering import check_numbering
+    from scene_engine.store import history
+    from scene_engine.store.unit import locked
 
-    with store_lock(store.lock_path):
-        repo = history.open_repo(store.root)
-        try:
-            recovery.recover(store, repo)
-            state = store.load_state()
-            check_numbering(store, state)   # a merged journal: `scenes repair` first
-            journal = Journal(store.memories_dir)
-            fresh, _, writes = journal.plan_append(memories, state.next_seq)
-            old = read_events(store)
-            lines = [json.dumps({**e, "n": len(old) + i + 1}, ensure_ascii=False)
-                     for i, e in enumerate(events)]
-            path = log_path(store)
-            text = (path.read_text(encoding="utf-8") if path.exists() else "") + \
-                "".join(line + "\n" for line in lines)
-            planned = {**{str(p.relative_to(store.root)): None for p in writes},
-                       ".scene-engine/state.json": None, LOG_PATH: text}
-            with interrupts.critical(repo):
-                recovery.begin(store, planned, repo)
-                journal.write(writes)
-                if lines:
-                    atomic_write_text(path, text)
-                store.save_state(state.model_copy(
-                    update={"next_seq": state.next_seq + len(fresh)}))
-                history.commit(repo, message, paths=("memories", ".scene-engine/state.json",
-                                                     LOG_PATH))
-                recovery.end(store)
-        finally:
-            repo.close()
+    with locked(store) as unit:         # a merged journal: `scenes repair` first
+        state = store.load_state()
+        journal = Journal(store.memories_dir)
+        fresh, _, writes = journal.plan_append(memories, state.next_seq)
+        old = read_events(store)
+        lines = [json.dumps({**e, "n": len(old) + i + 1}, ensure_ascii=False)
+                 for i, e in enumerate(events)]
+        path = log_path(store)
+        text = (path.read_text(encoding="utf-8") if path.exists() else "") + \
+            "".join(line + "\n" for line in lines)
+        planned = {**{str(p.relative_to(store.root)): None for p in writes},
+                   ".scene-engine/state.json": None, LOG_PATH: text}
+        with unit.change(planned):
+            journal.write(writes)
+            if lines:
+                atomic_write_text(path, text)
+            store.save_state(state.model_copy(update={"next_seq": state.next_seq + len(fresh)}))
+            history.commit(unit.repo, message,
+                           paths=("memories", ".scene-engine/state.json", LOG_PATH))
     if fresh:
         refresh_index(store)
     return fresh

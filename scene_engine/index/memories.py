@@ -1,4 +1,4 @@
-"""The memory journal (L1) in the search index, beside the scenes (DESIGN.md "Index and watcher").
+"""The memory journal (L1) in the search index, beside the scenes (docs/DESIGN.md "Index and watcher").
 
 Recall searches the atomic memories as well as the scene narratives, so the journal is indexed
 in the same SQLite database with the same analyser (``analysis``). The journal is append-only

@@ -1,4 +1,4 @@
-"""Derived search index of the scene files: SQLite + FTS5 (DESIGN.md "Index and watcher").
+"""Derived search index of the scene files: SQLite + FTS5 (docs/DESIGN.md "Index and watcher").
 
 The files are the truth; this database can be deleted and rebuilt at any time, and is rebuilt
 automatically when it is corrupt or was written with another schema version.

@@ -1,4 +1,4 @@
-"""Keep the search index in step with edits made in any editor (DESIGN.md "Index and watcher").
+"""Keep the search index in step with edits made in any editor (docs/DESIGN.md "Index and watcher").
 
 A watchdog observer watches the store root and ``scenes/`` (not recursively, so ``.git/`` and
 ``.scene-engine/`` get no watches and a commit or an index write cannot start a loop). Events only

@@ -36,7 +36,7 @@ TRUNCATED_NOTE = ("Your last reply was cut off at the output limit of {limit} to
 
 @dataclass
 class Budget:
-    """Limits for one loop (DESIGN.md, "A batch", step 4).
+    """Limits for one loop (docs/DESIGN.md, "A batch", step 4).
 
     max_steps: model calls per loop; max_tokens: prompt+completion tokens summed over the loop;
     max_seconds: wall time for the whole loop (the backend gives each loop what is left of the

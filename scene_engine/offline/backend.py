@@ -9,7 +9,7 @@ and merges the two most alike scenes when the count is at the cap. It works only
 tools with JSON arguments, like a model would, so the policy hooks judge it exactly as they
 judge a model.
 
-Conservation (DESIGN.md "A batch", step 7): text a person wrote (``conservation.Authorship``)
+Conservation (docs/DESIGN.md "A batch", step 7): text a person wrote (``conservation.Authorship``)
 is kept word for word; when a scene is full its oldest engine-written entries are rolled up
 into period digests that cite their memory ids (``rollup``), never the memories of this
 batch; a memory that fits nowhere goes to

@@ -1,7 +1,7 @@
 """Rollups instead of loss: a full scene's oldest entries condensed into period digests.
 
 When a scene body would pass ``max_scene_chars``, its oldest engine-written timeline entries
-are rolled up, oldest first and only while it is too long (issue 13, DESIGN.md "A batch"
+are rolled up, oldest first and only while it is too long (issue 13, docs/DESIGN.md "A batch"
 step 7, conservation):
 
 1. days into a month digest: every fact as said, led by its day, citing its memory ids

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scene_engine.core import interrupts
 from scene_engine.core.interrupts import Terminated
 from scene_engine.core.plural import count
-from scene_engine.store import history, inbox, recovery
-from scene_engine.store.lock import store_lock
+from scene_engine.store import history, inbox
 from scene_engine.store.memories import AddReport, Journal, MemoryInputError, parse_lines
-from scene_engine.store.numbering import check_numbering
 from scene_engine.store.store import Store
+from scene_engine.store.unit import StoreUnit, locked
 
 
 def add_memories(store: Store, data: bytes | None,
@@ -39,16 +37,13 @@ def add_memories(store: Store, data: bytes | None,
     """
     memories = parse_lines(data) if data is not None else []
     report = AddReport(added=0, known=0, duplicates=0)
-    with store_lock(store.lock_path, timeout=lock_timeout):
-        repo = history.open_repo(store.root)
-        recovery.recover(store, repo)
-        check_numbering(store)
+    with locked(store, timeout=lock_timeout) as unit:
         journal = Journal(store.memories_dir)
         index = _synced_index(store)
         try:
-            added = _drain_inbox(store, repo, journal, index)
+            added = _drain_inbox(unit, journal, index)
             if memories:
-                _, report = _append(store, repo, journal, memories, store.load_state(), index)
+                _, report = _append(unit, journal, memories, store.load_state(), index)
                 added += report.added
         finally:
             if index is not None:
@@ -69,16 +64,16 @@ def drain_inbox(store: Store, lock_timeout: float | None = None) -> int:
     return before - len(inbox.waiting(store))
 
 
-def _drain_inbox(store: Store, repo, journal: Journal, index) -> int:
+def _drain_inbox(unit: StoreUnit, journal: Journal, index) -> int:
     """Append each inbox file (under the store lock), oldest first; returns memories added.
     A file that no longer validates is set aside as ``.bad`` (said once, never retried)."""
     import warnings
 
     added = 0
-    for path in inbox.waiting(store):
+    for path in inbox.waiting(unit.store):
         try:   # a known id with another memory is refused here as by `scenes add`
             memories = parse_lines(path.read_bytes())
-            _, report = _append(store, repo, journal, memories, store.load_state(), index)
+            _, report = _append(unit, journal, memories, unit.store.load_state(), index)
         except (MemoryInputError, OSError) as exc:
             warnings.warn(f"{path}: set aside, not added ({exc})", stacklevel=3)
             path.replace(path.with_suffix(".bad"))
@@ -107,11 +102,12 @@ def _synced_index(store: Store):
     return None
 
 
-def _append(store: Store, repo, journal: Journal, lined, state, index):
+def _append(unit: StoreUnit, journal: Journal, lined, state, index):
     """Plan, write and commit the new memories (``[(line, Memory)]``, under the store lock);
     index them when ``index`` is given. Returns (fresh memories, ``AddReport``). Raises
     ``MemoryInputError`` naming the line of each known id sent with another memory (nothing
     written)."""
+    store = unit.store
     fresh, report, writes = journal.plan_append([m for _, m in lined], state.next_seq,
                                                 catalog=index)
     if report.conflicts:
@@ -120,8 +116,7 @@ def _append(store: Store, repo, journal: Journal, lined, state, index):
     # Engine files only, restored whatever they hold: their text is not needed.
     planned = dict.fromkeys([*(str(p.relative_to(store.root)) for p in writes),
                              ".scene-engine/state.json"])
-    with interrupts.critical(repo):   # Ctrl-C waits until the add is committed
-        recovery.begin(store, planned, repo)
+    with unit.change(planned):   # Ctrl-C waits until the add is committed
         journal.write(writes)
         if writes:
             store.save_state(state.model_copy(
@@ -130,10 +125,9 @@ def _append(store: Store, repo, journal: Journal, lined, state, index):
             # "hand edit" commit from the next batch, not a place in this one.
             shown = (f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})" if fresh
                      else "none (known ids added as aliases)")
-            history.commit(repo, f"add: {count(len(fresh), 'memory')}\n\nMemories-Added: "
-                                 f"{shown}\n",
+            history.commit(unit.repo, f"add: {count(len(fresh), 'memory')}\n\nMemories-Added: "
+                                      f"{shown}\n",
                            paths=("memories", ".scene-engine/state.json"))
-        recovery.end(store)
     if writes and index is not None:
         try:                     # the new memories are searchable now (one segment re-read)
             index.sync()
@@ -142,7 +136,6 @@ def _append(store: Store, repo, journal: Journal, lined, state, index):
 
             warnings.warn(f"search index not updated: {exc}", stacklevel=3)
     return fresh, report
-
 
 
 

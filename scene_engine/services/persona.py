@@ -1,6 +1,6 @@
 """The persona (L3): a short portrait distilled from the scenes, in ``persona.md``.
 
-Regenerated (DESIGN.md "A batch", step 8) when the model asks for it in its final text, when
+Regenerated (docs/DESIGN.md "A batch", step 8) when the model asks for it in its final text, when
 scenes exist and no persona does, every ``persona_every`` memories — sooner on a small store
 (half the memories folded so far, at least ``MIN_REFRESH``), so a persona made after the first
 batch is not left a snapshot of it — and when the scene set changed a lot (fewer than half of
@@ -15,14 +15,13 @@ import re
 
 from scene_engine.batch.contract import ModelBackend
 from scene_engine.batch.rules import parse_checked
-from scene_engine.core import interrupts
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.fs import atomic_write_text, read_regular_text
 from scene_engine.core.plural import count
 from scene_engine.offline.words import language
-from scene_engine.store import history, recovery
-from scene_engine.store.lock import store_lock
+from scene_engine.store import history
 from scene_engine.store.store import Store, render_state
+from scene_engine.store.unit import locked
 
 MAX_PERSONA_CHARS = 2000
 MIN_UNNAMED = 3         # scenes an offline persona must miss before it is due for that
@@ -202,9 +201,8 @@ def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
     A persona a person edited by hand (the last commit touching it is a hand edit) is kept
     unless ``force``: an automatic refresh never overwrites a person's words (a warning says so).
     """
-    with store_lock(store.lock_path):
-        repo = history.open_repo(store.root)
-        recovery.recover(store, repo)
+    with locked(store, numbering=False) as unit:
+        repo = unit.repo
         # Hand edits (persona.md's included) get their own commit first, so undoing this
         # persona commit never reverts them and overwriting persona.md never loses one.
         history.commit_hand_edits(repo)
@@ -228,15 +226,13 @@ def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
         state = store.load_state().model_copy(update={"since_persona": 0})
         persona = clip(text)
         planned = {"persona.md": persona, ".scene-engine/state.json": render_state(state)}
-        with interrupts.critical(repo):   # Ctrl-C waits until the persona is committed
-            recovery.begin(store, planned, repo)
+        with unit.change(planned):   # Ctrl-C waits until the persona is committed
             atomic_write_text(store.persona_path, persona)
             store.save_state(state)
             sha = history.commit(repo, f"persona: regenerated from {count(len(rows), 'scene')}\n\n"
                                        f"Reason: {reason}.\n\nPersona: yes\n"
                                        f"Backend: {backend.name}\nTokens: {tokens}\n",
                                  paths=("persona.md", ".scene-engine/state.json"))
-            recovery.end(store)
         return sha
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from scene_engine.store.memories import SEGMENT, Journal, _lines
 from scene_engine.store.numbering import STATE_PATH, numbering_problem
 from scene_engine.store.store import State, Store, render_state
+from scene_engine.store.unit import StoreUnit, locked
 
 
 @dataclass(frozen=True)
@@ -282,20 +283,12 @@ def repair_numbering(store: Store) -> dict:
     ``{"repaired": bool, "memories": n, "pending_again": n (memories waiting for a batch),
     "released_batches": [numbers], "problem": text}``. Raises ``JournalError`` for a torn
     journal line, ``HistoryError`` if git refuses (a merge still in progress)."""
-    from scene_engine.store import history, recovery
-    from scene_engine.store.lock import store_lock
-
-    with store_lock(store.lock_path):
-        repo = history.open_repo(store.root)
-        try:
-            recovery.recover(store, repo)
-            return _repair(store, repo)
-        finally:
-            repo.close()
+    with locked(store, numbering=False) as unit:   # the numbering is what it repairs
+        return _repair(unit)
 
 
-
-def _repair(store: Store, repo) -> dict:
+def _repair(unit: StoreUnit) -> dict:
+    store, repo = unit.store, unit.repo
     state = store.load_state()
     records = [record for _, _, record in Journal(store.memories_dir)._records()]
     claims, losers = live_claims(store, repo)
@@ -311,22 +304,22 @@ def _repair(store: Store, repo) -> dict:
     plan.released = losers + plan.released
     last = max((c.number for c in claims + losers), default=0)
     fixed = repaired_state(state, plan, forgotten_ids(store, repo, state, records), last)
-    _write_repair(store, repo, plan, fixed, events, problem)
+    _write_repair(unit, plan, fixed, events, problem)
     return {"repaired": True, "memories": len(plan.records), "pending_again": fixed.pending,
             "released_batches": sorted({c.number for c in plan.released}),
             "problem": problem}
 
 
 
-def _write_repair(store: Store, repo, plan: Reconciled, fixed: State, events: str | None,
+def _write_repair(unit: StoreUnit, plan: Reconciled, fixed: State, events: str | None,
                   problem: str) -> None:
-    """Write the repaired journal, state and extraction ledger and commit them (behind a
-    recovery marker: a crash is rolled back by the next command)."""
-    from scene_engine.core import interrupts
+    """Write the repaired journal, state and extraction ledger and commit them, as one
+    change of the unit of work (a crash is rolled back by the next command)."""
     from scene_engine.core.fs import atomic_write_text
     from scene_engine.extraction.events import LOG_PATH, log_path
-    from scene_engine.store import history, recovery
+    from scene_engine.store import history
 
+    store = unit.store
     texts = _segment_texts(plan.records)
     old = sorted(store.memories_dir.glob("*.jsonl"))
     planned: dict[str, str | None] = {f"memories/{name}": text for name, text in texts.items()}
@@ -338,8 +331,7 @@ def _write_repair(store: Store, repo, plan: Reconciled, fixed: State, events: st
                        "pending again." for c in plan.released)
     trailer = ("\n\n" + history.RELEASED + ": " +
                " ".join(f"{c.number}@{c.sha}" for c in plan.released)) if plan.released else ""
-    with interrupts.critical(repo):
-        recovery.begin(store, planned, repo)
+    with unit.change(planned):
         for path in old:
             if path.name not in texts:
                 path.unlink()
@@ -348,10 +340,9 @@ def _write_repair(store: Store, repo, plan: Reconciled, fixed: State, events: st
         if events is not None:
             atomic_write_text(log_path(store), events)
         store.save_state(fixed)
-        history.commit(repo, f"repair: journal numbered anew, {fixed.pending} memories "
-                             f"pending\n\nProblem: {problem}.{released}{trailer}\n",
+        history.commit(unit.repo, f"repair: journal numbered anew, {fixed.pending} memories "
+                                  f"pending\n\nProblem: {problem}.{released}{trailer}\n",
                        paths=("memories", STATE_PATH, LOG_PATH))
-        recovery.end(store)
 
 
 

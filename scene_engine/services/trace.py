@@ -1,9 +1,9 @@
-"""``scenes trace MEMORY_ID``: where a memory went (DESIGN.md "A batch", step 7).
+"""``scenes trace MEMORY_ID``: where a memory went (docs/DESIGN.md "A batch", step 7).
 
 From the journal (the memory), the state (pending, processed or forgotten), the batch ledgers
 in git (which batch took it and what it did with it), the later history (merges that moved
 its scene, hand renames and deletions, undos and redos) and ``git blame`` (the lines that
-carry it now). The other way round, ``blame_scene`` (``scenes blame``, DESIGN.md "History"):
+carry it now). The other way round, ``blame_scene`` (``scenes blame``, docs/DESIGN.md "History"):
 each line of a scene with the commit that last changed it and the memories behind that line.
 """
 
@@ -325,7 +325,7 @@ _DATED = re.compile(r"^\s*[-*]?\s*(\d{4}-\d{2}-\d{2})\b")
 
 def blame_scene(store: Store, name: str) -> list[dict]:
     """``scenes blame``: each line of scene ``name`` (a file name in ``scenes/``) with the
-    commit that last changed it and the memories behind that line (DESIGN.md "History";
+    commit that last changed it and the memories behind that line (docs/DESIGN.md "History";
     the README's tour promises "the batch and memory ids behind it").
 
     Rows are ``history.blame_lines``'s (``line``, ``text``, ``commit``, ``kind``, ``batch``)

@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from scene_engine.core import interrupts
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.fs import atomic_write_text
+from scene_engine.core.plural import count
 from scene_engine.index.refresh import refresh_index
-from scene_engine.store import history, recovery
+from scene_engine.store import history
 from scene_engine.store.history import expand_seqs
-from scene_engine.store.lock import store_lock
 from scene_engine.store.store import Store, render_state
+from scene_engine.store.unit import StoreUnit, locked
 
 PATHS = history.HAND_EDITABLE
 STATE_FILE = ".scene-engine/state.json"
@@ -54,13 +54,12 @@ def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoR
     ``UndoError`` when there is nothing to undo, the target is unknown, or a later commit
     changed the same lines (the message names them).
     """
-    with store_lock(store.lock_path):
-        repo = history.open_repo(store.root)
-        recovery.recover(store, repo)
+    with locked(store, numbering=False) as unit:
+        repo = unit.repo
         action, commit, batch = _resolve(repo, target)
         seqs = expand_seqs(history.trailers(commit.message).get("Memory-Seqs", ""))
         if action == "redo" and forget:
-            return _forget_pending(store, repo, commit, batch, seqs)
+            return _forget_pending(unit, commit, batch, seqs)
         if action == "redo":
             _check_redo(repo, batch, seqs)
         # Plan on the files as they are (hand edits included) before committing anything,
@@ -68,11 +67,11 @@ def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoR
         results = _plan_reverse(store, repo, commit, action)
         history.commit_hand_edits(repo)
         new_state = _new_state(store.load_state(), action, seqs, forget)
-        with interrupts.critical(repo):   # Ctrl-C waits until the undo is committed
+        planned = {**results, STATE_FILE: render_state(new_state)}
+        with unit.change(planned):   # Ctrl-C waits until the undo is committed
             _write_reverse(store, results, new_state)
             sha = history.commit(repo, _message(action, commit, batch, seqs, forget),
                                  paths=PATHS + (STATE_FILE,), allow_empty=True)
-            recovery.end(store)
         refresh_index(store)
         return UndoResult(action=action, batch=batch, target=commit.hexsha, commit=sha,
                           memories=len(seqs))
@@ -130,20 +129,20 @@ def _named_commit(repo, target: str):
     return repo.commit(sha)
 
 
-def _forget_pending(store: Store, repo, commit, batch: int, seqs: list[int]) -> UndoResult:
+def _forget_pending(unit: StoreUnit, commit, batch: int, seqs: list[int]) -> UndoResult:
     """``undo N --forget`` on an undone batch: its pending memories become forgotten."""
+    store = unit.store
     state = store.load_state()
     waiting = sorted(set(seqs) & set(state.requeued))
     if not waiting:
         raise UndoError(f"batch {batch} is undone and none of its memories is pending")
     new_state = _new_state(state, "undo", waiting, forget=True)
-    with interrupts.critical(repo):   # state and its commit go together
-        recovery.begin(store, {STATE_FILE: render_state(new_state)}, repo)
+    with unit.change({STATE_FILE: render_state(new_state)}):   # state and its commit go together
         store.save_state(new_state)
-        sha = history.commit(repo, f"forget batch {batch}'s memories\n\n{len(waiting)} "
-                                   f"pending memories will not be processed.\n\n"
-                                   f"Forget-Batch: {batch}\n", paths=(STATE_FILE,))
-        recovery.end(store)
+        sha = history.commit(unit.repo, f"forget batch {batch}'s memories\n\n"
+                                        f"{count(len(waiting), 'pending memory')} will not be "
+                                        f"processed.\n\nForget-Batch: {batch}\n",
+                             paths=(STATE_FILE,))
     return UndoResult(action="forget", batch=batch, target=commit.hexsha, commit=sha,
                       memories=len(waiting))
 
@@ -200,9 +199,8 @@ def _plan_reverse(store: Store, repo, commit, action: str = "undo") -> dict[str,
 
 
 def _write_reverse(store: Store, results: dict[str, str | None], state) -> list[str]:
-    """Write the planned files and ``state`` behind a recovery marker (which records them,
-    so recovery can tell them from a later hand edit); return the paths written."""
-    recovery.begin(store, {**results, STATE_FILE: render_state(state)})
+    """Write the planned files and ``state`` (inside the unit's change, whose marker records
+    them, so recovery can tell them from a later hand edit); return the paths written."""
     for path, text in results.items():
         target = store.root / path
         if text is None:

@@ -1,6 +1,6 @@
 """Store settings: `.scene-engine/config.toml`, validated with pydantic.
 
-Defaults come from DESIGN.md ("A batch"): 15 scenes at most, 1,500 body characters per scene,
+Defaults come from docs/DESIGN.md ("A batch"): 15 scenes at most, 1,500 body characters per scene,
 20 memories per batch, a persona refresh every 50 memories.
 """
 
@@ -42,7 +42,7 @@ class Config(BaseModel):
     offset, the form Obsidian's "Date & time" property takes). ``scenes init`` turns both on
     inside an Obsidian vault (a ``.obsidian/`` folder at or above the store).
     ``new_scenes_per_batch``: new scenes one batch may add, for every backend; 1 is the seed's
-    rule (DESIGN.md "A batch" step 5); above 1, a young store may open up to that many, a
+    rule (docs/DESIGN.md "A batch" step 5); above 1, a young store may open up to that many, a
     quarter of the room left at most (``rules.new_scene_allowance``).
     """
 

@@ -2,7 +2,7 @@
 
 Every batch is one commit (the aider habit: each model edit is a commit, so undo is safe).
 The engine commits as its own author; a configured git user becomes the committer, so commits
-work on a machine with no git identity at all (DESIGN.md "History"). A person's hand edits,
+work on a machine with no git identity at all (docs/DESIGN.md "History"). A person's hand edits,
 committed by the engine before its next change, are authored by that person's identity.
 
 A store may share its repository with a person's notes (``scenes init`` in a vault or an
@@ -621,7 +621,7 @@ def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]
     Who wrote a line is decided by its text, not by ``git blame``: blame follows neither a
     line a merge moved into another scene nor one a batch moved within its scene, and an
     undo would claim the lines it restores. A line whose text a person once wrote is theirs
-    wherever it is now (the conservation rules, DESIGN.md "A batch", step 7). Reads the
+    wherever it is now (the conservation rules, docs/DESIGN.md "A batch", step 7). Reads the
     history once per call (a batch calls it once). Raises ``HistoryError`` if git fails.
     """
     git = _git()

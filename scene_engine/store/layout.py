@@ -40,7 +40,7 @@ class StoreVersionError(StoreError):
 
 @dataclass(frozen=True)
 class StorePaths:
-    """The paths of the store at ``root`` (an absolute folder), DESIGN.md "A store on disk"."""
+    """The paths of the store at ``root`` (an absolute folder), docs/DESIGN.md "A store on disk"."""
 
     root: Path
 

@@ -5,8 +5,8 @@ The journal lives in ``memories/`` as JSONL segments of ``SEGMENT`` records each
 line, so taking the next batch reads one or two segments: its cost follows the batch, not the
 history. Segments are rewritten whole by temp file + rename, so a crash never leaves half a line.
 
-A memory is its content and instant together with its scope, role and type (``kind``; DESIGN.md
-"Command line", memory input): two records agreeing on all of them are one memory (the second
+A memory is its content and instant together with its scope, role and type (``kind``;
+docs/DESIGN.md "Command line", memory input): two records agreeing on all of them are one memory (the second
 id kept as an alias), and a known id is never given to another memory (the input is refused).
 """
 

@@ -10,7 +10,7 @@ and reads the numbers of the last segment) and refuses with the way out: ``scene
 (``repair_numbering``).
 
 The repair keeps every record once and decides what is processed from what the batches in
-effect actually folded, by id (their ledgers, DESIGN.md "A batch" step 7, or for an old batch
+effect actually folded, by id (their ledgers, docs/DESIGN.md "A batch" step 7, or for an old batch
 its ``Memory-Seqs`` and the journal of its own commit), never from a cursor: whichever side's
 ``state.json`` and whichever order of journal lines the person kept, each memory a live batch
 took keeps the number that batch gave it, the others fill the free numbers in journal order

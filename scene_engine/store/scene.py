@@ -1,6 +1,6 @@
 """Scene file model: a META header (YAML front matter or the older block form) plus a body.
 
-DESIGN.md "Scene file": the canonical form is YAML front matter between ``---`` lines; the reader
+docs/DESIGN.md "Scene file": the canonical form is YAML front matter between ``---`` lines; the reader
 also accepts the block form between ``-----META-START-----`` and ``-----META-END-----``. Keys the
 engine knows (``created``, ``updated``, ``summary``, ``heat``) are typed and come first; unknown
 keys are kept in their original order. A header that cannot be read leaves the whole text as body,

@@ -1,6 +1,6 @@
 """A store on disk: layout, `scenes init`, opening, settings and the state checkpoint.
 
-Layout (DESIGN.md "A store on disk"): ``scenes/`` (L2), ``persona.md`` (L3), ``memories/`` (L1
+Layout (docs/DESIGN.md "A store on disk"): ``scenes/`` (L2), ``persona.md`` (L3), ``memories/`` (L1
 journal), ``.scene-engine/`` with ``config.toml`` and ``state.json`` (in git) and the derived
 ``index.sqlite`` and ``lock`` (ignored by git).
 """
