@@ -116,7 +116,13 @@ def _verdict(line: str) -> tuple[str, str]:
     "Contradiction with work.md", "CORRECTS the ward", "conflicting info", "overrides work.md",
     "newer than what work.md says", "outdated by this memory", "no longer true per work.md",
     "differs from work.md", "says children's ward instead of surgical", "wrong; work.md says",
-    "与work.md相悖", "纠正场景中的错误", "取代旧的事实", "与场景不符", "场景里的说法已过时"])
+    "与work.md相悖", "纠正场景中的错误", "取代旧的事实", "与场景不符", "场景里的说法已过时",
+    # A conflict said by denying agreement, or by time words (a later trial's wordings).
+    "doesn't match work.md anymore", "work.md is not correct anymore", "not the same as work.md",
+    "counter to work.md", "overturns the earlier fact", "the scene already has an older ward",
+    "not consistent with work.md", "和work.md不一样了", "和work.md说的不一样",
+    "work.md is no longer accurate", "跟场景里的不一样", "场景里写的不对", "work.md has the old ward",
+    "she used to work on the surgical ward"])
 def test_every_wording_of_a_correction_is_refused_as_a_skip(reason):
     verdict, problem = _verdict(f"SKIP: m0 {reason}")
     assert verdict == "refused" and "## Evolution" in problem, reason
@@ -124,6 +130,7 @@ def test_every_wording_of_a_correction_is_refused_as_a_skip(reason):
 
 @pytest.mark.parametrize("reason", LEGIT + [
     "routine pleasantry", "the assistant's acknowledgement", "a test message", "thanks",
-    "does not contradict anything, just chatter", "updates nothing", "没有任何冲突的寒暄"])
+    "does not contradict anything, just chatter", "updates nothing", "没有任何冲突的寒暄",
+    "寒暄而已", "测试消息", "not the same as any scene: just noise"])
 def test_a_skip_that_is_not_about_a_correction_is_kept(reason):
     assert _verdict(f"SKIP: m0 {reason}")[0] == "skipped", reason

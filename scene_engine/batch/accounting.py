@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 
 from sandbox import DELETED
 from scene_engine.batch.conservation import coverage, stripped_lines
+from scene_engine.core.text import CJK_CHAR
 from scene_engine.store.memories import Memory
 from scene_engine.store.scene import parse_scene
 
@@ -54,7 +55,18 @@ _REVISION_EN = (r"(?:in)?correct(?:s|ed|ing|ion|ions)?|wrong\w*|mistake\w*|mista
                 r"invalidat\w*|modif\w*|revers\w*|no longer|newer|more recent|"
                 r"chang(?:e|es|ed|ing)")
 _REVISION_ZH = ("更正|纠正|修正|改正|订正|勘误|更新|取代|替代|替换|代替|覆盖|推翻|过时|过期|作废|"
-                "失效|变更|改变|变化|修改|改为|改成|改了|变了|不再|否定|撤回")
+                "失效|变更|改变|变化|修改|改为|改成|改了|变了|不再|否定|撤回|旧的|之前的|以前的|"
+                "原来的|早先|旧")
+# Words that say the two AGREE: negated ("doesn't match work.md", "not consistent with",
+# "不一样", "说的不对"), each says they disagree. A conflict said by denying agreement.
+_AGREE_EN = (r"match(?:es|ed|ing)?|consistent|same|agree(?:s|d)?|accurate|true|right|valid|"
+             r"correct|current|up[- ]to[- ]date|in line|align(?:s|ed)?|fit(?:s)?|hold(?:s)?")
+_AGREE_ZH = "一样|一致|相同|相符|符合|对得上|对|准确|正确|吻合"
+# Said with no keyword above, yet about a fact that changed: "counter to", "overturns",
+# "anymore", "an older ward", "the earlier fact".
+_CHANGED_EN = (r"counter\s+to|overturn\w*|anymore|any\s+more|old|older|earlier\s+(?:fact|one|"
+               r"version|entry|line|statement)|previous(?:ly)?|used\s+to|formerly|former|"
+               r"was\s+\w+\s+before|now\s+(?:is|says|works|lives)")
 
 
 def _words(english: str, chinese: str) -> re.Pattern:
@@ -63,7 +75,9 @@ def _words(english: str, chinese: str) -> re.Pattern:
 
 
 _CONFLICT_RE = _words(_CONFLICT_EN, _CONFLICT_ZH)
-_CORRECTION_RE = _words(f"{_CONFLICT_EN}|{_REVISION_EN}", f"{_CONFLICT_ZH}|{_REVISION_ZH}")
+_CORRECTION_RE = _words(f"{_CONFLICT_EN}|{_REVISION_EN}|{_CHANGED_EN}",
+                        f"{_CONFLICT_ZH}|{_REVISION_ZH}")
+_AGREE_RE = _words(_AGREE_EN, _AGREE_ZH)
 # A negation counts in its own clause only: "not noise, it contradicts work.md" is a conflict.
 _CLAUSE = re.compile(r"[,.;:!?()\[\]，。；：！？、（）]|\b(?:but|however|though|although|"
                      r"yet|whereas|while)\b|但是|但|却|不过|而是", re.I)
@@ -72,6 +86,9 @@ _NEGATION_EN = frozenset("no not never without nothing none neither nor nobody c
 _NEGATION_ZH = re.compile(r"(?:不|没|无|未|并非)[^不没无未]{0,3}$")
 _NOT_NEGATION_ZH = ("不少", "不久", "不断", "不错", "不仅", "不同")   # 不 that negates nothing
 _NEGATION_AFTER = frozenset("nothing none no neither nobody".split())
+# "not the same as any scene" / "matches nothing": a denied agreement with nothing in it.
+_NOTHING_AFTER = re.compile(r"\s*(?:\w+\s+){0,2}(?:any|anything|nothing|none|no)\b|"
+                            r"\s*(?:任何|什么)", re.I)
 
 
 def corrects_a_scene(reason: str, conflict_only: bool = False) -> bool:
@@ -87,6 +104,11 @@ def corrects_a_scene(reason: str, conflict_only: bool = False) -> bool:
         before = _CLAUSE.split(reason[:match.start()])[-1]
         after = _CLAUSE.split(reason[match.end():])[0]
         if not _negated(before, after):
+            return True
+    for match in _AGREE_RE.finditer(reason):     # "doesn't match", "不一样": a denied agreement
+        before = _CLAUSE.split(reason[:match.start()])[-1]
+        after = _CLAUSE.split(reason[match.end():])[0]
+        if _negated(before, after) and not _NOTHING_AFTER.match(after):
             return True
     return False
 
@@ -293,7 +315,7 @@ def _judge(memory: Memory, claim: Declaration | None, gained: dict[str, str],
         return None, f"{memory.id}: this backend may not skip memories."
     if corrects_a_scene(claim.reason):
         return None, _correction_problem(memory.id, "SKIP", claim.reason)
-    if len(claim.reason.split()) < 2 and len(claim.reason) < 6:
+    if len(claim.reason.split()) + len(CJK_CHAR.findall(claim.reason)) < 2 and len(claim.reason) < 6:
         return None, (f"{memory.id}: a skip needs a reason (`SKIP: {memory.id} <why it is not "
                       "worth keeping>`).")
     return entry("skipped", [], claim.reason)

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 _LETTER = r"[^\W\d_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
 _WORD = re.compile(f"{_LETTER}(?:{_LETTER}|['’-])*{_LETTER}|\\d{{2,}}|{_LETTER}")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")   # one Han character
 STOP_WORDS = frozenset("""
 a an and are as at be been being but by can could did do does doing for from had has have having
 he her hers him his how i if in into is it its just me more most my no not of on or our ours she
