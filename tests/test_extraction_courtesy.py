@@ -28,12 +28,19 @@ COURTESY = [
     "明白了。", "好的。", "恭喜你搬家了！", "收到！", "没问题！", "祝你旅途愉快！", "希望对你有帮助！",
     "有什么需要随时告诉我。", "不客气。", "这听起来很棒！", "你真棒！", "听到这个消息我很难过。",
     "好问题！", "收到，谢谢！",
+    # A later trial's wordings: the assistant saying it keeps a note, wishes, sympathy.
+    "Absolutely, I've made a note of it.", "Perfect, I've saved that.", "That's noted!",
+    "I'm noting that down now.", "我记住了", "行，记下了", "很抱歉听到这个消息", "真为你骄傲",
+    "生日快乐", "周末愉快", "希望面试顺利", "好主意", "节哀顺变", "我明白你的意思",
+    "非常感谢你的信任", "注意身体哦", "我记住了，谢谢分享", "新年快乐！",
 ]
 FACTS_SAID_BY_THE_ASSISTANT = [
     "In this project the Bazel cache lives in /tmp/bazel.",
     "Your flight to Lisbon leaves at 9:40 from gate B12.",
     "Sure, the standup moved to Friday at 3pm.",
     "好的，已经帮你把会议改到周五下午三点。",
+    "I saved your new address as Rua Augusta 12, Porto.",
+    "会议改到周三下午三点",
 ]
 
 

@@ -5,7 +5,8 @@ What the user says keeps the low bar of ``offline.says_something``. An assistant
 kept only when, its acknowledgement ("Sure,", 好的，) taken off, it is no courtesy
 (congratulations, sympathy, praise, thanks, wishes, offers of help, "Great question",
 "Got it", 恭喜, 收到, 没问题, 祝你…), no question (the user's answer is the memory) and
-still holds two content words (Chinese: three characters) beyond stock words. Such sentences
+still holds two content words (Chinese: three characters beyond courtesy's own, 我, 了, 的...)
+beyond stock words. Such sentences
 are not cited as sources either: the model extractor sends back a memory that cites an
 assistant message with nothing else in it (``model.check_courtesy``, ``courtesy_only``).
 """
@@ -49,6 +50,14 @@ _EN_OPENERS = (
     r"happy|relieved|great)|you'?ve got this|you deserve"
     r"|(thanks|thank you) for|(i'?ll|i will) (keep that in mind|remember (that|this))"
     r"|i (completely |totally |fully )?understand|no (worries|problem)"
+    # The assistant saying it keeps what it was told, and no more: "I've made a note of it",
+    # "saved that", "I'm noting that down now" (not "I saved your address as ...": a fact).
+    r"|(i'?ve|i have|i'?ll|i will|i'?m|i am|i)( now| just| already)? (made a note|"
+    r"(taken|take|making|make) (a )?note|noted|noting|saved|saving|stored|storing|recorded|"
+    r"recording|remembered|will remember|logged|jotted|written|writing|added|adding)"
+    r"( (of )?(it|that|this|them|everything|all of (it|that)))?( (down|away))?"
+    r"( (now|for you|for later|for next time))?\W*$"
+    r"|(that'?s|it'?s|this is)( been)? (noted|saved|recorded|stored|logged)\W*$"
 )
 _EN_STOCK = (
     r"(my pleasure|no problem|no worries|not a problem|anytime|of course|certainly|absolutely|"
@@ -65,11 +74,25 @@ _ZH_OPENERS = (
     r"这(是)?(个|一个)?(好|很好的|不错的)(主意|问题|消息|选择)|感谢|谢谢|"
     r"为你(感到)?(高兴|骄傲|开心)|为您(感到)?(高兴|骄傲|开心)|"
     r"(你|您)(真|太)(棒|厉害|了不起|优秀|聪明|有心)|做得(好|很好|不错)|一路顺风|旅途愉快|"
-    r"玩得开心|我会(记住|注意|留意)|很乐意|乐意(为|帮)"
+    r"玩得开心|我会(记住|注意|留意)|很乐意|乐意(为|帮)|"
+    r"(很|非常|十分|真的|真|特别)(抱歉|遗憾|感谢|谢谢)|"
+    r"(真|也|我)?(为|替)(你|您)(感到)?(高兴|骄傲|开心|自豪)|"
+    r"希望.{0,10}(顺利|成功|愉快|开心|好运|一切都好|早日康复)|"
+    r"(真是|真|太)?(个|一个)?好(主意|办法|想法)|节哀|"
+    r"我(完全|很)?(明白|理解|懂)(你|您)?(的意思|的感受|的心情)?|"
+    r"(要|多)?(注意|保重)(身体)?|多(休息|喝水)|早日康复|"
+    r"我(会|已经|已)?(记住|记下|记好|记录|保存)(了|啦)?|(已|已经)(记下|记住|记录|保存|收到)|"
+    r"谢谢(你的|您的)?(分享|信任|告诉)"
 )
+# A wish said whole ("生日快乐", 周末愉快, 新年快乐！): a courtesy however short its words.
+_ZH_WISH = r"\S{0,6}(快乐|愉快|顺利|如意)[!！~～。.]*"
 _ZH_STOCK = r"(明白了|明白|好的|好|收到|了解|知道了|没问题|当然|当然可以|可以|行|好嘞|嗯+|是的|对|懂了)"
 _COURTESY = re.compile(
-    rf"^\W*({_EN_OPENERS}|{_ZH_OPENERS})|^\W*({_EN_STOCK}|{_ZH_STOCK})[\W\s]*$", re.IGNORECASE)
+    rf"^\W*({_EN_OPENERS}|{_ZH_OPENERS})|^\W*({_EN_STOCK}|{_ZH_STOCK})[\W\s]*$|"
+    rf"^\W*{_ZH_WISH}$", re.IGNORECASE)
+# Characters a Chinese courtesy is made of, not its content: 我记住了 holds two content
+# characters (记住), a fact the assistant states holds three or more.
+_ZH_FILLER = frozenset("我你您他她它们了的吧呢哦啊呀啦嘛很非常真也都会这那个是就还要有在")
 # An acknowledgement before the content ("Sure, here you go: the cache is in /tmp.";
 # 好的，已经改好了): taken off before the sentence is judged.
 _ACK = re.compile(rf"^\W*({_EN_STOCK}|{_ZH_STOCK}|here'?s what i found)\s*"
@@ -97,14 +120,15 @@ def is_agent(role: str | None, speaker: str) -> bool:
 def agent_keeps(sentence: str, names: frozenset[str] = frozenset()) -> bool:
     """Whether an assistant's ``sentence`` carries a fact worth a memory (module docstring):
     no courtesy, no question, and after its acknowledgement two content words beyond stop
-    words, stock words and the speakers' ``names`` (Chinese: three characters)."""
+    words, stock words and the speakers' ``names`` (Chinese: three characters that are not
+    ``_ZH_FILLER``)."""
     text = sentence.strip()
     while (ack := _ACK.match(text)) and ack.end() < len(text):
         text = text[ack.end():]
     if _COURTESY.match(text) or text.rstrip().endswith(("?", "？")):
         return False
     if len(_CJK_CHAR.findall(text)) >= 3:
-        return True
+        return len([c for c in _CJK_CHAR.findall(text) if c not in _ZH_FILLER]) >= 3
     words = {w for w in terms(text) if not _CJK_CHAR.match(w)}
     return len(words - STOP_WORDS - STOCK_WORDS - names) >= 2
 
