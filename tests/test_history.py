@@ -8,6 +8,7 @@ backend gives each topic its own scene and a clean undo really is clean.
 from __future__ import annotations
 
 import hashlib
+import os
 import json
 from pathlib import Path
 
@@ -589,3 +590,22 @@ def test_blame_of_a_model_batch_names_each_line_s_own_memory(fake_llm, tmp_path)
     assert (cat["batch"], cat["memories"], cat["found_by"]) == (1, ["m1"], "words")
     seeded = next(r for r in family if r["text"] == FAMILY[1].strip())
     assert seeded["memories"] == []                 # written before this batch, by no memory
+
+
+def test_with_no_git_program_every_command_that_needs_git_says_so_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    root = new_store(tmp_path, topic_memories("garden", 0, 5, 1))
+    scenes_bin = Path(sys.executable).with_name("scenes")
+    env = {**os.environ, "PATH": str(scenes_bin.parent)}          # no git on it
+    env.pop("GIT_PYTHON_GIT_EXECUTABLE", None)
+    for args in (["init", str(tmp_path / "new")], ["--dir", str(root), "log"],
+                 ["--dir", str(root), "add", "-"], ["--dir", str(root), "run"],
+                 ["--dir", str(root), "trace", "garden-1"], ["--dir", str(root), "undo"]):
+        done = subprocess.run([str(scenes_bin), *args], env=env, capture_output=True,
+                              text=True, timeout=60, input='{"content": "x"}')
+        assert done.returncode == 1, (args, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "git is not installed" in lines[0], (args, done.stderr)
+        assert "Traceback" not in done.stderr

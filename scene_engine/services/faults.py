@@ -20,8 +20,10 @@ def describe(exc: BaseException) -> str | None:
 
     if isinstance(exc, ValidationError):    # data the engine made did not pass its schema
         return f"invalid data: {plain_error(exc)}"
-    import git
-
+    try:
+        import git
+    except ImportError:          # no git program: nothing of git can have failed
+        return None
     if isinstance(exc, git.GitCommandError):
         from scene_engine.store.history import git_said
 

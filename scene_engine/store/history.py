@@ -45,8 +45,14 @@ class HistoryError(SceneEngineError, RuntimeError):
 
 
 def _git():
-    import git  # GitPython imports in ~0.1 s; keep it off the path of commands that skip git
-
+    """GitPython, imported on first use (~0.1 s: kept off the path of commands that skip git).
+    Raises ``HistoryError`` when no git program can be found (GitPython refuses to import)."""
+    try:
+        import git
+    except ImportError as exc:
+        raise HistoryError("git is not installed or not on PATH: scene-engine keeps every "
+                           "store in git; install git (2.x), or set GIT_PYTHON_GIT_EXECUTABLE "
+                           "to its path") from exc
     return git
 
 
