@@ -533,6 +533,25 @@ def test_a_server_beyond_this_machine_is_never_served_without_a_token(root):
     assert weak.returncode == 2 and "SCENE_ENGINE_MCP_TOKEN must be" in weak.stderr
 
 
+def test_an_address_that_cannot_be_served_is_one_line_before_anything_is_served(root):
+    import socket
+
+    with socket.socket() as taken:          # a port another program holds
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for host, extra in (("127.0.0.1", ["--port", str(port)]),
+                            ("::ffff:127.0.0.1", ["--port", "0"])):   # not bindable here
+            done = subprocess.run([sys.executable, "-c", ENTRY, "--dir", str(root), "mcp",
+                                   "--http", "--host", host, "--no-fold", *extra],
+                                  capture_output=True, text=True, timeout=60,
+                                  env={**os.environ,
+                                       "SCENE_ENGINE_MCP_TOKEN": "a-token-long-enough-1"})
+            assert done.returncode == 1, (host, done.stderr)
+            assert done.stderr.startswith("error: cannot serve at"), done.stderr
+            assert "serving" not in done.stderr and "Traceback" not in done.stderr
+
+
 def test_undo_takes_a_batch_number_when_allowed(root):
     async def body(client):
         undone = data(await client.call_tool("undo", {"batch": 1}))

@@ -34,7 +34,14 @@ def mcp(http: Annotated[bool, typer.Option(
     list_scenes, read_scene, status, log; scenes as scene://NAME resources."""
     import logging
 
-    from scene_engine.mcpserver.server import TOKEN_ENV, free_port, http_token, http_url, serve
+    from scene_engine.mcpserver.server import (
+        TOKEN_ENV,
+        check_address,
+        free_port,
+        http_token,
+        http_url,
+        serve,
+    )
 
     store = open_cli_store()
     # stdout is the protocol's: everything said goes to stderr.
@@ -44,6 +51,7 @@ def mcp(http: Annotated[bool, typer.Option(
     if http:
         token, made = http_token(host)
         port = port or free_port(host)      # named before serving, so the line below is true
+        check_address(host, port)           # in use, or not an address of this machine: say so
         typer.echo(f"serving {store.root} at {http_url(host, port)}/mcp (Ctrl-C to stop)",
                    err=True)
         if made:     # shown this once, never stored: set $SCENE_ENGINE_MCP_TOKEN to keep one

@@ -314,11 +314,33 @@ def http_token(host: str) -> tuple[str | None, bool]:
 
 def free_port(host: str) -> int:
     """A port free on ``host`` now (asked of the system, then let go) for ``--port 0``: the
-    server binds it a moment later, and the address said at start is the one served."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0]
-    with socket.socket(family, kind, proto) as probe:
-        probe.bind(address)
-        return probe.getsockname()[1]
+    server binds it a moment later, and the address said at start is the one served. Raises
+    ``SceneEngineError`` for an address this machine cannot serve."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, 0,
+                                                             type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.bind(address)
+            return probe.getsockname()[1]
+    except OSError as exc:
+        raise SceneEngineError(f"cannot serve at {host}: {exc.strerror or exc}") from None
+
+
+def check_address(host: str, port: int) -> None:
+    """Bind ``host``:``port`` as the HTTP server will (IPv6 sockets v6-only, the address
+    reusable) and let it go, so a port in use or an address this machine cannot serve is one
+    line before anything is said to be served. Raises ``SceneEngineError``."""
+    try:
+        for family, kind, proto, _, address in socket.getaddrinfo(
+                host, port, type=socket.SOCK_STREAM):
+            with socket.socket(family, kind, proto) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6:
+                    probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                probe.bind(address)
+    except OSError as exc:
+        raise SceneEngineError(f"cannot serve at {http_url(host, port)}: "
+                               f"{exc.strerror or exc}") from None
 
 
 def http_url(host: str, port: int) -> str:
@@ -348,7 +370,13 @@ def serve(store: Store, *, http: bool = False, host: str = "127.0.0.1", port: in
                           token=token, url=http_url(host, port))
     try:
         if http:
-            server.run("streamable-http", host=host, port=port)
+            try:
+                server.run("streamable-http", host=host, port=port)
+            except SystemExit as exc:    # uvicorn's own "could not start" (exit 3)
+                if exc.code in (0, None):
+                    raise
+                raise SceneEngineError(f"could not serve at {http_url(host, port)} (the line "
+                                       "above says why)") from None
         else:
             _exit_with_parent(worker, joiner)
             server.run("stdio")
