@@ -176,7 +176,7 @@ def test_every_tool_refuses_an_argument_it_does_not_take(root):
     assert offered == set(valid)
     for tool, answer in answers.items():
         assert answer.is_error, tool
-        assert "unknown argument(s) scpoe" in answer.content[0].text, (tool, answer)
+        assert "unknown argument scpoe" in answer.content[0].text, (tool, answer)
     assert status["memories"] == 2 and status["batches"] == 1 and status["pending"] == 0
 
 
@@ -191,7 +191,31 @@ WRONG_TYPES = [
     ("undo", {"batch": [1]}, "batch"),
     ("undo", {"forget": "sure"}, "forget"),
     ("remember", {"content": "x", "created_at": {"day": 1}}, "created_at"),
+    # A bool is not a number (pydantic would read true as 1); an empty scope names none.
+    ("search", {"query": "x", "k": True}, "k"),
+    ("recall", {"query": "x", "budget": True}, "budget"),
+    ("log", {"limit": True}, "limit"),
+    ("search", {"query": "x", "scope": ""}, "scope"),
+    ("recall", {"query": "x", "scope": " travel"}, "scope"),
+    ("undo", {"batch": True}, "batch"),
 ]
+
+
+def test_search_and_recall_refuse_what_the_command_line_refuses_in_its_words(root):
+    refused = [("search", {"query": "   "}, ["search", "   "]),
+               ("recall", {"query": ""}, ["recall", ""]),
+               ("search", {"query": "x", "scope": ""}, ["search", "x", "--scope", ""]),
+               ("recall", {"query": "x", "scope": " a"}, ["recall", "x", "--scope", " a"])]
+
+    async def body(client):
+        return [await client.call_tool(tool, arguments) for tool, arguments, _ in refused]
+
+    answers = session(root, body, "--no-fold")
+    for (tool, arguments, argv), answer in zip(refused, answers, strict=True):
+        typed = cli(root, *argv)
+        assert typed.returncode == 2, (argv, typed.stderr)
+        said = typed.stderr.strip().removeprefix("error: ")
+        assert answer.is_error and said in answer.content[0].text, (tool, answer, said)
 
 
 def test_no_tool_error_carries_a_pydantic_help_url(root):
@@ -417,6 +441,7 @@ def test_remember_while_a_batch_holds_the_store_is_kept_not_lost(root):
 
     kept, waited, status = session(root, body, "--no-fold")
     assert kept["queued"] is True and kept["id"] == "late-1" and waited < 6
+    assert kept["added"] is False             # not in the journal yet: a bool, never null
     assert status["queued"] == 1
     holder.wait(timeout=30)
     assert cli(root, "run").returncode == 0             # the next writer drains the inbox

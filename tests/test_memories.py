@@ -261,6 +261,8 @@ def test_empty_or_malformed_input_exits_2(store, text):
 
 # ---------------------------------------------------------------- round trip (property)
 
+LABEL = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1,
+                max_size=10).filter(lambda label: label == label.strip())
 record = st.fixed_dictionaries(
     # Control characters other than tab and line ends are refused (see the next test).
     {"content": st.text(min_size=1, max_size=80).filter(
@@ -271,8 +273,9 @@ record = st.fixed_dictionaries(
             st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2100, 1, 1),
                          timezones=st.just(UTC)).map(datetime.isoformat)),
         "role": st.sampled_from(["user", "assistant"]),
-        "type": st.text(max_size=10),
-        "scope": st.text(max_size=10),
+        # A label (``memories.label_problem``): text on one line, no spaces at its ends.
+        "type": LABEL,
+        "scope": LABEL,
         "metadata": st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5),
                                     max_size=3),
     })
@@ -467,3 +470,16 @@ def test_the_same_words_in_another_unicode_form_are_the_same_memory(store):
                                         "created_at": "2025-06-01T10:00:00Z"}))
         assert result.exit_code == 0
     assert [m.content for m in Journal(store.memories_dir).all()] == [text]
+
+
+@pytest.mark.parametrize("label, says", [("", "is empty"), ("   ", "is empty"),
+                                         (" tenantA", "spaces at its ends"),
+                                         ("tenantA ", "spaces at its ends"),
+                                         ("a\nb", "one line"), ("x" * 201, "at most 200")])
+@pytest.mark.parametrize("key", ["scope", "role", "type"])
+def test_a_scope_role_or_type_that_names_nothing_clearly_is_refused(store, key, label, says):
+    # " tenantA" would be a scope no search for "tenantA" finds; "" would look like one.
+    result = add(store, json.dumps([{"content": "Parked on level 3.", key: label}]))
+    assert result.exit_code == 2, result.output
+    assert f"`{key}`" in result.stderr and says in result.stderr, result.stderr
+    assert Journal(store.memories_dir).all() == []

@@ -120,11 +120,11 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
             worker.added()
         return result
 
-    @server.tool()
+    @server.tool(check=tools.check_recall)
     def recall(
             query: Annotated[str, Field(description="The question or topic, in any "
                                                     "language.")],
-            budget: Annotated[int, Field(description="Characters at most (100-100000).")
+            budget: Annotated[int, Field(description="Characters at most (100-10000000).")
                               ] = 4000,
             scope: Annotated[str | None, Field(description=(
                 "Only memories of this scope (and unscoped ones); scenes and persona, which "
@@ -134,10 +134,10 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
         `text` is ready to use; `passages` give each one's source (scene, memory id)."""
         return call(tools.recall, query, budget, scope)
 
-    @server.tool()
+    @server.tool(check=tools.check_search)
     def search(
             query: Annotated[str, Field(description="Words to look for.")],
-            k: Annotated[int, Field(description="Hits at most (1-100).")] = 10,
+            k: Annotated[int, Field(description="Hits at most (1-10000).")] = 10,
             memories: Annotated[bool, Field(description=(
                 "Search the memory journal instead of the scenes."))] = False,
             scope: Annotated[str | None, Field(description=(
@@ -153,7 +153,7 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
         [...]}`."""
         return {"scenes": call(tools.list_scenes)}
 
-    @server.tool()
+    @server.tool(check=tools.check_read_scene)
     def read_scene(name: Annotated[str, Field(description="Scene name, with or without "
                                                           ".md (see list_scenes).")]) -> str:
         """One scene file as it is on disk: YAML header and Markdown narrative."""
@@ -164,7 +164,7 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
         """Memories pending and in all, scenes, batches, whether a persona exists."""
         return call(tools.status)
 
-    @server.tool()
+    @server.tool(check=tools.check_log)
     def log(limit: Annotated[int, Field(description="Entries at most (1-1000).")] = 20
             ) -> dict:
         """The history, newest first: batches (what each folded), hand edits, undos:
@@ -172,7 +172,7 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
         return {"entries": call(tools.log, limit)}
 
     if allow_undo:
-        @server.tool()
+        @server.tool(check=tools.check_undo)
         def undo(batch: Annotated[int | str | None, Field(description=(
                     "Batch number (3) or commit sha; default the newest batch not yet "
                     "undone."))] = None,
@@ -257,7 +257,7 @@ def scene_server_class():
                     _refuse_unknown(name, arguments, self._takes[name])
                     if name in self._checks:
                         self._checks[name](arguments)
-                except tools.ToolInputError as exc:
+                except InputError as exc:
                     raise ToolError(f"Error executing tool {name}: {exc}") from None
             try:
                 return await super().call_tool(name, arguments, context)
@@ -276,7 +276,8 @@ def _refuse_unknown(name: str, arguments: dict, takes: tuple[str, ...]) -> None:
     unknown = sorted(set(arguments) - set(takes))
     if unknown:
         raise tools.ToolInputError(
-            f"unknown argument(s) {', '.join(unknown)}; allowed: "
+            f"unknown {'argument' if len(unknown) == 1 else 'arguments'} "
+            f"{', '.join(unknown)}; allowed: "
             f"{', '.join(takes) if takes else 'none'}")
 
 

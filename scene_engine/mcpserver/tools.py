@@ -34,7 +34,7 @@ def remember(store: Store, content: str, created_at: str | float | None = None,
     content at the same instant in the same scope, role and type, is kept under another id)
     also ``same_as`` (the id of the memory kept) and ``note`` saying which. When the store
     stays busy for ``REMEMBER_WAIT`` seconds the memory goes to the inbox instead (``{"id",
-    "added": None, "queued": True, "note"}``): the server's ``inbox.InboxJoiner`` appends it
+    "added": False, "queued": True, "note"}``: not in the journal yet): the server's ``inbox.InboxJoiner`` appends it
     as soon as the store is free. Raises ``ToolInputError`` for a memory ``scenes add`` would
     refuse, a known id sent with another memory included (the same message)."""
     from scene_engine.services.add import add_memories
@@ -50,7 +50,7 @@ def remember(store: Store, content: str, created_at: str | float | None = None,
             report = add_memories(store, data, lock_timeout=REMEMBER_WAIT)
         except LockBusyError:    # a batch holds the store (a slow model): keep it waiting
             inbox.put(store, data)
-            return {"id": memory_id, "added": None, "queued": True,
+            return {"id": memory_id, "added": False, "queued": True,
                     "note": "the store is busy (a batch holds it): the memory is kept safe in "
                             "the inbox and joins the journal as soon as the store is free "
                             "(searchable then)"}
@@ -170,6 +170,62 @@ def undo(store: Store, batch: str | None = None, forget: bool = False) -> dict:
     from scene_engine.services.undo import undo_batch
 
     return undo_batch(store, batch, forget=forget)
+
+
+def check_recall(arguments: dict[str, Any]) -> None:
+    """``recall``'s raw arguments, checked as ``scenes recall`` checks them (the services'
+    words: an empty query, a budget that is not a whole number in range, a bool included;
+    an empty scope) before the SDK's type checks. Raises ``InputError``."""
+    from scene_engine.services.recall import MAX_BUDGET, MIN_BUDGET
+    from scene_engine.services.search import check_number, check_query, check_scope
+
+    check_query(arguments.get("query"))
+    if "budget" in arguments:
+        check_number(arguments["budget"], "budget", MIN_BUDGET, MAX_BUDGET)
+    check_scope(arguments.get("scope"))
+
+
+def check_search(arguments: dict[str, Any]) -> None:
+    """``search``'s raw arguments, checked as ``scenes search`` checks them (``k`` a whole
+    number in range, ``memories`` true or false). Raises ``InputError``."""
+    from scene_engine.services.search import (
+        MAX_HITS,
+        MIN_HITS,
+        check_number,
+        check_query,
+        check_scope,
+    )
+
+    check_query(arguments.get("query"))
+    if "k" in arguments:
+        check_number(arguments["k"], "k", MIN_HITS, MAX_HITS)
+    if not isinstance(arguments.get("memories", False), bool):
+        raise ToolInputError(f"memories must be true or false, not {arguments['memories']!r}")
+    check_scope(arguments.get("scope"))
+
+
+def check_read_scene(arguments: dict[str, Any]) -> None:
+    """``read_scene``'s name must be non-empty text. Raises ``ToolInputError``."""
+    _need_text(arguments.get("name"), "name")
+
+
+def check_log(arguments: dict[str, Any]) -> None:
+    """``log``'s ``limit`` a whole number from 1 to 1000. Raises ``InputError``."""
+    from scene_engine.services.search import check_number
+
+    if "limit" in arguments:
+        check_number(arguments["limit"], "limit", 1, 1000)
+
+
+def check_undo(arguments: dict[str, Any]) -> None:
+    """``undo``'s ``batch`` a batch number or commit text, ``forget`` true or false. Raises
+    ``ToolInputError``."""
+    batch = arguments.get("batch")
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int | str)
+                              or (isinstance(batch, str) and not batch.strip())):
+        raise ToolInputError(f"batch must be a batch number or a commit, not {batch!r}")
+    if not isinstance(arguments.get("forget", False), bool):
+        raise ToolInputError(f"forget must be true or false, not {arguments['forget']!r}")
 
 
 def _need_text(value: Any, name: str) -> None:

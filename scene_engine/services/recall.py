@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scene_engine.services.search import check_number, check_query
+from scene_engine.services.search import check_number, check_query, check_scope
 
 if TYPE_CHECKING:
     from scene_engine.recall.assemble import RecallResult
@@ -33,5 +33,6 @@ def recall(store: Store | Path | None, query: str, budget: int = RECALL_BUDGET,
 
     check_query(query)
     check_number(budget, "budget", MIN_BUDGET, MAX_BUDGET)
+    check_scope(scope)
     opened = store if isinstance(store, Store) else open_store(store)
     return assemble(opened, query, budget=budget, scope=scope)

@@ -47,6 +47,18 @@ def check_number(value: Any, name: str, low: int, high: int) -> int:
     return value
 
 
+def check_scope(scope: Any) -> str | None:
+    """``scope`` when it can name a scope (``memories.label_problem``: text, not empty, no
+    spaces at its ends), or None; raises ``InputError``."""
+    from scene_engine.store.memories import label_problem
+
+    problem = label_problem(scope, "scope").replace("`scope`", "the scope")
+    if problem:
+        raise InputError(problem.replace("leave it out for a memory every scope sees",
+                                         "leave it out to search every scope"))
+    return scope
+
+
 @dataclass
 class SearchResult:
     """What a search found: ``kind`` ("scene" or "memory"), the ``hits`` (``index.scenes.Hit``
@@ -89,6 +101,7 @@ def search(directory: Path | StorePaths | None, query: str, k: int = SEARCH_K,
 
     check_query(query)
     check_number(k, "k", MIN_HITS, MAX_HITS)
+    check_scope(scope)
     store = read_paths(directory)
     index, warning = read_index(store)
     memories = memories or scope is not None      # a scope is the journal's

@@ -297,8 +297,9 @@ def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
                          f"U+{ord(control.group()):04X} at position {control.start()}")
     created = _parse_time(value.get("created_at"), now)
     for key in ("role", "type", "scope"):
-        if value.get(key) is not None and not isinstance(value[key], str):
-            raise ValueError(f"`{key}` must be text")
+        problem = label_problem(value.get(key), key)
+        if problem:
+            raise ValueError(problem)
     if value.get("metadata") is not None and not isinstance(value["metadata"], dict):
         raise ValueError("`metadata` must be an object")
     if value.get("metadata") and len(json.dumps(value["metadata"], ensure_ascii=False)) \
@@ -315,6 +316,28 @@ def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
     return Memory(id=mem_id, content=content, created_at=created, role=value.get("role"),
                   type=value.get("type"), scope=value.get("scope"),
                   metadata=value.get("metadata"))
+
+
+MAX_LABEL_CHARS = 200   # a scope, role or type
+
+
+def label_problem(value: Any, key: str) -> str:
+    """Why ``value`` cannot be a memory's ``key`` (scope, role or type), or "": text, not
+    empty, no spaces at its ends (" tenantA" would be a scope no search for "tenantA"
+    finds), no control characters, at most ``MAX_LABEL_CHARS``. None is fine: no such label
+    (a memory every scope sees)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return f"`{key}` must be text"
+    if not value.strip():
+        return (f"`{key}` is empty: leave it out"
+                + (" for a memory every scope sees" if key == "scope" else ""))
+    if value != value.strip():
+        return f"`{key}` {value!r} has spaces at its ends: give it as {value.strip()!r}"
+    if len(value) > MAX_LABEL_CHARS or CONTROL_CHARS.search(value) or "\n" in value:
+        return f"`{key}` must be at most {MAX_LABEL_CHARS} printable characters on one line"
+    return ""
 
 
 def derived_id(content: str, created: datetime, scope: str | None = None,
