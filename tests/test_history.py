@@ -8,8 +8,8 @@ backend gives each topic its own scene and a clean undo really is clean.
 from __future__ import annotations
 
 import hashlib
-import os
 import json
+import os
 from pathlib import Path
 
 import git
