@@ -211,7 +211,7 @@ def test_search_and_recall_refuse_what_the_command_line_refuses_in_its_words(roo
         return [await client.call_tool(tool, arguments) for tool, arguments, _ in refused]
 
     answers = session(root, body, "--no-fold")
-    for (tool, arguments, argv), answer in zip(refused, answers, strict=True):
+    for (tool, _, argv), answer in zip(refused, answers, strict=True):
         typed = cli(root, *argv)
         assert typed.returncode == 2, (argv, typed.stderr)
         said = typed.stderr.strip().removeprefix("error: ")
