@@ -483,3 +483,28 @@ def test_a_scope_role_or_type_that_names_nothing_clearly_is_refused(store, key, 
     assert result.exit_code == 2, result.output
     assert f"`{key}`" in result.stderr and says in result.stderr, result.stderr
     assert Journal(store.memories_dir).all() == []
+
+
+@pytest.mark.parametrize("when", ["9999-12-31T20:00:00Z", "0001-01-01T00:00:00Z",
+                                  "9999-06-01T00:00:00+09:00", 253402300000])
+def test_a_time_past_what_any_zone_can_date_is_refused(store, when):
+    # Year 9999 in Tokyo is past what a date holds: folding it crashed every later run.
+    result = add(store, json.dumps([{"content": "Sentinel note about Kyoto temples.",
+                                     "created_at": when}]))
+    assert result.exit_code == 2 and "out of range" in result.stderr, result.output
+    assert Journal(store.memories_dir).all() == []
+
+
+def test_the_edges_of_the_range_fold_and_recall_in_a_far_zone(store):
+    config = store.root / ".scene-engine" / "config.toml"
+    config.write_text(re.sub(r'(?m)^timezone = .*$', 'timezone = "Asia/Tokyo"',
+                             config.read_text("utf-8")), "utf-8")
+    ok = add(store, json.dumps([
+        {"id": "late", "content": "Booked a week in Kyoto.", "created_at": "9998-12-31T00:00:00Z"},
+        {"id": "early", "content": "Kyoto temples, first visit.",
+         "created_at": "0002-01-01T00:00:00Z"}]))
+    assert ok.exit_code == 0, ok.output
+    ran = runner.invoke(app, ["--dir", str(store.root), "run"])
+    assert ran.exit_code == 0 and ran.exception is None, ran.output
+    recalled = runner.invoke(app, ["--dir", str(store.root), "recall", "Kyoto"])
+    assert recalled.exit_code == 0 and "Kyoto" in recalled.stdout, recalled.output

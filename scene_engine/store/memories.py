@@ -351,10 +351,24 @@ def derived_id(content: str, created: datetime, scope: str | None = None,
     return f"m-{hashlib.sha256(chr(0).join(parts).encode()).hexdigest()[:16]}"
 
 
+# Instants a memory may carry: any zone's local day of them exists (year 9999 in Tokyo is
+# past what a date can hold, and folding it into a dated line failed).
+EARLIEST, LATEST = datetime(2, 1, 1, tzinfo=UTC), datetime(9998, 12, 31, tzinfo=UTC)
+
+
 def _parse_time(value: Any, now: datetime) -> datetime:
-    """ISO-8601 text or epoch seconds -> aware datetime (naive values are taken as UTC)."""
+    """ISO-8601 text or epoch seconds -> aware datetime (naive values are taken as UTC),
+    within ``EARLIEST..LATEST``."""
     if value is None:
         return now
+    when = _parsed_time(value)
+    if not EARLIEST <= when <= LATEST:
+        raise ValueError(f"`created_at` {value!r} is out of range: give a time between the "
+                         f"years {EARLIEST.year} and {LATEST.year}")
+    return when
+
+
+def _parsed_time(value: Any) -> datetime:
     if isinstance(value, bool):
         raise ValueError("`created_at` must be ISO-8601 text or epoch seconds, not a boolean")
     if isinstance(value, int | float):
