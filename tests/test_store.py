@@ -184,3 +184,28 @@ def test_commands_find_the_store_from_a_subfolder_and_init_takes_dir(tmp_path, m
     assert json.loads(result.output)["root"] == str(root.resolve())
     monkeypatch.chdir(tmp_path)
     assert runner.invoke(app, ["status"]).exit_code == 2       # no store here or above
+
+
+@pytest.mark.parametrize("torn", ['{\n  "batch": 1,\n  "cur', "[1, 2]", "\udcff"])
+def test_a_torn_state_file_leaves_the_reads_answering_and_says_how_to_bring_it_back(
+        tmp_path, torn):
+    root = tmp_path / "store"
+    scenes("init", str(root))
+    assert scenes("--dir", str(root), "ingest", "-",
+                  stdin='{"id": "k1", "content": "Booked a week in Kyoto."}\n').exit_code == 0
+    state = root / ".scene-engine" / "state.json"
+    state.write_text(torn, encoding="utf-8", errors="surrogateescape")
+    hint = "git checkout -- "
+    for args in (["search", "Kyoto"], ["search", "Kyoto", "--memories"], ["list"],
+                 ["recall", "Kyoto"], ["log"], ["trace", "k1"]):
+        done = scenes("--dir", str(root), *args)
+        assert done.exit_code == 0 and done.exception is None, (args, done.output)
+        assert "Kyoto" in done.stdout or "k1" in done.stdout, (args, done.stdout)
+        assert hint in done.stderr, (args, done.stderr)          # named, with the way back
+    for args in (["status"], ["run"], ["doctor"]):
+        done = scenes("--dir", str(root), *args)
+        assert done.exit_code == 1 and hint in done.output, (args, done.output)
+    added = scenes("--dir", str(root), "add", "-", stdin='{"content": "More."}\n')
+    assert added.exit_code == 1 and hint in added.stderr, added.output
+    git.Repo(root).git.checkout("--", str(state))                   # the way back works
+    assert scenes("--dir", str(root), "doctor").exit_code == 0

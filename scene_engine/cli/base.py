@@ -194,6 +194,9 @@ def main_options(
     OPTIONS["dir"] = directory
     _INTERRUPT["reported"] = False
     warnings.showwarning = show_warning
+    # Every command says its warnings (Python says one only once a process, and tests and
+    # the MCP server run many commands in one).
+    warnings.simplefilter("always", UserWarning)
 
 
 # Options several commands share.

@@ -33,6 +33,7 @@ from datetime import date, datetime
 from scene_engine.core.fs import read_regular_text
 from scene_engine.core.when import MONTH_ABBREVIATIONS, readable, resolve
 from scene_engine.index.analysis import CJK_RUN, fold, question_terms, text_terms
+from scene_engine.store.layout import StoreError
 from scene_engine.store.store import Store
 
 DEFAULT_BUDGET = 4000
@@ -425,7 +426,7 @@ def _folded(store: Store, found: list) -> set[str]:
     """Ids of the ``found`` memories (``MemoryHit``) a batch has taken (none pending)."""
     try:
         state = store.load_state()
-    except (OSError, ValueError):
+    except (OSError, ValueError, StoreError):   # an unreadable state: open_store warned
         return set()
     waiting = set(state.requeued)
     return {m.id for m in found if m.seq < state.cursor and m.seq not in waiting}

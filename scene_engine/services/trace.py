@@ -20,6 +20,7 @@ from scene_engine.core.when import MONTH_ABBREVIATIONS
 from scene_engine.offline.rollup import cited, digest_ids
 from scene_engine.store import history
 from scene_engine.store.history import expand_seqs
+from scene_engine.store.layout import StateUnreadable
 from scene_engine.store.memories import Journal, Memory
 from scene_engine.store.scene import parse_scene
 from scene_engine.store.store import Store, StoreError
@@ -64,10 +65,13 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
     if memory is None:
         raise TraceError(f"no memory has the id {memory_id!r}; `scenes log` lists batches "
                          "with their memory ids")
-    state = store.load_state()
-    status = ("forgotten" if memory.seq in state.forgotten else
-              "pending" if memory.seq in state.requeued or memory.seq >= state.cursor
-              else "processed")
+    try:
+        state = store.load_state()
+        status = ("forgotten" if memory.seq in state.forgotten else
+                  "pending" if memory.seq in state.requeued or memory.seq >= state.cursor
+                  else "processed")
+    except StateUnreadable:      # the history still says where it went (open_store warned)
+        status = "unknown"
     repo = history.open_repo(store.root)
     trace = Trace(memory=memory, status=status, asked=memory_id, fact=_fact(store, memory))
     tracked: set[str] = set()
@@ -115,9 +119,10 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
         elif tracked and history.is_person_commit(commit.message, commit.author.email):
             tracked = _follow_hand_edit(trace, base, repo, commit, tracked)   # theirs, any way
     on_disk = set(store.scene_names())
-    trace.scenes = sorted(tracked & on_disk) if status == "processed" else []
+    folded = status in ("processed", "unknown")
+    trace.scenes = sorted(tracked & on_disk) if folded else []
     trace.lines = _current_lines(repo, store, memory, trace.scenes)
-    if status == "processed" and not trace.lines:
+    if folded and not trace.lines:
         # Its scene went where history cannot follow (moved and rewritten by hand in one
         # step, so git sees a delete and an add): the scenes that state it now, by its words.
         found = _current_lines(repo, store, memory, _mentioning(store, memory, on_disk))

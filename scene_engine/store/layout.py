@@ -183,20 +183,40 @@ def _recorded_prefix(store_root: Path) -> str:
     return value if isinstance(value, str) else ""
 
 
-def check_format(path: Path) -> dict:
+class StateUnreadable(StoreError):
+    """``state.json`` is not a JSON object (torn, or edited by hand); the message says how to
+    bring the committed one back."""
+
+
+def state_problem(path: Path, what: str) -> str:
+    """The message for a state file at ``path`` that is ``what`` ("not valid JSON: ..."): it
+    is in git, so the last committed version can come back."""
+    return (f"{path}: {what}; it is in git: `git checkout -- {path}` brings back the last "
+            "committed version (then `scenes doctor`)")
+
+
+def check_format(path: Path, strict: bool = True) -> dict:
     """The JSON object in the state file at ``path``, refused if a newer engine wrote it.
 
-    Raises ``NotAStoreError`` (no file), ``StoreError`` (not a JSON object) and
-    ``StoreVersionError`` (a newer format) before anything else is read."""
+    Raises ``NotAStoreError`` (no file), ``StateUnreadable`` (not a JSON object) and
+    ``StoreVersionError`` (a newer format) before anything else is read. With ``strict``
+    False (a command that only reads the scenes, the journal and the index), an unreadable
+    state is a warning and {} comes back: the files still answer."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
+        problem = "" if isinstance(raw, dict) else "expected a JSON object"
     except FileNotFoundError as exc:
         raise NotAStoreError(f"{path.parent.parent} is not a scene store "
                              f"(no {META_DIR}/state.json); make one with `scenes init DIR`") from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise StoreError(f"{path}: not valid JSON: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise StoreError(f"{path}: expected a JSON object")
+        problem = f"not valid JSON ({exc})"
+    if problem and strict:
+        raise StateUnreadable(state_problem(path, problem))
+    if problem:
+        import warnings
+
+        warnings.warn(state_problem(path, problem), stacklevel=2)
+        return {}
     found = raw.get("format")
     if isinstance(found, int) and found > FORMAT_VERSION:
         raise StoreVersionError(
@@ -209,5 +229,5 @@ def locate(root: Path | None = None) -> StorePaths:
     """The paths of the store meant by ``root`` (see ``find_root``), its format checked
     (``check_format``): enough for a command that only reads the scenes and the index."""
     root = find_root(root)
-    check_format(root / META_DIR / "state.json")
+    check_format(root / META_DIR / "state.json", strict=False)
     return StorePaths(root.resolve())

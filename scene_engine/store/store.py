@@ -222,8 +222,10 @@ def open_store(root: Path | None = None) -> Store:
     the nearest folder above it that is a store).
 
     Raises ``NotAStoreError`` (exit 2) if there is none, ``StoreVersionError`` for a newer
-    format, ``StoreError`` for a broken state file, ``ConfigError`` for bad settings.
+    format, ``ConfigError`` for bad settings. A state file that cannot be read is a warning
+    here (the scenes, the journal and the index still answer a read) and a
+    ``StateUnreadable`` error at the first ``load_state`` (every write, ``status``).
     """
     root = find_root(root)
-    read_state(root / META_DIR / "state.json")  # refuses a newer format before anything else
+    check_format(root / META_DIR / "state.json", strict=False)   # a newer format: refused
     return Store(root=root.resolve(), config=load_config(root / META_DIR / "config.toml"))
