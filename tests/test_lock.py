@@ -152,3 +152,34 @@ def test_lock_timeout_comes_from_the_environment(monkeypatch, tmp_path):
     run = scenes(root, "run")
     _, err = run.communicate(timeout=60)
     assert run.returncode == 2 and "SCENE_ENGINE_LOCK_TIMEOUT" in err
+
+
+@pytest.mark.parametrize("lock", ["index.lock", "HEAD.lock"])
+def test_a_lock_a_live_git_holds_open_is_never_removed_even_in_the_stores_own_repo(
+        tmp_path, lock):
+    root = make_store(tmp_path, 2)
+    path = root / ".git" / lock
+    holder = subprocess.Popen([sys.executable, "-c",
+                               f"import sys, time\nf = open({str(path)!r}, 'w')\n"
+                               "print('held', flush=True)\ntime.sleep(60)\n"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        busy = run_cli(root, "add", "-", stdin='{"content": "Parked on level 3."}\n')
+        assert busy.returncode == 1, busy.stderr
+        assert lock in busy.stderr and "Traceback" not in busy.stderr
+        assert path.exists()                        # the other git's lock is still its own
+        assert json.loads(run_cli(root, "status", "--json").stdout)["memories"] == 2
+    finally:
+        holder.kill()
+        holder.wait()
+    # A lock no process holds (a git that died) is cleared by the next write.
+    done = run_cli(root, "add", "-", stdin='{"content": "Parked on level 3."}\n')
+    assert done.returncode == 0, done.stderr
+    assert not path.exists()
+
+
+def run_cli(root: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """``scenes --dir root ARGS`` to its end."""
+    return subprocess.run([*CLI, "--dir", str(root), *args], input=stdin, text=True,
+                          capture_output=True, timeout=120)

@@ -274,14 +274,20 @@ def _remove_git_locks(git_dir: Path, shared: bool = False) -> None:
     """Unlink the lock files git takes during a commit (index, HEAD, refs, packed-refs) and
     the temporary indexes the engine commits through (``history.commit``).
 
-    ``shared``: the repository also holds a person's files, whose own git (or an editor's git
-    plugin) may be working right now; then only locks older than ``STALE_LOCK_SECONDS`` go.
+    A lock some process holds open (``_held_open``: a git at work, in the store's own
+    repository too) is never removed: the engine's commit then fails and the command refuses
+    in one line. ``shared``: the repository also holds a person's files, whose own git (or an
+    editor's git plugin) may be about to take one; then only locks older than
+    ``STALE_LOCK_SECONDS`` go.
     """
     stale = [git_dir / "index.lock", git_dir / "HEAD.lock", git_dir / "packed-refs.lock"]
     stale += (git_dir / "refs").rglob("*.lock")
-    if shared:
+    stale = [p for p in stale if p.exists()]
+    if stale:
+        held = _held_open(stale)   # a live git (a commit in a terminal) has its lock open
         now = time.time()
-        stale = [p for p in stale if _age(p, now) > STALE_LOCK_SECONDS]
+        stale = [p for p in stale if p not in held
+                 and (not shared or _age(p, now) > STALE_LOCK_SECONDS)]
     stale += git_dir.glob(f"{history.TEMP_INDEX}*")
     for path in stale:
         with contextlib.suppress(FileNotFoundError):
@@ -289,6 +295,27 @@ def _remove_git_locks(git_dir: Path, shared: bool = False) -> None:
 
 
 STALE_LOCK_SECONDS = 120
+
+
+def _held_open(paths: list[Path]) -> set[Path]:
+    """Those of ``paths`` some process has open now (Linux: ``/proc/*/fd``): the lock of a git
+    that is still at work, never to be removed. Elsewhere, or when ``/proc`` cannot be read,
+    the empty set (the age rule alone decides)."""
+    wanted = {str(p.resolve()): p for p in paths}
+    held: set[Path] = set()
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return held
+    for fd_dir in proc.glob("[0-9]*/fd"):
+        try:
+            for fd in fd_dir.iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    if target in wanted:
+                        held.add(wanted[target])
+        except OSError:          # another user's process, or gone meanwhile
+            continue
+    return held
 
 
 def _age(path: Path, now: float) -> float:
