@@ -398,7 +398,15 @@ def test_doctor_flags_a_ledger_that_names_memories_the_journal_lacks(queued):
     result = cli(store, "doctor")
     assert result.exit_code == 1
     assert "names memory x-gone" in result.output and "line 3 is not an event" in result.output
-    refused = cli(store, "review")
+    # The listing answers from the events it can read and names the bad line (the queue is
+    # not hidden); a decision, which must append after it, refuses until it is fixed.
+    listed = cli(store, "review")
+    assert listed.exit_code == 0 and pair["pair"] in listed.stdout, listed.output
+    assert "git checkout -- .scene-engine/dedupe.jsonl" in listed.stderr, listed.output
+    for args in (["review", "--json"], ["review", "--merges"]):
+        shown = cli(store, *args)
+        assert shown.exit_code == 0 and "line 3 is not an event" in shown.stderr, shown.output
+    refused = cli(store, "review", pair["pair"], "--keep", "both")
     assert refused.exit_code == 1 and "git checkout -- .scene-engine/dedupe.jsonl" in \
         refused.output
 

@@ -185,3 +185,52 @@ def test_doctor_flags_a_ledger_that_names_another_memory_than_its_journal_line(t
     ok("--dir", str(root), "run")
     assert runner.invoke(app, ["--dir", str(root), "doctor"]).exit_code == 0
     assert live_ledger_ids(root) == Counter(["a1", "a2"])
+
+
+def test_status_warns_while_a_merged_journal_waits_for_repair(tmp_path):
+    one, two = two_devices(tmp_path, a_folds=False)
+    merge(one, two, "A", a_lines_first=True)
+    shown = runner.invoke(app, ["--dir", str(one), "status", "--json"])
+    assert shown.exit_code == 0, shown.output
+    warnings = json.loads(shown.stdout)["warnings"]
+    assert any("out of step" in w and "scenes repair" in w for w in warnings), warnings
+    ok("--dir", str(one), "repair")
+    assert json.loads(ok("--dir", str(one), "status", "--json").stdout)["warnings"] == []
+
+
+def test_a_kept_ledger_that_is_neither_side_s_stops_repair_and_names_the_file(tmp_path):
+    one, two = two_devices(tmp_path, a_folds=True)
+    merge(one, two, "A", a_lines_first=True)
+    ledger = one / ".scene-engine" / "ledger" / "000002.json"
+    ledger.write_text(ledger.read_text()[:40])           # torn in the merge
+    sh(one, "commit", "-q", "-am", "vault backup")
+    head = sh(one, "rev-parse", "HEAD")
+    refused = runner.invoke(app, ["--dir", str(one), "repair"])
+    assert refused.exit_code == 1, refused.output
+    assert refused.exception is None or isinstance(refused.exception, SystemExit)
+    assert "000002.json is neither copy's ledger" in refused.stderr, refused.output
+    assert sh(one, "rev-parse", "HEAD") == head                     # nothing written
+    side = refused.stderr.split("SHA one of ")[1].split(",")[0].strip()
+    sh(one, "checkout", side, "--", ".scene-engine/ledger/000002.json")
+    sh(one, "commit", "-q", "-am", "took one side's ledger")
+    ok("--dir", str(one), "repair")
+    ok("--dir", str(one), "run")
+    assert runner.invoke(app, ["--dir", str(one), "doctor"]).exit_code == 0
+    assert set(live_ledger_ids(one).values()) == {1}               # each memory folded once
+    assert set(live_ledger_ids(one)) == {"base", *(i for i, _ in ON_A), *(i for i, _ in ON_B)}
+
+
+def test_doctor_reads_the_ledger_file_as_it_is_not_only_as_its_batch_committed_it(tmp_path):
+    root = tmp_path / "store"
+    ok("init", str(root))
+    ok("--dir", str(root), "ingest", "-", stdin=jsonl(ON_A, 1))
+    path = root / ".scene-engine" / "ledger" / "000001.json"
+    first = ON_A[0][0]
+    path.write_text(path.read_text().replace(f'"seq": 0, "id": "{first}"',
+                                             f'"seq": 1, "id": "{first}"'))
+    sh(root, "commit", "-q", "-am", "ledger edited by hand")
+    doctor = runner.invoke(app, ["--dir", str(root), "doctor", "--json"])
+    assert doctor.exit_code == 1, doctor.output
+    problems = json.loads(doctor.stdout)["problems"]
+    assert any("000001.json differs from what batch 1 committed" in p for p in problems), problems
+    assert any(f"took memory {first} as #1" in p for p in problems), problems

@@ -132,20 +132,20 @@ def problems(store: Store, memories: list[Memory]) -> list[str]:
     for place, (number, line) in enumerate(journal_rows(path.read_bytes()), start=1):
         event = _event(line)
         if event is None:
-            found.append(f"ledger: {bad_event(number)}")
+            found.append(f"dedupe.jsonl: {bad_event(number)}")
             continue
         kind = event["event"]
         if event.get("n") != place:
-            found.append(f"ledger: line {number} is numbered {event.get('n')}")
+            found.append(f"dedupe.jsonl: line {number} is numbered {event.get('n')}")
         named = [event.get(k) for k in ("memory", "left", "right", "keep", "created")]
         for memory_id in [*named, *(event.get("retired") or ())]:
             if memory_id is not None and memory_id not in known:
-                found.append(f"ledger: line {number} ({kind}) names memory {memory_id}, "
+                found.append(f"dedupe.jsonl: line {number} ({kind}) names memory {memory_id}, "
                              "which is not in the journal")
         if kind == "merge":
             merges.add(event.get("merge"))
         elif kind == "undo" and event.get("merge") not in merges:
-            found.append(f"ledger: line {number} undoes merge {event.get('merge')}, which "
+            found.append(f"dedupe.jsonl: line {number} undoes merge {event.get('merge')}, which "
                          "comes before it nowhere")
     return found
 

@@ -40,8 +40,7 @@ def queue(store: Store) -> list[dict]:
     """The open pairs with both memories in full: ``[{pair, reason, similarity, queued_at,
     left: {...}, right: {...}}]`` where each side has id, title, summary, scope, status,
     created_at and sources (ids, with the quoted text when it was kept)."""
-    ensure_recovered(store)      # an interrupted write is rolled back before reading
-    event_list = ledger.read_events(store)
+    event_list = _readable_events(store)
     journal = Journal(store.memories_dir).all()
     memories = {i: m for m in journal for i in (m.id, *m.aliases)}
     status = ledger.statuses(journal, event_list)
@@ -51,11 +50,23 @@ def queue(store: Store) -> list[dict]:
             for e in open_pairs(event_list)]
 
 
+def _readable_events(store: Store) -> list[dict]:
+    """The ledger's events for a listing, an interrupted write rolled back first: a line
+    that is not an event is a warning naming it (its events are missing from the listing;
+    a decision refuses until it is fixed), never the end of the listing."""
+    import warnings
+
+    ensure_recovered(store)
+    events, problems = ledger.read_intact(store)
+    for problem in problems:
+        warnings.warn(problem, stacklevel=3)
+    return events
+
+
 def merges(store: Store) -> list[dict]:
     """Every merge with whether it was undone: ``[{merge, by, keep, created, retired,
     confidence, at, undone}]``."""
-    ensure_recovered(store)      # an interrupted write is rolled back before reading
-    event_list = ledger.read_events(store)
+    event_list = _readable_events(store)
     undone = ledger.undone_merges(event_list)
     return [{k: e.get(k) for k in ("merge", "pair", "by", "keep", "created", "retired",
                                    "confidence", "at")} | {"undone": e["merge"] in undone}

@@ -165,8 +165,9 @@ def problem_summary(found: list[str]) -> str | None:
     (``scenes doctor`` lists them all); None when there is none."""
     if not found:
         return None
-    more = f" (and {len(found) - 1} more such lines: `scenes doctor` lists them)" \
-        if len(found) > 1 else ""
+    rest = len(found) - 1
+    more = (f" (and {rest} more such {'line' if rest == 1 else 'lines'}: `scenes doctor` "
+            "lists them)") if rest else ""
     return f"{found[0]}{more}"
 
 

@@ -254,11 +254,13 @@ def _check_ledgers(store: Store) -> list[str]:
             continue
         try:
             blob = commit.tree / history.tree_path(repo, found["Ledger"])
-            ledger = Ledger.parse(blob.data_stream.read().decode())
+            committed = blob.data_stream.read()
+            ledger = Ledger.parse(committed.decode())
         except (KeyError, ValueError) as exc:
             problems.append(f"ledger: batch {number} has no readable ledger ({exc})")
             continue
         problems += _mismatched(number, ledger, journal)
+        problems += _ledger_on_disk(store, number, found["Ledger"], committed, journal)
         entries = {e.seq: e for e in ledger.entries}
         seqs = expand_seqs(found.get("Memory-Seqs", ""))
         missing = [s for s in seqs if s not in entries]
@@ -271,6 +273,31 @@ def _check_ledgers(store: Store) -> list[str]:
             problems.append(f"ledger: batch {number} does not account for "
                             f"{len(missing) + len(vague)} of its memories (first #{first}); "
                             "`scenes trace` shows where each went")
+    return problems
+
+
+def _ledger_on_disk(store: Store, number: int, path: str, committed: bytes,
+                    journal: dict[int, tuple[str, ...]]) -> list[str]:
+    """Batch ``number``'s ledger file as it is now against what the batch committed: gone,
+    or changed since (by hand, or by a merge that kept another copy's file), it no longer
+    says where the batch's memories went; what it says now is checked against the journal
+    too."""
+    from scene_engine.batch.accounting import Ledger
+
+    file = store.root / path
+    if not file.exists():
+        return [f"ledger: {path} (batch {number}) is gone; `git checkout HEAD -- {path}` "
+                "brings it back"]
+    now = file.read_bytes()
+    if now == committed:
+        return []
+    problems = [f"ledger: {path} differs from what batch {number} committed (edited by "
+                "hand, or a merge kept another copy's); `scenes repair` after a merge, "
+                f"else `git log -- {path}` shows the change"]
+    try:
+        problems += _mismatched(number, Ledger.parse(now.decode("utf-8")), journal)
+    except (ValueError, KeyError, UnicodeDecodeError) as exc:
+        problems.append(f"ledger: {path} is not readable ({exc})")
     return problems
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from scene_engine.store.memories import SEGMENT, Journal, _lines
 from scene_engine.store.numbering import STATE_PATH, numbering_problem
-from scene_engine.store.store import State, Store, render_state
+from scene_engine.store.store import State, Store, StoreError, render_state
 from scene_engine.store.unit import StoreUnit, locked
 
 
@@ -101,19 +101,29 @@ def live_claims(store: Store, repo) -> tuple[list[BatchClaim], list[BatchClaim]]
 
 def _kept(store: Store, repo, number: int, group: list):
     """Of the commits ``group`` that all say ``Batch: number``, the one whose ledger is the
-    file in the work tree (the side kept in the merge), else the last."""
+    file in the work tree (the side kept in the merge); with no such file, the last. A file
+    that is neither side's (torn, or mixed by the merge) says nothing of which side was
+    kept: ``StoreError`` names it, and nothing is written."""
     from scene_engine.batch.accounting import ledger_path
     from scene_engine.store import history
 
-    path = store.root / ledger_path(number)
+    rel = ledger_path(number)
+    path = store.root / rel
     on_disk = path.read_bytes() if path.is_file() else None
+    sides = []
     for commit in group:
         try:
-            blob = commit.tree / history.tree_path(repo, ledger_path(number))
+            blob = commit.tree / history.tree_path(repo, rel)
         except KeyError:
             continue
         if blob.data_stream.read() == on_disk:
             return commit
+        sides.append(commit.hexsha[:8])
+    if on_disk is not None and sides:
+        raise StoreError(f"{rel} is neither copy's ledger of batch {number} (torn, or mixed "
+                         f"by the merge); nothing was written. Take one side whole, `git "
+                         f"checkout SHA -- {rel}` with SHA one of {', '.join(sides)}, commit, "
+                         "then `scenes repair`")
     return group[-1]
 
 

@@ -15,7 +15,9 @@ def status(store: Store) -> dict:
     number or None; ``queued``: memories waiting in the inbox for the store; ``review``:
     candidate pairs waiting in ``scenes review``, from the ledger's readable lines;
     ``warnings``: each line of the journal or the extraction ledger that cannot be read,
-    by file and line: what it holds is missing from searches, recall and the counts)."""
+    by file and line: what it holds is missing from searches, recall and the counts; and a
+    journal whose numbering is out of step with the state, as after a git merge of two
+    copies: the counts are not to be trusted until ``scenes repair``)."""
     from scene_engine.extraction.events import read_intact
     from scene_engine.extraction.review import open_pairs
 
@@ -26,7 +28,21 @@ def status(store: Store) -> dict:
             "memories": state.next_seq, "forgotten": len(state.forgotten),
             "persona": store.persona_path.exists(), "queued": inbox.queued(store),
             "review": len(open_pairs(events)), "root": str(store.root),
-            "warnings": journal_problems(store) + unread}
+            "warnings": journal_problems(store) + unread + _numbering(store, state)}
+
+
+def _numbering(store: Store, state) -> list[str]:
+    """The journal's numbering problem as a warning (``numbering.numbering_problem``), or []."""
+    from scene_engine.store.memories import JournalError
+    from scene_engine.store.numbering import numbering_problem
+
+    try:
+        problem = numbering_problem(store.memories_dir, state.next_seq)
+    except JournalError:          # a torn line: named in the journal's own warnings
+        return []
+    return [f"the memory journal's numbers are out of step ({problem}), as after a git "
+            "merge of two copies; the counts above are not to be trusted: `scenes repair` "
+            "numbers the journal anew"] if problem else []
 
 
 

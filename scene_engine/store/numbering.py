@@ -77,6 +77,7 @@ def check_numbering(store: Store, state: State | None = None) -> None:
         raise NumberingError(
             f"the memory journal's numbers are out of step ({problem}), as after a git merge "
             "of two copies of this store; nothing was written. `scenes repair` numbers the "
-            "journal anew and makes the memories past the first mismatch pending again")
+            "journal anew: what the batches in effect took stays folded (by id), every other "
+            "memory is pending again")
 
 
