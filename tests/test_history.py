@@ -609,3 +609,25 @@ def test_with_no_git_program_every_command_that_needs_git_says_so_in_one_line(tm
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and "git is not installed" in lines[0], (args, done.stderr)
         assert "Traceback" not in done.stderr
+
+
+def test_blame_names_the_memory_a_hand_edited_line_still_states(tmp_path):
+    root = new_store(tmp_path, topic_memories("garden", 0, 5, 1))
+    garden = scene_for(root, "garden")
+    text = garden.read_text("utf-8")
+    line = next(t for t in text.splitlines() if "2024-01-03:" in t)
+    # A person fixes a word of the line (a spelling, a detail): the line still states it.
+    edited = line.replace("2024-01-03:", "2024-01-03: (checked)")
+    garden.write_text(text.replace(line, edited), "utf-8")
+    ok(root, "run")                                     # commits the hand edit on its own
+    rows = json.loads(ok(root, "blame", garden.stem, "--json").stdout)
+    row = next(r for r in rows if r["text"] == edited)
+    assert row["kind"] == "hand edit", row
+    assert row["memories"] == ["garden-2"] and row["found_by"] == "words", row
+    traced = json.loads(ok(root, "trace", "garden-2", "--json").stdout)
+    assert any(found["text"] == edited for found in traced["lines"]), traced   # trace agrees
+    mine = "- 2024-02-01: A line of my own about nothing folded."
+    garden.write_text(garden.read_text("utf-8") + mine + "\n", "utf-8")
+    ok(root, "run")
+    rows = json.loads(ok(root, "blame", garden.stem, "--json").stdout)
+    assert next(r for r in rows if r["text"] == mine)["memories"] == []

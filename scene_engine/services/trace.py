@@ -9,6 +9,7 @@ each line of a scene with the commit that last changed it and the memories behin
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import asdict, dataclass, field
 
@@ -339,12 +340,23 @@ def blame_scene(store: Store, name: str) -> list[dict]:
     is dated), "citation" (a digest line cites them, whichever batch folded them), "ledger"
     (the batch's ledger put them in this scene and no line of it states one word for word: a
     model that paraphrased), or "" with no memories (a heading, the engine's header keys, a
-    person's line, an undo that brought an older line back). Raises ``HistoryError`` if git
-    cannot blame the file."""
+    person's line stating no memory, an undo that brought an older line back). A line a
+    person wrote or changed (a hand edit) names the memories it still states, by its words.
+    Raises ``HistoryError`` if git cannot blame the file."""
     repo = history.open_repo(store.root)
     rows = history.blame_lines(repo, f"scenes/{name}")
     header = _header_length(rows)
     journal = Journal(store.memories_dir)
+    candidates = _Candidates(store)
+    try:
+        return _blamed(store, repo, rows, header, journal, candidates)
+    finally:
+        candidates.close()
+
+
+def _blamed(store: Store, repo, rows: list[dict], header: int, journal: Journal,
+            candidates: _Candidates) -> list[dict]:
+    """``blame_scene``'s rows, each given its ``memories`` and ``found_by``."""
     folded: dict[tuple[int, ...], list[Memory]] = {}   # a commit's seqs -> its memories
     by_id: dict[str, Memory] = {}                      # every id and alias, read once
     for row in rows:
@@ -360,8 +372,48 @@ def blame_scene(store: Store, name: str) -> list[dict]:
             how = "citation"
         else:
             found, how = _behind(store, repo, row, folded[seqs], path, row["line"] <= header)
+            if not found and not seqs and row["line"] > header:
+                # A line a person wrote or changed (a hand edit): the memories it still
+                # states, by its words, whichever batch folded them.
+                found, how = _stated_anywhere(store, journal, row["text"], candidates), "words"
         row["memories"], row["found_by"] = [m.id for m in found], how if found else ""
     return rows
+
+
+class _Candidates:
+    """The memories a line might state, found by its words in the search index (opened once
+    for a whole blame, on first use; none when there is no readable index)."""
+
+    def __init__(self, store: Store):
+        self.store, self.index, self.opened = store, None, False
+
+    def __call__(self, text: str) -> list[int]:
+        if not self.opened:
+            from scene_engine.index.scenes import read_index
+
+            self.opened = True
+            with contextlib.suppress(Exception):      # derived: no index, no candidates
+                self.index, _ = read_index(self.store)
+        if self.index is None:
+            return []
+        return [hit.seq for hit in self.index.search_memories(text, k=8, any_term=True)]
+
+    def close(self) -> None:
+        if self.index is not None:
+            self.index.close()
+
+
+def _stated_anywhere(store: Store, journal: Journal, text: str, candidates: _Candidates
+                     ) -> list[Memory]:
+    """The memories ``text`` (a person's line) states, among those its words find."""
+    line = text.strip()
+    if not line or line.startswith("#") or line == "---":
+        return []
+    seqs = candidates(line)
+    if not seqs:
+        return []
+    tz = store.config.tz
+    return [m for m in _read_memories(journal, tuple(seqs)) if _states(m, text, tz)]
 
 
 def _header_length(rows: list[dict]) -> int:
