@@ -309,6 +309,14 @@ def test_review_refuses_bad_choices(queued):
     assert cli(store, "review", "p-nope", "--keep", "left").exit_code == 2
     assert cli(store, "review", pair["pair"], "--keep", "middle").exit_code == 2
     assert cli(store, "review", pair["pair"], "--merge", "--title", "T").exit_code == 2
+    before = snapshot(store)
+    for title, summary, says in (("t" * 5000, "s", "--title has 5000 characters"),
+                                 ("T", "s" * 12000, "--summary has 12000 characters"),
+                                 ("two\nlines", "s", "line break"), ("  ", "s", "empty")):
+        too_long = cli(store, "review", pair["pair"], "--merge", "--title", title,
+                       "--summary", summary)
+        assert too_long.exit_code == 2 and says in too_long.output, too_long.output
+    assert snapshot(store) == before                 # nothing merged, nothing written
     assert cli(store, "review", pair["pair"], "--keep", "both").exit_code == 0
     assert cli(store, "review", pair["pair"], "--keep", "left").exit_code == 2   # closed
 

@@ -38,8 +38,29 @@ def decide(store: Store, pair: str, keep: str | None = None, merge: bool = False
         raise InputError("say --keep left|right|both or --merge --title T --summary S")
     if keep not in (None, *KEEPS) or (merge and keep == "both"):
         raise InputError("--keep takes left, right or both (a merge keeps left or right)")
+    if merge:
+        _check_merged_text(title or "", summary or "")
     return ledger.decide(store, pair, keep or "left", title if merge else None,
                          summary if merge else None)
+
+
+def _check_merged_text(title: str, summary: str) -> None:
+    """A person's merged memory holds what any memory may (``extraction.schema``: a title of
+    at most ``TITLE_CHARS`` on one line, a summary of at most ``SUMMARY_CHARS``, no control
+    characters). Raises ``InputError`` naming the limit; nothing is written."""
+    from scene_engine.extraction.schema import SUMMARY_CHARS, TITLE_CHARS
+    from scene_engine.store.memories import CONTROL_CHARS
+
+    for name, text, limit in (("--title", title, TITLE_CHARS),
+                              ("--summary", summary, SUMMARY_CHARS)):
+        if not text.strip():
+            raise InputError(f"{name} is empty: give the merged memory's words")
+        if len(text) > limit:
+            raise InputError(f"{name} has {len(text)} characters; at most {limit}: "
+                             "shorten it, nothing was merged")
+        if CONTROL_CHARS.search(text) or (name == "--title" and "\n" in text):
+            raise InputError(f"{name} holds a control character"
+                             + (" or a line break" if name == "--title" else ""))
 
 
 def undo_merge(store: Store, merge_id: str) -> dict:
