@@ -504,3 +504,11 @@ def test_the_progress_line_says_what_happens_and_draws_each_state_once():
                   "batch 5: model working: read_file"):
         assert text.count(state) == 1, (state, text)
     assert text.count("batch 4: 5 memories, 1 updated") == 1
+    # The last planned batch (``--max-batches``) announces no batch after it.
+    out = io.StringIO()
+    with RunDisplay(1, 20, console=Console(file=out, force_terminal=True, width=100),
+                    size=5) as display:
+        display.batch = 1
+        display.starting()
+        display.advance(result(1, [f"m{i}" for i in range(5)]))
+    assert "batch 2: folding" not in out.getvalue(), out.getvalue()

@@ -60,6 +60,7 @@ class RunDisplay:
         self.size = size or memories
         self.batch: int | None = None
         self._left = memories          # memories not folded yet, as far as the display knows
+        self._done = 0                 # batches committed
         self._shown = ""
         self._progress: Progress | None = None
         self._started = False          # the line is first drawn by the first ``status``
@@ -130,7 +131,11 @@ class RunDisplay:
             self._progress.update(self._task, advance=1)   # drawn by the note below
         self.batch = result.number + 1
         self._left -= len(result.memory_ids)
-        self.starting(draw=False)
+        self._done += 1
+        if self.total and self._done >= self.total:   # the last planned batch (--max-batches)
+            self.status(f"{count(self._done, 'batch')} committed", draw=False)
+        else:
+            self.starting(draw=False)
         self.note(f"batch {result.number}: {count(len(result.memory_ids), 'memory')}, "
                   + ", ".join(f"{v} {k}" for k, v in result.counts.items()))
 
