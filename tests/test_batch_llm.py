@@ -799,3 +799,23 @@ def test_a_split_with_room_is_one_rename_and_new_scenes_not_merges(fake_llm, tmp
         scene = read_scene(store.scenes_dir / name)
         assert scene.meta["heat"] == 1 and "merged_from" not in scene.meta
     assert read_scene(store.scenes_dir / "bouldering.md").meta["merged_from"] == ["hobbies.md"]
+
+
+@pytest.mark.parametrize("address", ["http://[::1", "http://localhost:99999/v1", "http://",
+                                     "::::"])
+def test_a_malformed_api_base_is_one_line_and_nothing_is_written(tmp_path, address):
+    root = tmp_path / "mem"
+    init_store(root)
+    runner = CliRunner()
+    added = runner.invoke(app, ["--dir", str(root), "add", "-"],
+                          input='{"content": "Booked the dentist for May."}\n')
+    assert added.exit_code == 0, added.output
+    for args in (["run"], ["extract", "-"]):
+        done = runner.invoke(app, ["--dir", str(root), *args, "--model", "openai/x",
+                                   "--api-base", address], input="User: hi there, it's me\n")
+        assert done.exit_code == 1, (args, done.output)
+        assert done.exception is None or isinstance(done.exception, SystemExit), done.exception
+        assert "not a server address" in done.stderr or "does not resolve" in done.stderr \
+            or "nothing is listening" in done.stderr, done.stderr
+    assert json.loads(runner.invoke(app, ["--dir", str(root), "status", "--json"]).stdout
+                      )["pending"] == 1

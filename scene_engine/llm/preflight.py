@@ -114,18 +114,19 @@ def check_reachable(url: str, model: str, timeout: float = CONNECT_TIMEOUT) -> N
     Raises ``SetupError`` naming the address when nothing answers, the name does not resolve or
     the URL has no host.
     """
-    parts = urlsplit(url if "://" in url else f"http://{url}")
     try:
+        parts = urlsplit(url if "://" in url else f"http://{url}")
         port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        port = None
-    if not parts.hostname or port is None:
+        hostname = parts.hostname
+    except ValueError:           # "http://[::1" (an unclosed bracket), a port out of range
+        hostname, port = None, None
+    if not hostname or port is None:
         raise SetupError(f"model {model!r}: {url!r} is not a server address; use e.g. "
                          "--api-base http://localhost:8000/v1")
-    address = f"{parts.hostname}:{port}"
+    address = f"{hostname}:{port}"
     for attempt in range(2):
         try:
-            with socket.create_connection((parts.hostname, port), timeout=timeout):
+            with socket.create_connection((hostname, port), timeout=timeout):
                 return
         except ConnectionRefusedError:
             if attempt == 0:
@@ -133,7 +134,7 @@ def check_reachable(url: str, model: str, timeout: float = CONNECT_TIMEOUT) -> N
                 continue
             reason = "nothing is listening there (connection refused)"
         except socket.gaierror:
-            reason = f"the name {parts.hostname!r} does not resolve"
+            reason = f"the name {hostname!r} does not resolve"
         except TimeoutError:
             reason = f"no answer within {timeout:g} s"
         except OSError as exc:
