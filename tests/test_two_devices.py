@@ -234,3 +234,28 @@ def test_doctor_reads_the_ledger_file_as_it_is_not_only_as_its_batch_committed_i
     problems = json.loads(doctor.stdout)["problems"]
     assert any("000001.json differs from what batch 1 committed" in p for p in problems), problems
     assert any(f"took memory {first} as #1" in p for p in problems), problems
+
+
+@pytest.mark.parametrize("a_folds", [False, True], ids=["B-folded", "both-folded"])
+def test_a_merge_committed_with_its_conflict_markers_is_repaired_keeping_both_sides(
+        tmp_path, a_folds):
+    one, two = two_devices(tmp_path, a_folds=a_folds)
+    sh(one, "pull", "-q", "--no-rebase", "--no-edit", str(two), "main", check=False)
+    sh(one, "add", "-A")                   # as an editor's git plugin commits: markers and all
+    sh(one, "commit", "-q", "-m", "vault backup")
+    found = runner.invoke(app, ["--dir", str(one), "search", "cello", "--memories"])
+    assert found.exit_code == 0 and "conflict marker" in found.stderr, found.output
+    assert "scenes repair" in found.stderr and "git checkout" not in found.stderr, found.stderr
+    shown = runner.invoke(app, ["--dir", str(one), "status", "--json"])   # state.json too
+    assert "conflict markers" in shown.output and "scenes repair" in shown.output, shown.output
+    repaired = runner.invoke(app, ["--dir", str(one), "repair", "--json"])
+    assert repaired.exit_code == 0, repaired.output
+    assert "conflict markers" in json.loads(repaired.stdout)["problem"]
+    ok("--dir", str(one), "run")
+    assert runner.invoke(app, ["--dir", str(one), "doctor"]).exit_code == 0
+    every = {"base", *(i for i, _ in ON_A), *(i for i, _ in ON_B)}
+    assert live_ledger_ids(one) == Counter(every)                  # each folded exactly once
+    for memory_id, words in [*ON_A, *ON_B]:
+        hits = json.loads(ok("--dir", str(one), "search", words.split()[-1].strip("."),
+                             "--memories", "--json").stdout)
+        assert memory_id in {h["id"] for h in hits}, (memory_id, hits)

@@ -38,10 +38,14 @@ class LedgerError(StoreError):
     """A ledger line cannot be read; the message names the line and the way back."""
 
 
-def read_events(store: Store) -> list[dict]:
+def read_events(store: Store, skip_markers: bool = False) -> list[dict]:
     """Every event in order (an absent log is empty). Raises ``LedgerError`` for a line that
-    is not a JSON event (for a writer, which must not append after it)."""
+    is not a JSON event (for a writer, which must not append after it); ``skip_markers``: a
+    git conflict marker line is passed over (``scenes repair`` keeps both sides)."""
+
     events, problems = read_intact(store)
+    if skip_markers:
+        problems = [p for p in problems if not p.endswith(MARKER_NOTE)]
     if problems:
         raise LedgerError(problems[0])
     return events
@@ -60,14 +64,23 @@ def read_intact(store: Store) -> tuple[list[dict], list[str]]:
     for number, line in journal_rows(path.read_bytes()):
         event = _event(line)
         if event is None:
-            problems.append(bad_event(number))
+            problems.append(bad_event(number, line))
         else:
             found.append(event)
     return found, problems
 
 
-def bad_event(number: int) -> str:
-    """The one message for line ``number`` of the ledger that is not an event."""
+MARKER_NOTE = "`scenes repair` keeps both sides' events and drops the markers"
+
+
+def bad_event(number: int, line: str = "") -> str:
+    """The one message for line ``number`` of the ledger that is not an event (``line``: its
+    text; a git conflict marker says how to keep both sides)."""
+    from scene_engine.store.memories import CONFLICT_MARKER
+
+    if CONFLICT_MARKER.match(line):
+        return (f"{LOG_PATH} line {number} is a git conflict marker left by a merge of two "
+                f"copies of this store; {MARKER_NOTE}")
     return (f"{LOG_PATH} line {number} is not an event; the file is in git: "
             f"`git checkout -- {LOG_PATH}` brings back the last commit")
 
@@ -132,7 +145,7 @@ def problems(store: Store, memories: list[Memory]) -> list[str]:
     for place, (number, line) in enumerate(journal_rows(path.read_bytes()), start=1):
         event = _event(line)
         if event is None:
-            found.append(f"dedupe.jsonl: {bad_event(number)}")
+            found.append(f"dedupe.jsonl: {bad_event(number, line)}")
             continue
         kind = event["event"]
         if event.get("n") != place:

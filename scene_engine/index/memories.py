@@ -131,12 +131,20 @@ def _records(data: bytes, rel: str) -> tuple[list[tuple], list[str]]:
     from scene_engine.store.memories import bad_line, journal_rows, parse_record
 
     rows, problems = [], []
+    first: dict[int, int] = {}           # seq -> the line that holds it
     for offset, (number, line) in enumerate(journal_rows(data)):
         try:
             record = parse_record(line)
         except ValueError as exc:
             problems.append(bad_line(rel, number, str(exc)))
             continue
+        seq = record["seq"]
+        if seq in first:   # two copies merged: the index holds one memory a number
+            problems.append(f"{rel} line {number} holds memory #{seq} as line {first[seq]} "
+                            "does (two copies of this store merged): only one of them is "
+                            "searched until `scenes repair` numbers the journal anew")
+            continue
+        first[seq] = number
         scope = record.get("scope")
         rows.append((record["seq"], record["id"], record["created_at"], record["content"],
                      None if scope is None else str(scope),

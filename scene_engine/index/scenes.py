@@ -38,7 +38,7 @@ from scene_engine.index import memories as memory_index
 from scene_engine.index.analysis import CJK_RUN, QueryTerm, index_text, literal_query, query_terms
 from scene_engine.store.layout import StoreError, is_utf8_name
 
-SCHEMA_VERSION = 9   # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes; 9: words_zh.txt
+SCHEMA_VERSION = 10  # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes; 9: words_zh.txt; 10: conflict markers and repeated numbers named
 # A file modified this close to the moment it was indexed may change again within the clock's
 # granularity with the same size; don't trust size+mtime for it next time (git's "racy clean").
 RACY_NS = 2_000_000_000

@@ -103,7 +103,10 @@ def _kept(store: Store, repo, number: int, group: list):
     """Of the commits ``group`` that all say ``Batch: number``, the one whose ledger is the
     file in the work tree (the side kept in the merge); with no such file, the last. A file
     that is neither side's (torn, or mixed by the merge) says nothing of which side was
-    kept: ``StoreError`` names it, and nothing is written."""
+    kept: ``StoreError`` names it, and nothing is written. One holding both sides between
+    git's conflict markers (committed as the merge left it) keeps the last, as no file does:
+    the other is released, and repair writes the kept one's file back
+    (``ledgers_to_restore``)."""
     from scene_engine.batch.accounting import ledger_path
     from scene_engine.store import history
 
@@ -119,7 +122,7 @@ def _kept(store: Store, repo, number: int, group: list):
         if blob.data_stream.read() == on_disk:
             return commit
         sides.append(commit.hexsha[:8])
-    if on_disk is not None and sides:
+    if on_disk is not None and sides and not _has_markers(on_disk):
         raise StoreError(f"{rel} is neither copy's ledger of batch {number} (torn, or mixed "
                          f"by the merge); nothing was written. Take one side whole, `git "
                          f"checkout SHA -- {rel}` with SHA one of {', '.join(sides)}, commit, "
@@ -299,13 +302,18 @@ def repair_numbering(store: Store) -> dict:
 
 def _repair(unit: StoreUnit) -> dict:
     store, repo = unit.store, unit.repo
-    state = store.load_state()
-    records = [record for _, _, record in Journal(store.memories_dir)._records()]
+    state, sides = _state_for_repair(store)
+    journal = Journal(store.memories_dir)
+    markers = journal.conflict_markers()     # a merge committed as git left it: both sides
+    records = [record for _, _, record in journal._records(skip_markers=True)]
     claims, losers = live_claims(store, repo)
     events = _renumbered_events(store)
-    problem = numbering_problem(store.memories_dir, state.next_seq) or \
+    problem = (f"git conflict markers at {markers[0]}" +
+               (f" and {len(markers) - 1} more" if len(markers) > 1 else "") if markers
+               else "") or numbering_problem(store.memories_dir, state.next_seq) or \
         claims_problem(records, claims, state) or \
         (f"{len(losers)} batch commits share a number with another" if losers else "") or \
+        ("state.json holds git conflict markers" if sides else "") or \
         ("the extraction ledger's events are not numbered 1, 2, 3, ..." if events else "")
     if not problem:
         return {"repaired": False, "memories": state.next_seq, "pending_again": 0,
@@ -314,7 +322,8 @@ def _repair(unit: StoreUnit) -> dict:
     plan.released = losers + plan.released
     last = max((c.number for c in claims + losers), default=0)
     fixed = repaired_state(state, plan, forgotten_ids(store, repo, state, records), last)
-    _write_repair(unit, plan, fixed, events, problem)
+    _write_repair(unit, plan, fixed, events, problem,
+                  ledgers_to_restore(store, repo, claims))
     return {"repaired": True, "memories": len(plan.records), "pending_again": fixed.pending,
             "released_batches": sorted({c.number for c in plan.released}),
             "problem": problem}
@@ -322,9 +331,10 @@ def _repair(unit: StoreUnit) -> dict:
 
 
 def _write_repair(unit: StoreUnit, plan: Reconciled, fixed: State, events: str | None,
-                  problem: str) -> None:
-    """Write the repaired journal, state and extraction ledger and commit them, as one
-    change of the unit of work (a crash is rolled back by the next command)."""
+                  problem: str, ledgers: dict[str, str] | None = None) -> None:
+    """Write the repaired journal, state and extraction ledger (and the batch ledgers a merge
+    left with conflict markers, ``ledgers``: path -> the text their batch wrote) and commit
+    them, as one change of the unit of work (a crash is rolled back by the next command)."""
     from scene_engine.core.fs import atomic_write_text
     from scene_engine.extraction.events import LOG_PATH, log_path
     from scene_engine.store import history
@@ -337,6 +347,7 @@ def _write_repair(unit: StoreUnit, plan: Reconciled, fixed: State, events: str |
     planned[STATE_PATH] = render_state(fixed)
     if events is not None:
         planned[LOG_PATH] = events
+    planned |= ledgers or {}
     released = "".join(f"\nBatch {c.number} ({c.sha[:8]}) is released: its memories are "
                        "pending again." for c in plan.released)
     trailer = ("\n\n" + history.RELEASED + ": " +
@@ -349,10 +360,12 @@ def _write_repair(unit: StoreUnit, plan: Reconciled, fixed: State, events: str |
             atomic_write_text(store.memories_dir / name, text)
         if events is not None:
             atomic_write_text(log_path(store), events)
+        for rel, text in (ledgers or {}).items():
+            atomic_write_text(store.root / rel, text)
         store.save_state(fixed)
         history.commit(unit.repo, f"repair: journal numbered anew, {fixed.pending} memories "
                                   f"pending\n\nProblem: {problem}.{released}{trailer}\n",
-                       paths=("memories", STATE_PATH, LOG_PATH))
+                       paths=("memories", STATE_PATH, LOG_PATH, *(ledgers or {})))
 
 
 
@@ -364,18 +377,91 @@ def _renumbered_events(store: Store) -> str | None:
 
     if not log_path(store).exists():
         return None
-    events = read_events(store)
+    events = read_events(store, skip_markers=True)
     seen, kept = set(), []
     for event in events:
         key = json.dumps({k: v for k, v in event.items() if k != "n"}, sort_keys=True)
         if key not in seen:
             seen.add(key)
             kept.append(event)
-    if [e.get("n") for e in events] == list(range(1, len(events) + 1)):
+    if [e.get("n") for e in events] == list(range(1, len(events) + 1)) and \
+            not _ledger_markers(store):
         return None
     return "".join(json.dumps({**e, "n": n}, ensure_ascii=False) + "\n"
                    for n, e in enumerate(kept, start=1))
 
+
+
+def _state_for_repair(store: Store) -> tuple[State, int]:
+    """(the state repair starts from, how many sides of a conflict it was read from). A
+    ``state.json`` a merge left with git's conflict markers in it (committed as it was) is
+    read side by side: the side with the newer batch is the base, the batch counter the
+    highest of both, and no memory counts as forgotten (each side numbered its own: a
+    forgotten memory comes back pending rather than another one being hidden). Raises
+    ``StateUnreadable`` for a state that is neither."""
+    from scene_engine.store.layout import StateUnreadable
+    from scene_engine.store.memories import CONFLICT_MARKER
+
+    try:
+        return store.load_state(), 0
+    except StateUnreadable as exc:
+        unreadable = exc
+    text = store.state_path.read_text(encoding="utf-8", errors="replace")
+    try:
+        states = [State(**json.loads(side))
+                  for side in _conflict_sides(text.split("\n"), CONFLICT_MARKER)]
+    except (ValueError, TypeError):
+        states = []
+    if len(states) < 2:
+        raise unreadable
+    base = max(states, key=lambda s: s.batch)
+    return base.model_copy(update={"batch": max(s.batch for s in states), "forgotten": []}), \
+        len(states)
+
+
+def _conflict_sides(lines: list[str], marker) -> list[str]:
+    """The two texts git's conflict hunks in ``lines`` stand for: ours (between ``<<<<<<<``
+    and ``=======``, or ``|||||||``) and theirs (between ``=======`` and ``>>>>>>>``), each
+    with the lines outside the hunks; [] when there is no hunk."""
+    ours, theirs, part = [], [], "both"
+    for line in lines:
+        if marker.match(line):
+            part = {"<": "ours", "|": "base", "=": "theirs", ">": "both"}[line[0]]
+            continue
+        if part in ("both", "ours"):
+            ours.append(line)
+        if part in ("both", "theirs"):
+            theirs.append(line)
+    return ["\n".join(ours), "\n".join(theirs)] if ours != theirs else []
+
+
+def _has_markers(data: bytes) -> bool:
+    from scene_engine.store.memories import CONFLICT_MARKER
+
+    return any(CONFLICT_MARKER.match(line) for line in
+               data.decode("utf-8", "replace").split("\n"))
+
+
+def ledgers_to_restore(store: Store, repo, claims: list[BatchClaim]) -> dict[str, str]:
+    """``{path: text}`` of each live batch's ledger file that holds git's conflict markers
+    (a merge committed as is): the text its own commit wrote, for repair to put back."""
+    from scene_engine.batch.accounting import ledger_path
+    from scene_engine.store import history
+
+    found = {}
+    for claim in claims:
+        rel = ledger_path(claim.number)
+        path = store.root / rel
+        if path.is_file() and _has_markers(path.read_bytes()):
+            blob = repo.commit(claim.sha).tree / history.tree_path(repo, rel)
+            found[rel] = blob.data_stream.read().decode("utf-8")
+    return found
+
+
+def _ledger_markers(store: Store) -> bool:
+    """Whether ``dedupe.jsonl`` holds a git conflict marker line (a merge committed as is)."""
+    from scene_engine.extraction.events import log_path
+    return _has_markers(log_path(store).read_bytes())
 
 
 def _segment_texts(records: list[dict]) -> dict[str, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,9 +189,17 @@ class StateUnreadable(StoreError):
     bring the committed one back."""
 
 
-def state_problem(path: Path, what: str) -> str:
-    """The message for a state file at ``path`` that is ``what`` ("not valid JSON: ..."): it
-    is in git, so the last committed version can come back."""
+# A line git writes into a file both sides of a merge changed.
+_MARKER = re.compile(r"^(?:<{7}|={7}|>{7}|\|{7})(?: |$)", re.MULTILINE)
+
+
+def state_problem(path: Path, what: str, text: str = "") -> str:
+    """The message for a state file at ``path`` that is ``what`` ("not valid JSON: ..."):
+    holding git's conflict markers (``text``), ``scenes repair`` takes both sides; else it is
+    in git, so the last committed version can come back."""
+    if _MARKER.search(text):
+        return (f"{path} holds git conflict markers left by a merge of two copies of this "
+                "store; `scenes repair` numbers the journal anew and takes both sides")
     return (f"{path}: {what}; it is in git: `git checkout -- {path}` brings back the last "
             "committed version (then `scenes doctor`)")
 
@@ -202,8 +211,10 @@ def check_format(path: Path, strict: bool = True) -> dict:
     ``StoreVersionError`` (a newer format) before anything else is read. With ``strict``
     False (a command that only reads the scenes, the journal and the index), an unreadable
     state is a warning and {} comes back: the files still answer."""
+    text = ""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        raw = json.loads(text)
         problem = "" if isinstance(raw, dict) else "expected a JSON object"
     except FileNotFoundError as exc:
         raise NotAStoreError(f"{path.parent.parent} is not a scene store "
@@ -211,11 +222,11 @@ def check_format(path: Path, strict: bool = True) -> dict:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         problem = f"not valid JSON ({exc})"
     if problem and strict:
-        raise StateUnreadable(state_problem(path, problem))
+        raise StateUnreadable(state_problem(path, problem, text))
     if problem:
         import warnings
 
-        warnings.warn(state_problem(path, problem), stacklevel=2)
+        warnings.warn(state_problem(path, problem, text), stacklevel=2)
         return {}
     found = raw.get("format")
     if isinstance(found, int) and found > FORMAT_VERSION:

@@ -425,12 +425,26 @@ class Journal:
     def _read_segment(self, number: int) -> list[str]:
         return [line for _, line in self._rows(number)]
 
-    def _records(self):
+    def _records(self, skip_markers: bool = False):
         """(segment number, offset, record) of every journal line, in order; raises
-        ``JournalError`` at the first line that is not a whole record."""
+        ``JournalError`` at the first line that is not a whole record. ``skip_markers``:
+        a git conflict marker line is no record and is passed over (``scenes repair``, which
+        keeps both sides of a merge)."""
         for path in sorted(self.folder.glob("*.jsonl")):
             for offset, (number, line) in enumerate(journal_rows(path.read_bytes())):
+                if skip_markers and CONFLICT_MARKER.match(line):
+                    continue
                 yield int(path.stem), offset, _record(path, offset, line, number)
+
+    def conflict_markers(self) -> list[str]:
+        """``memories/NNNNN.jsonl line N`` of each git conflict marker line in the journal
+        (``<<<<<<<``, ``=======``, ``>>>>>>>``, ``|||||||``): what a merge of two copies left
+        when the person committed it as it was."""
+        found = []
+        for path in sorted(self.folder.glob("*.jsonl")):
+            found += [f"{_rel(path)} line {number}" for number, line in
+                      journal_rows(path.read_bytes()) if CONFLICT_MARKER.match(line)]
+        return found
 
     def intact(self) -> tuple[list[Memory], list[str]]:
         """(every memory whose line is a whole record, in journal order; a ``bad_line``
@@ -640,10 +654,19 @@ def _record(path: Path, offset: int, line: str, number: int | None = None) -> di
         raise JournalError(bad_line(_rel(path), number or offset + 1, str(exc))) from None
 
 
+# A line git writes into a file both sides of a merge changed (``merge.conflictStyle`` diff3
+# adds the ``|||||||`` one).
+CONFLICT_MARKER = re.compile(r"^(?:<{7}|={7}|>{7}|\|{7})(?: |$)")
+MARKER_REASON = "a git conflict marker left by a merge"
+
+
 def parse_record(line: str) -> dict:
     """A journal line (as ``journal_rows`` gives it) as its record. Raises ``ValueError``
-    saying, in a person's words, why it is not a whole memory record: not UTF-8, not JSON
-    (cut short: where), JSON but not an object, or an object without a memory's fields."""
+    saying, in a person's words, why it is not a whole memory record: a git conflict marker,
+    not UTF-8, not JSON (cut short: where), JSON but not an object, or an object without a
+    memory's fields."""
+    if CONFLICT_MARKER.match(line):
+        raise ValueError(MARKER_REASON)
     if _NOT_UTF8.search(line):
         raise ValueError("not UTF-8")
     try:
@@ -669,7 +692,13 @@ def parse_record(line: str) -> dict:
 
 def bad_line(rel: str, number: int, reason: str) -> str:
     """The one message for a journal line that is not a whole record, wherever it is read
-    (``rel``: ``memories/00000.jsonl``; ``number``: its line in the file, from 1)."""
+    (``rel``: ``memories/00000.jsonl``; ``number``: its line in the file, from 1). A
+    conflict marker says how to keep both sides (``scenes repair``); any other bad line how
+    to bring back the committed file."""
+    if reason == MARKER_REASON:
+        return (f"{rel} line {number} is {reason} of two copies of this store: the memories "
+                "of both sides are there; `scenes repair` keeps them all and drops the "
+                "markers")
     return (f"{rel} line {number} is not a whole memory record ({reason}); the journal is in "
             f"git: `git checkout -- {rel}` brings back the last committed version")
 
