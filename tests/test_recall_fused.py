@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -194,3 +195,25 @@ def test_a_word_the_segmenter_cuts_into_characters_is_still_recalled(tmp_path):
     store = init_store(tmp_path / "store")
     add_memories(store, memories(("jp", "渋谷で友達とラーメンを食べた。", "2025-01-01T10:00:00Z")))
     assert [p["memory"] for p in recall(store.root, "渋谷")["passages"]] == ["jp"]
+
+
+@pytest.mark.parametrize("budget", [600, 1000, 3000])
+@pytest.mark.parametrize("where", ["start", "middle", "end"])
+def test_a_memory_of_one_long_sentence_is_recalled_in_pieces_never_dropped(tmp_path, budget,
+                                                                          where):
+    filler = " ".join(f"then row {i} of the shed by the beach house was painted"
+                      for i in range(70))
+    fact = "the wifi password of the beach house is qwertyplum"
+    content = {"start": f"{fact} and {filler}", "middle": f"{filler} and {fact} and {filler}",
+               "end": f"{filler} and {fact}"}[where]
+    root = tmp_path / "s"
+    store = init_store(root)
+    add_memories(store, memories(("long-1", content, "2026-03-01T10:00:00Z")))
+    found = recall(root, "beach house wifi password", budget)
+    assert found["chars"] <= budget
+    pieces = [p for p in found["passages"] if p.get("memory") == "long-1"]
+    assert pieces, found["text"]                         # a 4,000-character memory is reachable
+    assert any("qwertyplum" in p["text"] for p in pieces), [p["text"] for p in pieces]
+    for piece in pieces:                                 # a cut is shown, never passed as whole
+        assert piece["text"] in content or piece["text"].strip("…") in content
+        assert piece["text"] == content or "…" in piece["text"]

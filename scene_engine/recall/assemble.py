@@ -481,8 +481,27 @@ def memory_passages(hit, zone=None) -> list[Passage]:
     text = " ".join(hit.content.split())
     parts = [s for s in _SENTENCE.split(text) if s.strip()] if len(text) > LONG_MEMORY \
         else [text]
+    parts = [piece for part in parts for piece in _pieces(part)]
     return [Passage("", resolve(part, day) if day else part, day, memory=hit.id,
                     created_at=hit.created_at) for part in parts]
+
+
+def _pieces(sentence: str, size: int = LONG_MEMORY) -> list[str]:
+    """``sentence`` as it is, or, longer than ``size`` characters (one sentence of thousands:
+    a pasted note, a log line), pieces of about ``size`` cut between words, each cut shown
+    by "…": no part of a memory is out of reach of a small budget, and a cut never passes
+    for the whole."""
+    if len(sentence) <= size:
+        return [sentence]
+    pieces, rest = [], sentence
+    while len(rest) > size:
+        cut = rest.rfind(" ", size // 2, size)
+        cut = cut if cut > 0 else size            # one long token (a URL, CJK): by characters
+        pieces.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    pieces.append(rest)
+    return [("…" if i else "") + piece + ("…" if i < len(pieces) - 1 else "")
+            for i, piece in enumerate(pieces) if piece]
 
 
 def _local_day(created_at: str, zone) -> date | None:
