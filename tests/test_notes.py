@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -672,3 +673,29 @@ def test_a_scene_the_engine_renames_in_a_vault_keeps_its_old_name_as_an_alias(tm
     assert renamed.stem != first
     header = renamed.read_text().split("---")[1]
     assert f"aliases:\n- {first}" in header or f"aliases: [{first}]" in header, header
+
+
+def test_a_name_a_person_renamed_away_is_not_given_to_a_new_scene_the_persona_links(tmp_path):
+    vault = tmp_path / "v"
+    (vault / ".obsidian").mkdir(parents=True)
+    sh(vault, "init", "-q", "-b", "main")
+    ok("init", str(vault))
+    rows = [{"id": f"w{i}", "content": f"Cello practice session {i} with teacher Ana in Porto.",
+             "created_at": f"2026-02-{i + 1:02d}T10:00:00Z"} for i in range(12)]
+    rows += [{"id": f"r{i}", "content": f"Ran {5 + i} km along the river in Porto training for "
+              "the marathon.", "created_at": f"2026-02-{i + 1:02d}T18:00:00Z"} for i in range(12)]
+    ok("--dir", str(vault), "ingest", "-", stdin="\n".join(json.dumps(r) for r in rows))
+    cello = next(p for p in (vault / "scenes").glob("*.md") if "Cello" in p.read_text("utf-8"))
+    old = cello.stem
+    assert f"[[{old}]]" in (vault / "persona.md").read_text("utf-8")
+    sh(vault, "mv", f"scenes/{cello.name}", "scenes/cello.md")     # the person's own rename
+    sh(vault, "commit", "-q", "-m", "vault backup")
+    ok("--dir", str(vault), "ingest", "-", stdin=json.dumps(
+        {"id": "w99", "content": "Cello practice session with teacher Ana on scales.",
+         "created_at": "2026-03-01T10:00:00Z"}))
+    persona = (vault / "persona.md").read_text("utf-8")
+    links = set(re.findall(r"\[\[([^\]|]+)", persona))
+    names = {p.stem for p in (vault / "scenes").glob("*.md")}
+    assert links <= names, (links, names)              # no link lands on a missing scene
+    assert not (vault / "scenes" / cello.name).exists(), "the freed name was given again"
+    assert "cello" in links and old not in links

@@ -59,6 +59,9 @@ class RuleContext:
     pinned: set[str] = field(default_factory=set)
     authorship: Callable[[str], Authorship] = field(default=lambda name: Authorship())
     new_scenes: int = 1
+    # Names of gone scenes the persona still names: a new scene that took one would be where
+    # a person's click on the persona's link lands (a hand rename freed the name).
+    reserved: set[str] = field(default_factory=set)
 
     def allowance(self) -> int:
         """New scenes this batch may add (``new_scene_allowance`` for this store)."""
@@ -456,3 +459,16 @@ def validate_batch(pending: dict, context: RuleContext) -> list[str]:
             problems.append(f"{name} was merged from {', '.join(alive)}, which still exist: "
                             "write `[DELETED]` to each merged-away scene.")
     return problems
+
+
+_PERSONA_LISTED = re.compile(r"^- \*\*([^*\n]+)\*\* \((?:heat|热度) \d+\)", re.MULTILINE)
+_WIKI_LINK = re.compile(r"\[\[([^\]]+)\]\]")
+
+
+def persona_names(text: str, wiki_links: bool = False) -> set[str]:
+    """The scene names a persona's text names (without ``.md``): its scene list
+    (``- **name** (heat N)``), and its ``[[wiki-links]]`` when ``wiki_links`` is on."""
+    names = set(_PERSONA_LISTED.findall(text))
+    if wiki_links:
+        names |= {m.split("|", 1)[0] for m in _WIKI_LINK.findall(text)}
+    return {name.strip() for name in names if name.strip()}

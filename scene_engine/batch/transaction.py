@@ -30,6 +30,7 @@ from scene_engine.batch.rules import (
     ScenePolicy,
     merged_from,
     parse_checked,
+    persona_names,
     successors,
 )
 from scene_engine.batch.transcript import Transcript, transcript_path
@@ -152,7 +153,8 @@ def build_job(store: Store, number: int, memories: list[Memory],
                           max_scene_chars=config.max_scene_chars, shown=set(related),
                           frozen=frozen, read=box.read_names, old_texts=texts, pinned=pinned,
                           authorship=_authorship_of(repo, texts),
-                          new_scenes=config.new_scenes_per_batch)
+                          new_scenes=config.new_scenes_per_batch,
+                          reserved=_linked_but_gone(store, every))
     box.add_policy(ScenePolicy(box, context))
     language = choose_language(config.language, memories)
     messages = batch_messages(language=language, batch=number, memories=memories,
@@ -165,6 +167,18 @@ def build_job(store: Store, number: int, memories: list[Memory],
                     scene_meta={n: metas[n] for n in texts}, duplicates=list(duplicates),
                     journal=lambda: Journal(store.memories_dir).all(),
                     named_by_person=lambda name: history.named_by_person(repo, f"scenes/{name}"))
+
+
+def _linked_but_gone(store: Store, every: dict[str, str | None]) -> set[str]:
+    """File names of the gone scenes ``persona.md`` still names (``rules.persona_names``):
+    names no new scene of this batch takes. Nothing when there is no persona to read."""
+    try:
+        text = read_regular_text(store.persona_path, errors="replace")
+    except OSError:
+        return set()
+    live = {n.removesuffix(".md").casefold() for n in every}
+    return {f"{name}.md" for name in persona_names(text, store.config.wiki_links)
+            if name.casefold() not in live}
 
 
 def _authorship_of(repo, texts: dict[str, str]):

@@ -550,13 +550,14 @@ class _OfflineWorker:
 
     def _taken_names(self) -> set[str]:
         """Names a new or renamed scene may not take: live, deleted or given by a rename this
-        batch, existing when it began, and any an existing scene lists in ``merged_from`` (a
-        reused name would read as if that scene had been merged into the other one)."""
+        batch, existing when it began, any an existing scene lists in ``merged_from`` (a
+        reused name would read as if that scene had been merged into the other one), and a
+        gone scene's the persona still links to (``RuleContext.reserved``)."""
         earlier = {m for text in self.texts.values()
                    for m in merged_from(parse_scene(text, name="scene.md"))}
         renamed = {new for _, new in self.renamed}
         return (set(self._live()) | set(self.deleted) | set(self.job.context.existing)
-                | earlier | renamed)
+                | earlier | renamed | self.job.context.reserved)
 
     def _merge_closest(self, least: float = 0.0) -> bool:
         """Fold one scene into its closest peer and delete it (frees one place); False if no

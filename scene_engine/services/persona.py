@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from scene_engine.batch.contract import ModelBackend
-from scene_engine.batch.rules import parse_checked
+from scene_engine.batch.rules import parse_checked, persona_names
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.fs import atomic_write_text, read_regular_text
 from scene_engine.core.plural import count
@@ -38,9 +38,6 @@ def refresh_every(store: Store) -> int:
     return min(store.config.persona_every, max(MIN_REFRESH, taken // 2))
 
 
-_LISTED = re.compile(r"^- \*\*([^*\n]+)\*\* \((?:heat|热度) \d+\)", re.MULTILINE)
-
-
 def dangling_links(store: Store) -> list[str]:
     """The scenes ``persona.md`` names that are gone (renamed, by a batch or by hand, merged
     away, or brought back by an undo under their old name): its ``[[wiki-links]]`` when
@@ -52,10 +49,7 @@ def dangling_links(store: Store) -> list[str]:
     except OSError:
         return []
     stems = {name.removesuffix(".md") for name in store.scene_names()}
-    linked = _LISTED.findall(text)
-    if store.config.wiki_links:
-        linked += [m.split("|", 1)[0].strip() for m in re.findall(r"\[\[([^\]]+)\]\]", text)]
-    return sorted({link.strip() for link in linked if link.strip() not in stems})
+    return sorted(persona_names(text, store.config.wiki_links) - stems)
 
 
 def relink(store: Store) -> str:
