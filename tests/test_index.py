@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import time
@@ -225,3 +226,24 @@ def test_connection_errors_other_than_corruption_are_raised(tmp_path):
         locker.execute("ROLLBACK")
         locker.close()
         assert index.sync().added == ["a.md"]  # nothing was lost or dropped
+
+
+@pytest.mark.parametrize("query", ["🍸", "🍸 tonight", "☕", "🇵🇹"])
+def test_an_emoji_is_a_word_a_search_finds(tmp_path, query):
+    from typer.testing import CliRunner
+
+    from scene_engine.cli import app
+    from scene_engine.store.store import init_store
+
+    root = tmp_path / "s"
+    init_store(root)
+    runner = CliRunner()
+    added = runner.invoke(app, ["--dir", str(root), "ingest", "-"], input="\n".join([
+        '{"id": "c1", "content": "Cocktail 🍸 tonight with Ana, then ☕ and a trip to 🇵🇹."}',
+        '{"id": "c2", "content": "A quiet evening at home reading."}']) + "\n")
+    assert added.exit_code == 0, added.output
+    found = runner.invoke(app, ["--dir", str(root), "search", query, "--memories", "--json"])
+    assert found.exit_code == 0, found.output
+    assert [h["id"] for h in json.loads(found.stdout)] == ["c1"], found.output
+    scenes = runner.invoke(app, ["--dir", str(root), "search", query, "--json"])
+    assert json.loads(scenes.stdout) and not json.loads(scenes.stdout)[0]["fallback"]

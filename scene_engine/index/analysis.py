@@ -38,8 +38,14 @@ from pathlib import Path
 _CJK = (r"\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u31a0-\u31bf"
         r"\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f")
 CJK_RUN = re.compile(f"[{_CJK}]+")
-# A token: a CJK run, or a run of word characters that are not CJK (letters, digits, _).
-_TOKEN = re.compile(f"[{_CJK}]+|(?:(?![{_CJK}])[^\\W_])+")
+# Pictographs (emoji, dingbats, symbols): each its own term, written as its code point
+# ("u1f378"), since FTS5's tokenizer keeps letters and digits only ("🍸" found "Cocktail 🍸").
+_EMOJI = (r"\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\u2190-\u21ff"
+          r"\u2700-\u27bf\u3297\u3299")
+EMOJI = re.compile(f"[{_EMOJI}]")
+# A token: a CJK run, a pictograph, or a run of word characters that are not CJK (letters,
+# digits, _).
+_TOKEN = re.compile(f"[{_CJK}]+|[{_EMOJI}]|(?:(?![{_CJK}])[^\\W_])+")
 
 # Function words only: content words ("love", "time", "new") stay searchable.
 STOP_WORDS = frozenset("""
@@ -103,6 +109,8 @@ def index_text(text: str) -> str:
             if len(token) > 1:
                 out.append(_pairs(token))
             out.append(token[-1])
+        elif EMOJI.fullmatch(token):
+            out.append(emoji_term(token))
         else:
             word = token.lower()
             if word not in STOP_WORDS:
@@ -138,6 +146,9 @@ def query_terms(query: str) -> list[QueryTerm]:
                     continue
                 fts = _cjk_term(word, freq or {})
                 found.setdefault(fts, QueryTerm(word, fts, word))
+        elif EMOJI.fullmatch(token):
+            term = emoji_term(token)
+            found.setdefault(f'"{term}"', QueryTerm(token, f'"{term}"', token))
         else:
             word = token.lower()
             if word in STOP_WORDS:
@@ -146,6 +157,11 @@ def query_terms(query: str) -> list[QueryTerm]:
             fts = '"' + root.replace('"', '""') + '"'
             found.setdefault(fts, QueryTerm(token, fts, root))
     return list(found.values())
+
+
+def emoji_term(char: str) -> str:
+    """The index term of one pictograph: ``u`` and its code point in hex ("🍸" -> "u1f378")."""
+    return f"u{ord(char):x}"
 
 
 def _cjk_term(word: str, freq: dict[str, int]) -> str:
@@ -181,6 +197,8 @@ def literal_query(query: str) -> str | None:
     for token in _TOKEN.findall(unicodedata.normalize("NFKC", query[:MAX_QUERY_CHARS])):
         if CJK_RUN.fullmatch(token):
             parts.append(f'"{token}"*' if len(token) == 1 else f'"{_pairs(token)}"')
+        elif EMOJI.fullmatch(token):
+            parts.append(f'"{emoji_term(token)}"')
         elif (word := token.lower()) not in STOP_WORDS:
             parts.append('"' + stem(word).replace('"', '""') + '"')
     return " AND ".join(dict.fromkeys(parts)) or None
