@@ -378,7 +378,7 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
         if own:
             index.close()
     # Said on every answer that may lack what a bad line holds (in ``to_json`` too).
-    result.warning = "; ".join(filter(None, [warning, *unread])) or None
+    result.warning = "; ".join(filter(None, [warning, *unread, result.warning])) or None
     return result
 
 
@@ -544,8 +544,12 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     chosen = _choose(ranked, room, scene_map, holder or (lambda *_: None))
     body = _layout(chosen, scene_map.line)
     text = header + scene_map.text() + (title + body if chosen else "")
-    return Recall(text=text.rstrip() + "\n", budget=budget, persona=persona,
-                  scenes=scene_map.shown, passages=chosen)
+    found = Recall(text=text.rstrip() + "\n", budget=budget, persona=persona,
+                   scenes=scene_map.shown, passages=chosen)
+    if ranked and not chosen:    # found, but no passage fits: say so, not an empty answer
+        found.warning = (f"{len(ranked)} passages match, but none fits in {budget} characters "
+                         "after the persona and the scene map; ask with a larger --budget")
+    return found
 
 
 @dataclass
