@@ -16,6 +16,7 @@ import re
 import unicodedata
 import warnings
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sandbox import DELETED, ConflictError, Sandbox, SandboxError
 from scene_engine.batch.accounting import (
@@ -43,6 +44,9 @@ from scene_engine.store.memories import Journal, Memory
 from scene_engine.store.scene import BEFORE, EPILOGUE, PREAMBLE, Scene, parse_scene, render_scene
 from scene_engine.store.store import State, Store, render_state
 from scene_engine.store.unit import StoreUnit, locked
+
+if TYPE_CHECKING:
+    from git import Repo
 
 STATE_FILE = ".scene-engine/state.json"
 RELATED_SCENES = 3        # full texts shown in the prompt, to save read round trips
@@ -131,7 +135,7 @@ def related_scenes(texts: dict[str, str], memories: list[Memory], k: int) -> dic
 
 
 def build_job(store: Store, number: int, memories: list[Memory],
-              duplicates: list[tuple[Memory, Memory]] = (), repo=None) -> BatchJob:
+              duplicates: list[tuple[Memory, Memory]] = (), repo: Repo | None = None) -> BatchJob:
     """Prompt, sandbox (allow-list = existing scenes with a readable header) and rules for one
     batch. ``job.scene_texts`` holds only the scenes the batch may touch. ``repo``: the store's
     git repository, for who wrote which line (default: opened here)."""
@@ -167,7 +171,7 @@ def build_job(store: Store, number: int, memories: list[Memory],
                     named_by_person=lambda name: history.named_by_person(repo, f"scenes/{name}"))
 
 
-def _authorship_of(repo, texts: dict[str, str]):
+def _authorship_of(repo: Repo, texts: dict[str, str]):
     """A cached ``name -> Authorship`` over the batch's scenes (the person's lines are read
     from the history on first use only)."""
     cache: dict[str, Authorship] = {}

@@ -13,6 +13,7 @@ import hashlib
 import unicodedata
 import warnings
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from scene_engine.batch.rules import merged_from
 from scene_engine.core.errors import plain_error
@@ -25,6 +26,9 @@ from scene_engine.store.layout import is_utf8_name
 from scene_engine.store.memories import Journal
 from scene_engine.store.scene import SceneHeaderWarning, read_scene
 from scene_engine.store.store import Store
+
+if TYPE_CHECKING:
+    from git import Repo
 
 
 def check_store(store: Store) -> list[str]:
@@ -224,7 +228,7 @@ def _check_history(store: Store) -> list[str]:
     return problems + _ignored_files(store, repo)
 
 
-def _ignored_files(store: Store, repo) -> list[str]:
+def _ignored_files(store: Store, repo: Repo) -> list[str]:
     """Store files the repository's ignore rules keep out of git (a vault's "*.jsonl" rule
     added after init): they are never committed, so a clone lacks them."""
     from scene_engine.store.store import STORE_FILES

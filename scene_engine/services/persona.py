@@ -12,6 +12,7 @@ so undo can restore the previous one.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from scene_engine.batch.contract import ModelBackend
 from scene_engine.batch.rules import parse_checked
@@ -22,6 +23,9 @@ from scene_engine.offline.words import language
 from scene_engine.store import history
 from scene_engine.store.store import Store, render_state
 from scene_engine.store.unit import locked
+
+if TYPE_CHECKING:
+    from git import Repo
 
 MAX_PERSONA_CHARS = 2000
 MIN_UNNAMED = 3         # scenes an offline persona must miss before it is due for that
@@ -185,7 +189,7 @@ def clip(text: str, limit: int = MAX_PERSONA_CHARS) -> str:
     return (cut[: end + 1] if end > limit // 2 else cut).rstrip() + "\n"
 
 
-def _edited_by_hand(repo) -> bool:
+def _edited_by_hand(repo: Repo) -> bool:
     """True when the newest commit that touched persona.md is a person's: a hand edit, their
     own commit or a vault plugin's auto-commit of their edit."""
     email, _, message = repo.git.log("-1", "--format=%ae%x01%B", "--", "persona.md"

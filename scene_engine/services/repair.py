@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from scene_engine.store.memories import SEGMENT, Journal, _lines
 from scene_engine.store.numbering import STATE_PATH, numbering_problem
 from scene_engine.store.store import State, Store, render_state
 from scene_engine.store.unit import StoreUnit, locked
+
+if TYPE_CHECKING:
+    from git import Repo
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,7 @@ class BatchClaim:
 
 
 
-def batch_claim(repo, commit) -> BatchClaim:
+def batch_claim(repo: Repo, commit) -> BatchClaim:
     """The ``BatchClaim`` of a batch commit: its ledger's entries (every memory it took, the
     duplicates too), or for a batch made before ledgers were kept its ``Memory-Seqs`` trailer
     with the ids the journal of that very commit holds at those places. An unreadable ledger
@@ -57,7 +61,7 @@ def batch_claim(repo, commit) -> BatchClaim:
 
 
 
-def _ids_at(repo, commit, seqs: list[int]) -> dict[int, str]:
+def _ids_at(repo: Repo, commit, seqs: list[int]) -> dict[int, str]:
     """seq -> id of the journal records at those places in ``commit``'s own tree."""
     from scene_engine.store import history
 
@@ -77,7 +81,7 @@ def _ids_at(repo, commit, seqs: list[int]) -> dict[int, str]:
 
 
 
-def live_claims(store: Store, repo) -> tuple[list[BatchClaim], list[BatchClaim]]:
+def live_claims(store: Store, repo: Repo) -> tuple[list[BatchClaim], list[BatchClaim]]:
     """(claims of the batches in effect, by number; claims of the batch commits that share a
     number with another and lose: the one whose ledger file is not the one in the work tree,
     the person's pick when they merged ``.scene-engine/``, else the earlier)."""
@@ -99,7 +103,7 @@ def live_claims(store: Store, repo) -> tuple[list[BatchClaim], list[BatchClaim]]
 
 
 
-def _kept(store: Store, repo, number: int, group: list):
+def _kept(store: Store, repo: Repo, number: int, group: list):
     """Of the commits ``group`` that all say ``Batch: number``, the one whose ledger is the
     file in the work tree (the side kept in the merge), else the last."""
     from scene_engine.batch.accounting import ledger_path
@@ -239,7 +243,7 @@ def repaired_state(state: State, plan: Reconciled, forgotten: set[str],
 
 
 
-def forgotten_ids(store: Store, repo, state: State, records: list[dict]) -> set[str]:
+def forgotten_ids(store: Store, repo: Repo, state: State, records: list[dict]) -> set[str]:
     """The ids of the memories ``state.json`` lists as forgotten, in the numbering of the copy
     it came from: the record carrying that number, or when both copies numbered one (a
     record each), the one at that place in the journal of the newest commit (not a merge)
@@ -258,7 +262,7 @@ def forgotten_ids(store: Store, repo, state: State, records: list[dict]) -> set[
 
 
 
-def _origin_ids(store: Store, repo, seqs: list[int]) -> dict[int, str]:
+def _origin_ids(store: Store, repo: Repo, seqs: list[int]) -> dict[int, str]:
     """seq -> id in the journal of the newest non-merge commit whose ``state.json`` is the
     one on disk ({} when none of the last 200 commits is)."""
     from scene_engine.store import history

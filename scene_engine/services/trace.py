@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from scene_engine.batch.accounting import Ledger
 from scene_engine.batch.conservation import content_terms, coverage
@@ -23,6 +24,9 @@ from scene_engine.store.history import expand_seqs
 from scene_engine.store.memories import Journal, Memory
 from scene_engine.store.scene import parse_scene
 from scene_engine.store.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from git import Repo
 
 LINE_EVIDENCE = 0.8   # a sentence states the memory if it holds this share of its words
 
@@ -139,7 +143,7 @@ def _fact(store: Store, memory: Memory) -> str:
         return memory.status
 
 
-def _ledger(repo, commit, found: dict) -> Ledger | None:
+def _ledger(repo: Repo, commit, found: dict) -> Ledger | None:
     """The ledger ``commit`` names in its trailers (``found``), or None when it names none, or
     names one its tree lacks or that does not parse (doctor reports those). A git that cannot
     read the commit's objects raises (``HistoryError``): that is no missing ledger."""
@@ -192,7 +196,7 @@ def _follow_release(trace: Trace, base: dict, found: dict, released: set[str],
     return tracked
 
 
-def _new_names(repo, commit, merges: dict[str, list[str]]) -> set[str]:
+def _new_names(repo: Repo, commit, merges: dict[str, list[str]]) -> set[str]:
     """The survivors of ``merges`` that did not exist before ``commit``: new names."""
     if not commit.parents:
         return set(merges)
@@ -228,7 +232,7 @@ def _follow_merges(trace: Trace, base: dict, batch: int, merges: dict[str, list[
     return tracked
 
 
-def _follow_hand_edit(trace: Trace, base: dict, repo, commit, tracked: set[str]) -> set[str]:
+def _follow_hand_edit(trace: Trace, base: dict, repo: Repo, commit, tracked: set[str]) -> set[str]:
     """Renames and deletions of tracked scenes a person made."""
     if not commit.parents:
         return tracked
@@ -261,7 +265,7 @@ def _mentioning(store: Store, memory: Memory, names: set[str]) -> list[str]:
     return found
 
 
-def _current_lines(repo, store: Store, memory: Memory, scenes: list[str]) -> list[dict]:
+def _current_lines(repo: Repo, store: Store, memory: Memory, scenes: list[str]) -> list[dict]:
     """Lines of ``scenes`` now that state the memory (a sentence holding nearly all of its
     words, numbers included), or a digest fact condensed from it, with the batch that last
     wrote them."""
@@ -381,7 +385,7 @@ def _read_memories(journal: Journal, seqs: tuple[int, ...]) -> list[Memory]:
         return found
 
 
-def _behind(store: Store, repo, row: dict, memories: list[Memory], path: str,
+def _behind(store: Store, repo: Repo, row: dict, memories: list[Memory], path: str,
             in_header: bool) -> tuple[list[Memory], str]:
     """(the memories behind one blamed line that is no digest, how they were found): see
     ``blame_scene``."""
@@ -402,7 +406,7 @@ def _behind(store: Store, repo, row: dict, memories: list[Memory], path: str,
     return _placed_in(repo, row, memories, path), "ledger"
 
 
-def _placed_in(repo, row: dict, memories: list[Memory], path: str) -> list[Memory]:
+def _placed_in(repo: Repo, row: dict, memories: list[Memory], path: str) -> list[Memory]:
     """Those of ``memories`` the ledger of ``row``'s batch put into the scene at ``path``
     (its name in that commit)."""
     commit = repo.commit(row["commit"])

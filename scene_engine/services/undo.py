@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.fs import atomic_write_text
@@ -21,6 +22,9 @@ from scene_engine.store import history
 from scene_engine.store.history import expand_seqs
 from scene_engine.store.store import Store, render_state
 from scene_engine.store.unit import StoreUnit, locked
+
+if TYPE_CHECKING:
+    from git import Repo
 
 PATHS = history.HAND_EDITABLE
 STATE_FILE = ".scene-engine/state.json"
@@ -77,7 +81,7 @@ def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoR
                           memories=len(seqs))
 
 
-def _resolve(repo, target: str | None):
+def _resolve(repo: Repo, target: str | None):
     """-> (action, commit to reverse, batch number or None)."""
     live = history.live_batches(repo)
     if target is None:
@@ -114,7 +118,7 @@ def _resolve(repo, target: str | None):
     return "undo", commit, None
 
 
-def _named_commit(repo, target: str):
+def _named_commit(repo: Repo, target: str):
     """The commit ``target`` (a sha or any name git knows) names. Raises ``UndoError`` (exit
     2) when it names none, ``HistoryError`` when git fails otherwise: a git that cannot read
     the repository is not a typing mistake."""
@@ -147,7 +151,7 @@ def _forget_pending(unit: StoreUnit, commit, batch: int, seqs: list[int]) -> Und
                       memories=len(waiting))
 
 
-def _last_undo(repo, number: int):
+def _last_undo(repo: Repo, number: int):
     last = None
     for commit in history.engine_commits(repo):
         if history.trailers(commit.message).get("Undo-Batch") == str(number):
@@ -155,7 +159,7 @@ def _last_undo(repo, number: int):
     return last
 
 
-def _check_redo(repo, batch: int, seqs: list[int]) -> None:
+def _check_redo(repo: Repo, batch: int, seqs: list[int]) -> None:
     """A redo must not fold memories a later batch already took again."""
     for number, commit in sorted(history.live_batches(repo).items()):
         if number == batch:
@@ -167,7 +171,7 @@ def _check_redo(repo, batch: int, seqs: list[int]) -> None:
                             f"its memories again; undo batch {number} first")
 
 
-def _plan_reverse(store: Store, repo, commit, action: str = "undo") -> dict[str, str | None]:
+def _plan_reverse(store: Store, repo: Repo, commit, action: str = "undo") -> dict[str, str | None]:
     """What undoing ``commit``'s changes under PATHS makes of each file: path -> text, or
     None for a file to remove. Writes nothing; raises ``UndoError`` naming the later commits
     on a conflict.
@@ -220,7 +224,7 @@ def _blob(commit, path: str) -> str | None:
         return None
 
 
-def _merge(repo, now: str | None, base: str | None, other: str | None) -> str | None | bool:
+def _merge(repo: Repo, now: str | None, base: str | None, other: str | None) -> str | None | bool:
     """Three-way merge of one file; None = the file should not exist; False = conflict."""
     if now == base:
         return other                       # untouched since the commit: plain revert
@@ -241,7 +245,7 @@ def _merge(repo, now: str | None, base: str | None, other: str | None) -> str | 
             return False
 
 
-def _conflict_message(repo, commit, files: list[str], action: str = "undo") -> str:
+def _conflict_message(repo: Repo, commit, files: list[str], action: str = "undo") -> str:
     """Which later changes stand in the way: commits still in effect (not undone ones, not
     the undo commits themselves), newest first, and the person's uncommitted edits."""
     live = {c.hexsha for c in history.live_batches(repo).values()}
