@@ -152,7 +152,8 @@ def decide(candidate: Candidate, verdict: Verdict | None, failure: str
         created, event = plan_merge(candidate.left, candidate.right, keep, verdict.title,
                                     verdict.summary, by="adjudicator",
                                     confidence=verdict.confidence, pair=candidate.id)
-        return [created], [event]
+        # No new memory when the draft is one of the two word for word (that one is kept).
+        return ([created] if created is not None else []), [event]
     if verdict is not None and verdict.verdict == "KEEP_BOTH" and \
             verdict.confidence >= AUTO_MERGE_CONFIDENCE:
         return [], [new_event("kept_both", pair=candidate.id, left=candidate.left.id,
