@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, replace
 
 from scene_engine.core.text import terms
@@ -58,7 +58,7 @@ def _words(memory: Memory) -> frozenset[str]:
     return frozenset(terms(f"{memory.title or ''} {memory.content}"))
 
 
-def candidates(existing: Iterable[Memory], new: list[Memory], skip: set[str] = frozenset()
+def candidates(existing: Iterable[Memory], new: list[Memory], skip: Set[str] = frozenset()
                ) -> list[Candidate]:
     """Pairs (older, newer) among ``existing`` + ``new`` with at least one of them new, both
     extracted (they have a scope and a title), of the same scope, not related to each other,

@@ -24,7 +24,8 @@ def open_pairs(event_list: list[dict]) -> list[dict]:
             waiting.setdefault(event["pair"], event)
         elif event["event"] == "kept_both" or (event["event"] == "merge"
                                                and event["merge"] not in undone):
-            waiting.pop(event.get("pair"), None)
+            if event.get("pair") is not None:
+                waiting.pop(event["pair"], None)
         elif event["event"] == "undo":
             merge = next(e for e in event_list if e.get("merge") == event["merge"]
                          and e["event"] == "merge")
