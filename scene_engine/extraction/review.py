@@ -94,6 +94,10 @@ def decide(store: Store, pair: str, keep: str, title: str | None = None,
         return decision
     journal = Journal(store.memories_dir)
     left, right = journal.find(event["left"]), journal.find(event["right"])
+    if left is None or right is None:   # the journal was edited or damaged since
+        missing = event["left"] if left is None else event["right"]
+        raise MergeRefused(f"pair {event['pair']} names memory {missing}, which is not in "
+                           "the journal")
     created, decision = plan_merge(left, right, keep, title, summary, by="person",
                                    pair=event["pair"])
     ledger.write(store, [created] if created else [], [decision],
