@@ -203,7 +203,7 @@ def _check_history(store: Store) -> list[str]:
     repo = history.open_repo(store.root)
     owners: Counter[int] = Counter()
     for commit in history.live_batches(repo).values():
-        owners.update(expand_seqs(history.trailers(commit.message).get("Memory-Seqs", "")))
+        owners.update(expand_seqs(history.trailers(history.message_of(commit)).get("Memory-Seqs", "")))
     pending = set(state.requeued) | set(state.forgotten) | set(range(state.cursor, state.next_seq))
     processed = set(range(state.next_seq)) - pending
     problems = []
@@ -253,7 +253,7 @@ def _check_ledgers(store: Store) -> list[str]:
     problems = []
     journal = {m.seq: (m.id, *m.aliases) for m in Journal(store.memories_dir).intact()[0]}
     for number, commit in sorted(history.live_batches(repo).items()):
-        found = history.trailers(commit.message)
+        found = history.trailers(history.message_of(commit))
         if "Ledger" not in found:
             continue
         try:

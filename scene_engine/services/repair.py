@@ -22,7 +22,7 @@ from scene_engine.store.store import State, Store, render_state
 from scene_engine.store.unit import StoreUnit, locked
 
 if TYPE_CHECKING:
-    from git import Repo
+    from git import Commit, Repo
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class BatchClaim:
 
 
 
-def batch_claim(repo: Repo, commit) -> BatchClaim:
+def batch_claim(repo: Repo, commit: Commit) -> BatchClaim:
     """The ``BatchClaim`` of a batch commit: its ledger's entries (every memory it took, the
     duplicates too), or for a batch made before ledgers were kept its ``Memory-Seqs`` trailer
     with the ids the journal of that very commit holds at those places. An unreadable ledger
@@ -45,7 +45,7 @@ def batch_claim(repo: Repo, commit) -> BatchClaim:
     from scene_engine.store import history
     from scene_engine.store.history import expand_seqs
 
-    found = history.trailers(commit.message)
+    found = history.trailers(history.message_of(commit))
     number = int(found["Batch"])
     if found.get("Ledger"):
         try:
@@ -61,7 +61,7 @@ def batch_claim(repo: Repo, commit) -> BatchClaim:
 
 
 
-def _ids_at(repo: Repo, commit, seqs: list[int]) -> dict[int, str]:
+def _ids_at(repo: Repo, commit: Commit, seqs: list[int]) -> dict[int, str]:
     """seq -> id of the journal records at those places in ``commit``'s own tree."""
     from scene_engine.store import history
 
@@ -92,8 +92,8 @@ def live_claims(store: Store, repo: Repo) -> tuple[list[BatchClaim], list[BatchC
     by_number: dict[int, list] = {}
     for commit in commits:
         if commit.hexsha not in gone and \
-                history.commit_kind(commit.message, commit.author.email) == "batch":
-            by_number.setdefault(int(history.trailers(commit.message)["Batch"]), []).append(
+                history.commit_kind(history.message_of(commit), commit.author.email) == "batch":
+            by_number.setdefault(int(history.trailers(history.message_of(commit))["Batch"]), []).append(
                 commit)
     losers = [c for n, group in by_number.items() if len(group) > 1
               for c in group if c is not _kept(store, repo, n, group)]

@@ -31,11 +31,10 @@ from typing import TYPE_CHECKING, Any
 from scene_engine.core import interrupts
 from scene_engine.core.fs import atomic_write_text
 from scene_engine.store import history
+from scene_engine.store.layout import StorePaths
 
 if TYPE_CHECKING:
     from git import Repo
-
-    from scene_engine.store.store import Store
 
 RECOVER_TIMEOUT = 3.0      # seconds a read-only command waits for the lock to recover
 _TORN: dict[str, Any] = {"head": None, "paths": []}
@@ -47,11 +46,11 @@ class RecoveryWarning(UserWarning):
     not be rolled back (so what a command shows may include part of it)."""
 
 
-def _marker(store: Store) -> Path:
+def _marker(store: StorePaths) -> Path:
     return store.meta_dir / "run" / "intent.json"
 
 
-def begin(store: Store, planned: Mapping[str, str | None], repo: Repo | None = None) -> None:
+def begin(store: StorePaths, planned: Mapping[str, str | None], repo: Repo | None = None) -> None:
     """Record the intent to write ``planned`` before writing any of it.
 
     ``planned``: path relative to the store root -> the exact text about to be written there,
@@ -75,13 +74,13 @@ def begin(store: Store, planned: Mapping[str, str | None], repo: Repo | None = N
                                           "planned": hashes, "pid": os.getpid()}))
 
 
-def end(store: Store) -> None:
+def end(store: StorePaths) -> None:
     """The change is committed: drop the marker."""
     with contextlib.suppress(FileNotFoundError):
         _marker(store).unlink()
 
 
-def pending_intent(store: Store) -> dict | None:
+def pending_intent(store: StorePaths) -> dict | None:
     """The marker of an interrupted change, or None when there is none.
 
     A dict with ``head`` (sha; "" before the first commit), ``paths`` (list of paths relative
@@ -110,7 +109,7 @@ def _strings(value) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def recover(store: Store, repo: Repo) -> list[str]:
+def recover(store: StorePaths, repo: Repo) -> list[str]:
     """Finish an interrupted change (see the module docstring); return the paths put back.
 
     Call it with the store lock held. Runs in ``interrupts.critical()``, so Ctrl-C cannot stop
@@ -139,7 +138,7 @@ def recover(store: Store, repo: Repo) -> list[str]:
         return restored
 
 
-def ensure_recovered(store: Store, timeout: float | None = None) -> bool:
+def ensure_recovered(store: StorePaths, timeout: float | None = None) -> bool:
     """For read-only commands: roll back an interrupted change before anything is shown.
 
     Costs one ``stat`` when there is no marker. Otherwise waits up to ``timeout`` seconds
@@ -316,7 +315,7 @@ def _shared(repo: Repo) -> bool:
     return not set(names) <= {*history.STORE_PATHS, ".gitignore"}
 
 
-def _remove_temp_files(store: Store, only_marker: bool = False) -> None:
+def _remove_temp_files(store: StorePaths, only_marker: bool = False) -> None:
     """Unlink the hidden ``.NAME.*.tmp`` files the sandbox and ``atomic_write_text`` write
     before renaming; a crash can orphan them, and ``git add`` of ``memories/`` would commit
     one. Folders: scenes, memories, ``.scene-engine`` and those under it (ledgers, the
