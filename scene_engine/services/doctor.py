@@ -23,9 +23,9 @@ from scene_engine.services.persona import MAX_PERSONA_CHARS, dangling_links, sce
 from scene_engine.store import history, recovery
 from scene_engine.store.history import expand_seqs
 from scene_engine.store.layout import is_utf8_name
-from scene_engine.store.memories import Journal
+from scene_engine.store.memories import Journal, Memory
 from scene_engine.store.scene import SceneHeaderWarning, read_scene
-from scene_engine.store.store import Store
+from scene_engine.store.store import State, Store
 
 if TYPE_CHECKING:
     from git import Repo
@@ -181,7 +181,7 @@ def _check_state(store: Store) -> list[str]:
     return problems + _cursor_and_ids(state, journal)
 
 
-def _cursor_and_ids(state, journal) -> list[str]:
+def _cursor_and_ids(state: State, journal: list[Memory]) -> list[str]:
     problems = []
     if state.cursor > state.next_seq:
         problems.append(f"state: cursor {state.cursor} is past the journal end {state.next_seq}")

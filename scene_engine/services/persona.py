@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from scene_engine.batch.contract import ModelBackend
+from scene_engine.batch.contract import Backend, ModelBackend
 from scene_engine.batch.rules import parse_checked
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.fs import atomic_write_text, read_regular_text
@@ -197,7 +197,7 @@ def _edited_by_hand(repo: Repo) -> bool:
     return bool(message) and history.is_person_commit(message, email)
 
 
-def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
+def regenerate(store: Store, backend: Backend, reason: str, force: bool = False) -> str:
     """Write ``persona.md`` from the scenes and commit it; return the commit sha ("" if none).
 
     ``backend`` may offer ``persona(language, digest, max_chars) -> (text, tokens)``; the
@@ -240,7 +240,7 @@ def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
         return sha
 
 
-def regenerate_now(store: Store, backend) -> str:
+def regenerate_now(store: Store, backend: Backend) -> str:
     """``scenes persona --force``: regenerate the persona now from the scenes there are,
     a hand-edited one included; returns the commit sha ("" when it was current). Raises
     ``SceneEngineError`` when there are no scenes to make one from."""

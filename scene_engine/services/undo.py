@@ -20,7 +20,7 @@ from scene_engine.core.plural import count
 from scene_engine.index.refresh import refresh_index
 from scene_engine.store import history
 from scene_engine.store.history import expand_seqs
-from scene_engine.store.store import Store, render_state
+from scene_engine.store.store import State, Store, render_state
 from scene_engine.store.unit import StoreUnit, locked
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ def _plan_reverse(store: Store, repo: Repo, commit: Commit, action: str = "undo"
     return results
 
 
-def _write_reverse(store: Store, results: dict[str, str | None], state) -> list[str]:
+def _write_reverse(store: Store, results: dict[str, str | None], state: State) -> list[str]:
     """Write the planned files and ``state`` (inside the unit's change, whose marker records
     them, so recovery can tell them from a later hand edit); return the paths written."""
     for path, text in results.items():
@@ -268,7 +268,7 @@ def _conflict_message(repo: Repo, commit: Commit, files: list[str], action: str 
             "first (newest first), or edit the scene by hand. Nothing was changed.")
 
 
-def _new_state(state, action: str, seqs: list[int], forget: bool):
+def _new_state(state: State, action: str, seqs: list[int], forget: bool) -> State:
     requeued, forgotten = list(state.requeued), list(state.forgotten)
     if action == "undo":
         if forget:
