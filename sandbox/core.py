@@ -180,7 +180,7 @@ class Sandbox:
         Every call is appended to ``calls``.
         """
         raw_path: str | None = None
-        self._call_name: str | None = None
+        self._call_name = None
         try:
             handler = self._handlers().get(name) if isinstance(name, str) else None
             if handler is None:
@@ -188,7 +188,8 @@ class Sandbox:
                     f"unknown tool {_short(name)}. Available tools: {', '.join(TOOLS)}."
                 )
             args = parse_arguments(arguments, 6 * self.max_content_chars + 10_000)
-            raw_path = args.get("path") if isinstance(args.get("path"), str) else None
+            path = args.get("path")
+            raw_path = path if isinstance(path, str) else None
             result, ok = handler(args), True
         except (_Refusal, ArgumentProblem, ContentProblem, DiskProblem) as exc:
             result, ok = f"Error: {exc}", False

@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Final, Literal
 
 
-class _Deleted:
-    """Type of the ``DELETED`` sentinel: a staged removal, distinct from any string content."""
+class _Deleted(enum.Enum):
+    """Type of the ``DELETED`` sentinel: a staged removal, distinct from any string content.
 
-    _instance: _Deleted | None = None
+    An enum of one member: one instance, so ``x is DELETED`` works everywhere, also after
+    copy/pickle, and a type checker narrows ``str | _Deleted`` by it.
+    """
 
-    def __new__(cls) -> _Deleted:
-        # One instance, so ``x is DELETED`` works everywhere, also after copy/pickle.
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+    DELETED = "DELETED"
 
     def __repr__(self) -> str:
         return "DELETED"
 
-    def __reduce__(self) -> str:
+    def __str__(self) -> str:
         return "DELETED"
 
 
-DELETED: Final = _Deleted()
+DELETED: Final = _Deleted.DELETED
 """Sentinel value in ``pending()``/``apply()`` results: the file is (to be) removed."""
 
 Content = str | _Deleted

@@ -501,3 +501,14 @@ def test_a_decided_pair_is_folded_once(queued):
     assert "extracted: merged; scope session; from messages standup#2" in traced, traced
     assert json.loads(cli(store, "trace", right.id, "--json").output)["fact"] == "active"
     assert cli(store, "doctor").exit_code == 0
+
+
+def test_review_of_a_pair_whose_memory_left_the_journal_is_refused_not_a_crash(queued):
+    store, pair = queued    # the journal edited by hand: one side's record taken out
+    for segment in store.memories_dir.glob("*.jsonl"):
+        lines = segment.read_text(encoding="utf-8").splitlines(keepends=True)
+        segment.write_text("".join(line for line in lines if pair["left"]["id"] not in line),
+                           encoding="utf-8")
+    result = cli(store, "review", pair["pair"], "--keep", "right")
+    assert result.exit_code == 2        # it was an AttributeError (exit 1, nothing said)
+    assert pair["left"]["id"] in result.output and "not in the journal" in result.output

@@ -260,3 +260,20 @@ def test_model_failure_stops_the_run_before_anything_is_written(store, fake_llm)
     with pytest.raises(ExtractionError):
         extract_file(store, chat_bytes(), "chat.json", settings(fake_llm))
     assert state_of(store) == before
+
+
+def test_a_confident_merge_whose_draft_is_one_of_the_two_word_for_word_keeps_that_one(
+        store, fake_llm):
+    # plan_merge gives no new memory then; the adjudicator's decision once handed the journal
+    # a None to append (found by the type checker).
+    fake_llm.script([*_two_blocks(fake_llm),
+                     verdict(verdict="KEEP_LEFT", confidence=0.95, title="Build tool: Bazel",
+                             summary="Ana's build moved from Make to Bazel in November.")])
+    report = extract_file(store, chat_bytes(), "chat.json", settings(fake_llm), block_size=1)
+    assert (report.candidates, report.merged, report.queued, report.added) == (1, 1, 0, 2)
+    merge = review.merges(store)[0]
+    assert merge["created"] is None
+    status = ledger.statuses(Journal(store.memories_dir).all(), ledger.read_events(store))
+    kept = Journal(store.memories_dir).find(merge["keep"])
+    assert kept.content.endswith("in November.") and status[kept.id] == "active"
+    assert [status[i] for i in merge["retired"]] == ["merged"]

@@ -172,3 +172,12 @@ def test_the_map_lists_the_matching_scene_first_with_contiguous_tags(demo, budge
     tags = [line.split(" ", 1)[0] for line in result.text.split("## Scenes\n")[1]
             .split("\n\n")[0].splitlines()]
     assert tags == [f"S{i}" for i in range(1, len(tags) + 1)]
+
+
+def test_recall_and_its_result_type_are_importable_from_the_package():
+    import scene_engine.recall as package
+    from scene_engine.recall import assemble
+
+    assert package.recall is assemble.recall and package.Recall is assemble.Recall
+    with pytest.raises(AttributeError, match="scene_engine.recall' has no attribute"):
+        getattr(package, "RecallResult")   # noqa: B009 (a name the package must not have)

@@ -10,7 +10,7 @@ listener for its events).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -93,7 +93,7 @@ class BatchJob:
         return validate_batch(self.box.pending(), self.context)
 
     def account(self, final_text: str, declared: dict[str, Declaration] | None = None,
-                may_skip: bool = True, deferred: set[int] = frozenset()
+                may_skip: bool = True, deferred: Set[int] = frozenset()
                 ) -> tuple[list[LedgerEntry], list[str]]:
         """(ledger entries, problems) for the memories not ``deferred``; ``declared`` defaults
         to the NO_CHANGE/SKIP/PLACED lines of ``final_text`` (see ``accounting``)."""

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sandbox import DELETED, Change
+from sandbox import DELETED, Change, Sandbox
 from scene_engine.batch.conservation import (
     KEEP_COVERAGE,
     MERGE_COVERAGE,
@@ -106,6 +106,7 @@ def content_problems(name: str, content: str, max_chars: int) -> list[str]:
     scene, problem = parse_checked(name, content)
     if problem:
         return [problem]
+    assert scene is not None, "parse_checked gives a scene or a problem"
     problems = []
     summary = scene.meta.get("summary")
     if not isinstance(summary, str) or not summary.strip():
@@ -129,7 +130,7 @@ class ScenePolicy:
     name; a body over ``max_scene_chars``; a missing summary.
     """
 
-    def __init__(self, box, context: RuleContext):
+    def __init__(self, box: Sandbox, context: RuleContext):
         self.box = box
         self.context = context
 
@@ -149,17 +150,19 @@ class ScenePolicy:
             pending[change.name] = DELETED
             found = deletion_problems(existing or change.name, pending, ctx)
             return " ".join(found) or None
+        new = change.new
+        assert new is not None, "only a delete has no new content (sandbox.Change)"
         if change.created:
             staged = dict(self.box.pending())
-            staged[change.name] = change.new
+            staged[change.name] = new
             refusal = self._creation_refusal(change.name, staged)
             if refusal:
                 return refusal
-        problems = content_problems(change.name, change.new, ctx.max_scene_chars)
+        problems = content_problems(change.name, new, ctx.max_scene_chars)
         if existing and not problems:
             pending = dict(self.box.pending())
-            pending[existing] = change.new
-            problems = (pinned_problems(existing, change.new, ctx)
+            pending[existing] = new
+            problems = (pinned_problems(existing, new, ctx)
                         + person_line_problems(existing, pending, ctx)
                         + shrink_problems(existing, pending, ctx))
         return " ".join(problems) or None
@@ -444,9 +447,9 @@ def validate_batch(pending: dict, context: RuleContext) -> list[str]:
         problems += content_problems(name, content, context.max_scene_chars)
         if name in created and is_report_like(name):
             problems.append(f"{name} is a report-like name; rename it after an area of life.")
-        holder = next((h for h in listed.get(name.casefold(), []) if h != name), None)
-        if name in created and holder:
-            problems.append(f"{name} is a name {holder} lists in merged_from (a scene it took "
+        lister = next((h for h in listed.get(name.casefold(), []) if h != name), None)
+        if name in created and lister:
+            problems.append(f"{name} is a name {lister} lists in merged_from (a scene it took "
                             "in): choose another name.")
         scene, _ = parse_checked(name, content)
         # Names merged in by earlier batches may have been given to new scenes since.

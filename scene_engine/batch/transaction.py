@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 import unicodedata
 import warnings
+from collections.abc import Collection, Sequence, Set
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from sandbox import DELETED, ConflictError, Sandbox, SandboxError
 from scene_engine.batch.accounting import (
@@ -45,6 +47,9 @@ from scene_engine.store.scene import BEFORE, EPILOGUE, PREAMBLE, Scene, parse_sc
 from scene_engine.store.store import State, Store, render_state
 from scene_engine.store.unit import StoreUnit, locked
 
+if TYPE_CHECKING:
+    from git import Repo
+
 STATE_FILE = ".scene-engine/state.json"
 RELATED_SCENES = 3        # full texts shown in the prompt, to save read round trips
 PERSONA_RE = r"\[PERSONA_UPDATE_REQUEST\](.*?)\[/PERSONA_UPDATE_REQUEST\]|PERSONA_UPDATE_REQUEST:\s*(.+)"
@@ -66,7 +71,7 @@ def select_batch(store: Store, state: State, size: int) -> list[Memory]:
     return Journal(store.memories_dir).read(seqs)
 
 
-def advance_state(state: State, taken: list[Memory], deferred: list[int] = (),
+def advance_state(state: State, taken: list[Memory], deferred: Collection[int] = (),
                   number: int | None = None) -> State:
     """The state after batch ``number`` (default: the state's next): cursor past everything
     it selected, ``taken`` out of the re-queue, ``deferred`` memories (selected but left by the
@@ -103,14 +108,14 @@ def read_scene_texts(store: Store) -> dict[str, str | None]:
     return texts
 
 
-def scene_infos(metas: dict[str, dict | None], pinned: set[str] = frozenset()
+def scene_infos(metas: dict[str, dict | None], pinned: Set[str] = frozenset()
                 ) -> list[SceneInfo]:
     """The prompt's scene list from name -> header (None when unreadable): name, heat,
     updated, summary (unreadable headers shown as such), pinned."""
     infos = []
     for name, meta in sorted(metas.items()):
         meta = meta or {}
-        updated = meta.get("updated")
+        updated: Any = meta.get("updated")   # a datetime, or what a person wrote
         infos.append(SceneInfo(name=name, heat=int(meta.get("heat") or 0),
                                updated=updated.isoformat() if hasattr(updated, "isoformat")
                                else str(updated or "?"),
@@ -132,7 +137,8 @@ def related_scenes(texts: dict[str, str], memories: list[Memory], k: int) -> dic
 
 
 def build_job(store: Store, number: int, memories: list[Memory],
-              duplicates: list[tuple[Memory, Memory]] = (), repo=None) -> BatchJob:
+              duplicates: Sequence[tuple[Memory, Memory]] = (), repo: Repo | None = None
+              ) -> BatchJob:
     """Prompt, sandbox (allow-list = existing scenes with a readable header) and rules for one
     batch. ``job.scene_texts`` holds only the scenes the batch may touch. ``repo``: the store's
     git repository, for who wrote which line (default: opened here)."""
@@ -142,12 +148,13 @@ def build_job(store: Store, number: int, memories: list[Memory],
     metas = {n: _meta(n, t) if t is not None else None for n, t in every.items()}
     # A scene whose header cannot be read is a person's to fix: listed, never read or written.
     frozen = {n for n, meta in metas.items() if meta is None}
-    texts = {n: t for n, t in every.items() if n not in frozen}
+    headers = {n: meta for n, meta in metas.items() if meta is not None}
+    texts = {n: t for n, t in every.items() if t is not None and n in headers}
     related = related_scenes(texts, memories, RELATED_SCENES)
     box = Sandbox(store.scenes_dir, readable=list(texts), suffixes=(".md",))
     for name, text in related.items():
         box.note_seen(name, text)
-    pinned = {n for n in texts if is_pinned(metas[n])}
+    pinned = {n for n in texts if is_pinned(headers[n])}
     repo = repo or history.open_repo(store.root)
     context = RuleContext(existing=set(every), max_scenes=config.max_scenes,
                           max_scene_chars=config.max_scene_chars, shown=set(related),
@@ -164,7 +171,7 @@ def build_job(store: Store, number: int, memories: list[Memory],
                               new_scenes=context.allowance())
     return BatchJob(number=number, box=box, memories=memories, scene_texts=texts,
                     context=context, config=config, language=language, messages=messages,
-                    scene_meta={n: metas[n] for n in texts}, duplicates=list(duplicates),
+                    scene_meta={n: headers[n] for n in texts}, duplicates=list(duplicates),
                     journal=lambda: Journal(store.memories_dir).all(),
                     named_by_person=lambda name: history.named_by_person(repo, f"scenes/{name}"))
 
@@ -181,7 +188,7 @@ def _linked_but_gone(store: Store, every: dict[str, str | None]) -> set[str]:
             if name.casefold() not in live}
 
 
-def _authorship_of(repo, texts: dict[str, str]):
+def _authorship_of(repo: Repo, texts: dict[str, str]):
     """A cached ``name -> Authorship`` over the batch's scenes (the person's lines are read
     from the history on first use only)."""
     cache: dict[str, Authorship] = {}
@@ -273,7 +280,7 @@ def _header(new: Scene, before: Scene | None, sources: list[Scene], now: datetim
     if sources:   # the whole chain: a name a scene once had is never given to another one
         chain = [m for s in sources for m in (*merged_from(s), s.name)]
         meta["merged_from"] = list(dict.fromkeys(chain))
-    elif "merged_from" in old:
+    elif before is not None and "merged_from" in old:
         meta["merged_from"] = old["merged_from"]
         raw["merged_from"] = before.raw.get("merged_from")
     if before is not None:   # a person's comment lines stay where they were
@@ -481,7 +488,7 @@ def _commit_batch(unit: StoreUnit, job: BatchJob, new_state: State, ledger: Ledg
     # What each path will hold, so recovery can tell the batch's text from a later hand edit.
     planned = {f"scenes/{n}": None if c is DELETED else c for n, c in job.box.pending().items()}
     planned[STATE_FILE] = render_state(new_state)
-    planned[ledger_path(number)] = ledger.render()
+    ledger_text = planned[ledger_path(number)] = ledger.render()
     # Ctrl-C and SIGTERM wait until the batch is committed or rolled back (and so does git).
     # A conflict at apply wrote nothing: rolling back then would "recover" the batch's files
     # to HEAD, reverting a hand edit made after the last hand-edit commit.
@@ -498,7 +505,7 @@ def _commit_batch(unit: StoreUnit, job: BatchJob, new_state: State, ledger: Ledg
             store.save_state(new_state)
             path = store.root / ledger_path(number)
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, planned[ledger_path(number)])
+            atomic_write_text(path, ledger_text)
             sha = history.commit_files(unit.repo, message, list(planned))
         except (OSError, history.HistoryError) as exc:   # rolled back to HEAD by the unit
             raise BatchError(f"batch {number}: saving the batch failed ({exc}); rolled back, "

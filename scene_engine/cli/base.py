@@ -62,6 +62,8 @@ def _stdout_gone() -> bool:
     died) is a failure to report, not a reader that had enough."""
     import select
 
+    if sys.__stdout__ is None:   # started with no stdout at all
+        return False
     try:
         poller = select.poll()
         poller.register(sys.__stdout__.fileno(), select.POLLOUT)
@@ -76,7 +78,8 @@ def _reader_gone() -> NoReturn:
     import os
 
     with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
+        if sys.__stdout__ is not None:   # else there is no final flush to fail
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
     raise typer.Exit(0)
 
 
@@ -104,8 +107,9 @@ def handled(func: Callable) -> Callable:
                 _reader_gone()
             _refuse(f"a pipe to a helper process broke: {exc}", 1, as_json)
         except SceneEngineError as exc:
-            if exc.exit_code == 1 and received() is not None:
-                interrupted(received())   # a git child died of the same signal first
+            interrupt = received()
+            if exc.exit_code == 1 and interrupt is not None:
+                interrupted(interrupt)   # a git child died of the same signal first
             _refuse(str(exc), exc.exit_code, as_json)
         except OSError as exc:     # a disk problem: say which file, no traceback
             _refuse(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1, as_json)
@@ -115,8 +119,9 @@ def handled(func: Callable) -> Callable:
             said = describe(exc)   # git's refusals, a schema's complaint; None: a bug
             if said is None:
                 raise
-            if received() is not None:
-                interrupted(received())
+            interrupt = received()
+            if interrupt is not None:
+                interrupted(interrupt)
             _refuse(said, 1, as_json)
 
     return wrapper

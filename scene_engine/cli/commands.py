@@ -57,7 +57,8 @@ def main() -> None:
             # Typer's own answer to a closed pipe outside a command (`scenes -h | head -1`):
             # it wraps stdout so and exits 1; a reader that had enough is no failure.
             with contextlib.suppress(OSError, ValueError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
+                if sys.__stdout__ is not None:   # else there is no final flush to fail
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
             sys.exit(0)
         raise
     finally:

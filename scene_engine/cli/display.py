@@ -13,9 +13,10 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from scene_engine.core.plural import count
@@ -64,24 +65,24 @@ class RunDisplay:
         self._shown = ""
         self._progress: Progress | None = None
         self._started = False          # the line is first drawn by the first ``status``
-        self._task = None
+        self._task: TaskID | None = None   # the progress line's one task
 
     def __enter__(self) -> RunDisplay:
         if self.console.is_terminal and self.total:
             # No auto-refresh: the line is drawn when it changes (``_draw``), not 10 times a
             # second with the same words; no clock column, which only a redraw would move.
-            self._progress = Progress(
+            progress = self._progress = Progress(
                 TextColumn("{task.description}"), BarColumn(bar_width=20),
                 MofNCompleteColumn(), TextColumn("batches"),
                 console=self.console, transient=True, auto_refresh=False)
-            self._task = self._progress.add_task("", total=self.total)
+            self._task = progress.add_task("", total=self.total)
         return self
 
     def __exit__(self, *exc) -> None:
         if self._progress is not None:
             if self._started:       # transient: the line is gone before any error is printed
                 # Hidden first: stopping draws the line a last time, and it was drawn already.
-                self._progress.update(self._task, visible=False)
+                self._update(visible=False)
                 self._progress.stop()
             self._progress = None
 
@@ -91,7 +92,7 @@ class RunDisplay:
         the next line printed above it draws it)."""
         if self._progress is not None and text != self._shown:
             self._shown = text
-            self._progress.update(self._task, description=text, refresh=draw and self._started)
+            self._update(description=text, refresh=draw and self._started)
             if not self._started:
                 self._started = True
                 self._progress.start()   # draws it, saying what is happening from the start
@@ -108,27 +109,33 @@ class RunDisplay:
         """A line for the person, above the progress line (plain, never wrapped mid-word);
         printing it draws the progress line below it once, as it is now."""
         if self._progress is not None and self._started:
-            self._sync()
+            self._sync(self._progress)
             self._progress.console.print(line, markup=False, highlight=False)
         elif self._progress is not None:
             self.console.print(line, markup=False, highlight=False)
         else:
             print(line, file=sys.stderr, flush=True)
 
-    def _sync(self) -> None:
+    def _update(self, **changes: Any) -> None:
+        """``Progress.update`` of the progress line's task (nothing without the line)."""
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, **changes)
+
+    @staticmethod
+    def _sync(progress: Progress) -> None:
         """Give Rich's live area the progress line as it is now without drawing it: a line
         printed above redraws what the last draw showed (a stale count and text)."""
-        render = getattr(getattr(self._progress, "live", None), "_live_render", None)
+        render = getattr(getattr(progress, "live", None), "_live_render", None)
         if render is not None and hasattr(render, "set_renderable"):
-            render.set_renderable(self._progress.get_renderable())
+            render.set_renderable(progress.get_renderable())
         else:                    # another Rich: draw it now, the print draws it once more
-            self._progress.refresh()
+            progress.refresh()
 
     def advance(self, result) -> None:
         """A batch was committed: count it, say what it did and what comes next (the line
         printed above the progress line draws it once, with all three)."""
         if self._progress is not None:
-            self._progress.update(self._task, advance=1)   # drawn by the note below
+            self._update(advance=1)   # drawn by the note below
         self.batch = result.number + 1
         self._left -= len(result.memory_ids)
         self._done += 1

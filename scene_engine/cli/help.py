@@ -43,12 +43,13 @@ def plain_help() -> None:
         name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
         return name + ("..." if self.nargs != 1 else "")
 
-    if hasattr(TyperArgument, "_usage_display_name"):
-        TyperArgument._usage_display_name = usage_name
-        TyperArgument.display_type_rich = lambda self, ctx: None
+    if hasattr(TyperArgument, "_usage_display_name"):   # methods replaced on the class
+        hooks = {"_usage_display_name": usage_name, "display_type_rich": lambda self, ctx: None}
+        for hook, replacement in hooks.items():
+            setattr(TyperArgument, hook, replacement)
     for name in ("typer._click._textwrap", "click._textwrap"):   # Typer 0.2x has its own click
         try:
-            module = importlib.import_module(name)
+            module: Any = importlib.import_module(name)   # the one of the two that is there
         except ImportError:
             continue
         wrapper = getattr(module, "TextWrapper", None)

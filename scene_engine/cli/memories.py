@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,6 +24,11 @@ from scene_engine.cli.base import (
     read_input,
 )
 from scene_engine.core.plural import count
+
+if TYPE_CHECKING:
+    from scene_engine.services.extract import ExtractReport
+    from scene_engine.store.memories import AddReport
+    from scene_engine.store.store import Store
 
 SizeOpt = Annotated[int | None, typer.Option(
     "--batch-size", min=1, metavar="N", help="Memories per batch.")]
@@ -54,6 +59,7 @@ def add(source: Annotated[str, typer.Argument(
     store = open_cli_store()
     outcome = add_until_interrupted(store, read_input(source))
     if outcome.interrupt is None:
+        assert outcome.report is not None, "an add not interrupted has its report"
         if as_json:
             echo_json(add_json(outcome.report) | {"pending": store.load_state().pending})
         else:
@@ -68,13 +74,15 @@ def add(source: Annotated[str, typer.Argument(
                    f"the interrupt){pending_note(store)}")
 
 
-def _say_added(report, err: bool) -> None:
+def _say_added(report: AddReport, err: bool) -> None:
     typer.echo(f"added {count(report.added, 'memory')} ({count(report.known, 'known id')} "
                f"skipped, {count(report.duplicates, 'duplicate')} collapsed)", err=err)
 
 
-def _run(store, backend_name, model, api_base, batch_size, max_batches, call_timeout=None,
-         batch_timeout=None, verbose=False, as_json=False, head: dict | None = None) -> None:
+def _run(store: Store, backend_name: str | None, model: str | None, api_base: str | None,
+         batch_size: int | None, max_batches: int | None, call_timeout: float | None = None,
+         batch_timeout: float | None = None, verbose: bool = False, as_json: bool = False,
+         head: dict | None = None) -> None:
     """Run the pending batches (``services.run.FoldRun``) under the progress line and say
     what they did: one line, or with ``as_json`` one JSON document (``head``: what came in
     first, for ``ingest``). Exit 1 when a batch failed, 130/143 when interrupted."""
@@ -148,11 +156,13 @@ def ingest(source: Annotated[str | None, typer.Argument(
         if not as_json:
             typer.echo(_extract_line(report), err=True)
     else:
+        assert source is not None, "one of FILE and --conversation, checked above"
         outcome = add_until_interrupted(store, read_input(source))
         if outcome.interrupt is not None:
             done = (f"{count(outcome.added, 'memory')} were added" if outcome.added
                     else "nothing was added")
             interrupted(outcome.interrupt, f"{done}; no batch ran{pending_note(store)}")
+        assert outcome.report is not None, "an add not interrupted has its report"
         head = {"added": add_json(outcome.report)}
         if not as_json:
             _say_added(outcome.report, err=True)
@@ -160,7 +170,8 @@ def ingest(source: Annotated[str | None, typer.Argument(
          verbose, as_json, head)
 
 
-def _extract(store, source: str, backend, model, api_base):
+def _extract(store: Store, source: str, backend: str | None, model: str | None,
+             api_base: str | None) -> ExtractReport:
     """``services.extract.extract`` on the file ``source`` (or stdin)."""
     from scene_engine.services.extract import extract as run_extractor
 

@@ -18,6 +18,10 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from git import Repo
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _depth = 0          # nesting of critical() in the main thread: only the outermost acts
@@ -105,7 +109,7 @@ def exit_code(exc: BaseException) -> int:
 
 
 @contextlib.contextmanager
-def critical(repo=None) -> Iterator[None]:
+def critical(repo: Repo | None = None) -> Iterator[None]:
     """Hold SIGINT and SIGTERM back for the ``with`` body; deliver them when it ends.
 
     Main thread only (elsewhere, and when nested, a no-op). The signal mask blocks both
@@ -141,8 +145,8 @@ def critical(repo=None) -> Iterator[None]:
         for signum, handler in saved.items():
             if handler is not None:
                 signal.signal(signum, handler)
-        for signum in dict.fromkeys(caught):  # deliver what was held back, in order
-            signal.raise_signal(signum)
+        for held in dict.fromkeys(caught):  # deliver what was held back, in order
+            signal.raise_signal(held)
 
 
 def _block() -> set | None:

@@ -255,7 +255,8 @@ _DATE_LINE = re.compile(r"^\s*[#\-=*\[(]*\s*(.+?)\s*[\])=*\-]*\s*$")
 
 
 def _transcript(text: str, stem: str) -> list[Message]:
-    problems, messages = [], []
+    problems: list[tuple[int, str]] = []
+    messages: list[Message] = []
     session, when, gap = 1, None, False
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -290,7 +291,10 @@ def _transcript(text: str, stem: str) -> list[Message]:
 def _date_line(line: str) -> datetime | None:
     """A line that is only a date (``2026-11-30``, ``2026-11-30 14:05``, ``8 May 2023``,
     ``1:56 pm on 8 May, 2023``, optionally in brackets or under a ``#``)."""
-    inner = _DATE_LINE.match(line).group(1)
+    match = _DATE_LINE.match(line)
+    if match is None:   # only the empty line (a caller skips blank ones)
+        return None
+    inner = match.group(1)
     try:
         parsed = datetime.fromisoformat(inner)
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, replace
 
 from scene_engine.core.text import terms
@@ -58,7 +58,7 @@ def _words(memory: Memory) -> frozenset[str]:
     return frozenset(terms(f"{memory.title or ''} {memory.content}"))
 
 
-def candidates(existing: Iterable[Memory], new: list[Memory], skip: set[str] = frozenset()
+def candidates(existing: Iterable[Memory], new: list[Memory], skip: Set[str] = frozenset()
                ) -> list[Candidate]:
     """Pairs (older, newer) among ``existing`` + ``new`` with at least one of them new, both
     extracted (they have a scope and a title), of the same scope, not related to each other,
@@ -152,7 +152,8 @@ def decide(candidate: Candidate, verdict: Verdict | None, failure: str
         created, event = plan_merge(candidate.left, candidate.right, keep, verdict.title,
                                     verdict.summary, by="adjudicator",
                                     confidence=verdict.confidence, pair=candidate.id)
-        return [created], [event]
+        # No new memory when the draft is one of the two word for word (that one is kept).
+        return ([created] if created is not None else []), [event]
     if verdict is not None and verdict.verdict == "KEEP_BOTH" and \
             verdict.confidence >= AUTO_MERGE_CONFIDENCE:
         return [], [new_event("kept_both", pair=candidate.id, left=candidate.left.id,

@@ -151,7 +151,7 @@ def _records(output: ExtractionOutput, block: list[Message], version: str, quote
 
 def _time_of(memory: ExtractedMemory, by_id: dict[str, Message]) -> datetime:
     """The latest time among the memory's sources (now when the file gives none)."""
-    times = [by_id[s].created_at for s in memory.sources if by_id[s].created_at]
+    times = [t for t in (by_id[s].created_at for s in memory.sources) if t is not None]
     return max(times) if times else datetime.now(UTC).replace(microsecond=0)
 
 
@@ -170,14 +170,17 @@ def _own_records(existing: list[Memory], new: list[Memory], status: dict[str, st
     return out
 
 
-def _deduplicate(existing, new, status, history, settings, report, quotes
-                 ) -> tuple[list[Memory], list[dict]]:
+def _deduplicate(existing: list[Memory], new: list[Memory], status: dict[str, str],
+                 history: list[dict], settings: ModelSettings | None, report: ExtractReport,
+                 quotes: dict[str, str]) -> tuple[list[Memory], list[dict]]:
     """Candidate pairs of the new memories, decided (model) or queued (offline)."""
     seen = {e["pair"] for e in history if e.get("pair")}
     live = [m for m in existing if status.get(m.id, "active") not in NOT_LIVE]
     found = dedupe.candidates(live, _own_records(existing, new, status), seen)
     report.candidates = len(found)
-    added, out, retired = [], [], set()
+    added: list[Memory] = []
+    out: list[dict] = []
+    retired: set[str] = set()
     for candidate in found:
         if {candidate.left.id, candidate.right.id} & retired:
             continue            # one of them was merged already in this run

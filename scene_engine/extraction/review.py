@@ -24,7 +24,8 @@ def open_pairs(event_list: list[dict]) -> list[dict]:
             waiting.setdefault(event["pair"], event)
         elif event["event"] == "kept_both" or (event["event"] == "merge"
                                                and event["merge"] not in undone):
-            waiting.pop(event.get("pair"), None)
+            if event.get("pair") is not None:
+                waiting.pop(event["pair"], None)
         elif event["event"] == "undo":
             merge = next(e for e in event_list if e.get("merge") == event["merge"]
                          and e["event"] == "merge")
@@ -104,6 +105,10 @@ def decide(store: Store, pair: str, keep: str, title: str | None = None,
         return decision
     journal = Journal(store.memories_dir)
     left, right = journal.find(event["left"]), journal.find(event["right"])
+    if left is None or right is None:   # the journal was edited or damaged since
+        missing = event["left"] if left is None else event["right"]
+        raise MergeRefused(f"pair {event['pair']} names memory {missing}, which is not in "
+                           "the journal")
     created, decision = plan_merge(left, right, keep, title, summary, by="person",
                                    pair=event["pair"])
     ledger.write(store, [created] if created else [], [decision],

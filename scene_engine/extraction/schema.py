@@ -14,12 +14,15 @@ an emoji sequence or between a letter and its combining marks), and marks the cu
 from __future__ import annotations
 
 import unicodedata
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scene_engine.core.errors import InputError
 from scene_engine.store.memories import CONTROL_CHARS
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 
 def no_control(value: str | None) -> str | None:
@@ -204,7 +207,7 @@ def problems_of(exc: ValidationError) -> list[str]:
     return [_problem(e) for e in exc.errors()[:20]]
 
 
-def _problem(error: dict) -> str:
+def _problem(error: ErrorDetails) -> str:
     where = ".".join(str(p) for p in error.get("loc", ())) or "output"
     return f"{where}: {error.get('msg', 'invalid')}"
 

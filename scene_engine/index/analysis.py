@@ -280,7 +280,9 @@ def _import_jieba():
     # jieba imports pkg_resources (0.2 s) only to open its own data files, with a plain open()
     # as its fallback: hide pkg_resources while it loads.
     saved = sys.modules.get("pkg_resources", ...)
-    sys.modules["pkg_resources"] = None
+    # None in sys.modules makes an import fail (the import system's rule); typeshed allows
+    # only modules there.
+    sys.modules["pkg_resources"] = None  # type: ignore[assignment]
     try:
         import jieba
     finally:

@@ -29,14 +29,15 @@ import sqlite3
 import stat
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any, TypedDict
 
 from scene_engine.core.fs import NotRegularFile, read_regular
 from scene_engine.index import memories as memory_index
 from scene_engine.index.analysis import CJK_RUN, QueryTerm, index_text, literal_query, query_terms
-from scene_engine.store.layout import StoreError, is_utf8_name
+from scene_engine.store.layout import StoreError, StorePaths, is_utf8_name
 
 SCHEMA_VERSION = 10  # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes; 9: words_zh.txt; 10: conflict markers and repeated numbers named
 # A file modified this close to the moment it was indexed may change again within the clock's
@@ -117,7 +118,7 @@ class SyncReport:
     updated: list[str]
     removed: list[str]
     unchanged: int = 0
-    warnings: list[str] | None = None
+    warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     memories_added: int = 0
     memories_removed: int = 0
@@ -383,7 +384,7 @@ class SceneIndex:
         """``{name: lstat}`` of the regular ``*.md`` files in ``scenes/`` ({} if it is
         missing). Raises ``OSError`` if it exists but cannot be listed (an unreadable folder
         is not an empty one) or is a symbolic link."""
-        found = {}
+        found: dict[str, os.stat_result] = {}
         if self.scenes_dir.is_symlink():   # its files are elsewhere: never read them
             raise NotRegularFile(0, "a symbolic link, not a folder in the store",
                                  str(self.scenes_dir))
@@ -427,7 +428,7 @@ class SceneIndex:
                 data = read_regular(self.scenes_dir / name)
             except (FileNotFoundError, NotRegularFile):  # gone, or swapped for a link
                 data = None
-        if data is None:
+        if st is None or data is None:   # data is None whenever st is
             if row:
                 self._delete(name, row[0])
             return row is not None
@@ -586,7 +587,7 @@ class SceneIndex:
 
     def bodies(self, names: list[str]) -> dict[str, str]:
         """``{name: body}`` for the given scene names (unknown names are left out)."""
-        found = {}
+        found: dict[str, str] = {}
         for start in range(0, len(names), 500):   # stay under SQLite's bound-parameter limit
             chunk = names[start:start + 500]
             marks = ",".join("?" * len(chunk))
@@ -621,18 +622,25 @@ def _tiers(query: str, terms: list[QueryTerm], any_term: bool) -> list[tuple[boo
     return tries[-1:] if any_term else tries
 
 
-def for_store(store, **options) -> SceneIndex:
+def for_store(store: StorePaths, **options: Any) -> SceneIndex:
     """The index of a store (``layout.StorePaths`` or ``store.Store``): its scenes and its
     memory journal. ``options`` as for ``SceneIndex``."""
     return SceneIndex(store.index_path, store.scenes_dir, memories_dir=store.memories_dir,
                       state_path=store.state_path, **options)
 
 
-def read_index(store) -> tuple[SceneIndex, str | None]:
+def read_index(store: StorePaths) -> tuple[SceneIndex, str | None]:
     """``open_for_reading`` for a store (``layout.StorePaths`` or ``store.Store``): its
     scenes and its memory journal."""
     return open_for_reading(store.index_path, store.scenes_dir,
                             memories_dir=store.memories_dir, state_path=store.state_path)
+
+
+class _Journal(TypedDict):
+    """Where an index finds the memory journal (``SceneIndex``'s keyword arguments)."""
+
+    memories_dir: Path | None
+    state_path: Path | None
 
 
 def open_for_reading(db_path: Path, scenes_dir: Path, *, memories_dir: Path | None = None,
@@ -646,7 +654,7 @@ def open_for_reading(db_path: Path, scenes_dir: Path, *, memories_dir: Path | No
     built in memory when there is none). Raises ``IndexUnavailable`` (a one-line message) when
     not even that works, e.g. ``scenes/`` cannot be listed.
     """
-    journal = {"memories_dir": memories_dir, "state_path": state_path}
+    journal: _Journal = {"memories_dir": memories_dir, "state_path": state_path}
     try:
         index = SceneIndex(db_path, scenes_dir, busy_seconds=READ_BUSY_SECONDS, **journal)
     except (sqlite3.OperationalError, PermissionError) as err:
@@ -669,14 +677,14 @@ def open_for_reading(db_path: Path, scenes_dir: Path, *, memories_dir: Path | No
     return index, None
 
 
-def _stale_reader(db_path: Path, scenes_dir: Path, journal: dict) -> tuple[SceneIndex, str]:
+def _stale_reader(db_path: Path, scenes_dir: Path, journal: _Journal) -> tuple[SceneIndex, str]:
     conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=READ_BUSY_SECONDS,
                            isolation_level=None)
     return (SceneIndex(db_path, scenes_dir, _conn=conn, **journal),
             "search index busy (another process is writing it); results may be stale")
 
 
-def _private_copy(db_path: Path, scenes_dir: Path, journal: dict) -> SceneIndex:
+def _private_copy(db_path: Path, scenes_dir: Path, journal: _Journal) -> SceneIndex:
     """The index in memory: a copy of the file at ``db_path`` when it can be read (read-only,
     WAL included where possible), brought up to date with ``scenes/``; else built afresh."""
     memory = SceneIndex(":memory:", scenes_dir, **journal)

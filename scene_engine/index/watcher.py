@@ -26,12 +26,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from scene_engine.index.scenes import IndexUnavailable, SceneIndex
 from scene_engine.store.layout import is_utf8_name
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver, ObservedWatch
 
 log = logging.getLogger(__name__)
 
@@ -116,11 +120,11 @@ class SceneWatcher:
         self._busy = False
         self._stopping = False
         self._ready = threading.Event()
-        self._observer = None
+        self._observer: BaseObserver | None = None
         self._worker: threading.Thread | None = None
         self._startup_error: BaseException | None = None
         self._handler = _Handler(self)
-        self._scenes_watch = None       # watchdog's ObservedWatch of scenes/, when armed
+        self._scenes_watch: ObservedWatch | None = None   # of scenes/, when armed
         self._scenes_identity: tuple[int, int] | None = None
         self._next_check = 0.0
         self._rearm = False             # scenes/ itself was created, deleted or moved
@@ -137,16 +141,16 @@ class SceneWatcher:
         lost). Returns self. Raises what the initial sync raises (e.g.
         ``sqlite3.OperationalError``)."""
         self.scenes_dir.mkdir(parents=True, exist_ok=True)
-        self._observer = Observer()
-        self._observer.schedule(self._handler, str(self.root), recursive=False)
+        observer = self._observer = Observer()
+        observer.schedule(self._handler, str(self.root), recursive=False)
         self._arm()
-        self._observer.start()
+        observer.start()
         self._worker = threading.Thread(target=self._run, name="scene-watcher", daemon=True)
         self._worker.start()
         self._ready.wait()
         if self._startup_error:
-            self._observer.stop()
-            self._observer.join()
+            observer.stop()
+            observer.join()
             raise self._startup_error
         return self
 
@@ -154,17 +158,19 @@ class SceneWatcher:
         """Watch the folder now at ``scenes/`` if it is not the one watched (or always, with
         ``force``: a new folder may get the inode number of the one just deleted). Returns
         True when the watch changed (the caller then syncs everything)."""
+        observer = self._observer
+        assert observer is not None, "armed only once start() made the observer"
         identity = _identity(self.scenes_dir)
         if identity == self._scenes_identity and self._scenes_watch is not None and not force:
             return False
         if self._scenes_watch is not None:
             with contextlib.suppress(Exception):    # its folder may be gone already
-                self._observer.unschedule(self._scenes_watch)
+                observer.unschedule(self._scenes_watch)
             self._scenes_watch = None
         self._scenes_identity = identity
         if identity is not None:
             try:
-                self._scenes_watch = self._observer.schedule(
+                self._scenes_watch = observer.schedule(
                     self._handler, str(self.scenes_dir), recursive=False)
             except OSError as err:   # vanished again, or not a folder: the root watch stays
                 log.warning("cannot watch %s (%s)", self.scenes_dir, err)

@@ -50,7 +50,7 @@ def _all_or_nothing(found: list[list[dict] | None]) -> list[dict]:
     """Every block must be a call; one that is not makes the reply plain text."""
     if not found or any(not calls for calls in found):
         return []
-    return [call for calls in found for call in calls]
+    return [call for calls in found if calls for call in calls]
 
 
 def _from_json(block: str, tools: set[str]) -> list[dict] | None:
@@ -60,8 +60,9 @@ def _from_json(block: str, tools: set[str]) -> list[dict] | None:
     except (json.JSONDecodeError, ValueError):
         return None
     items = data if isinstance(data, list) else [data]
-    calls = [_call_of(item, tools) for item in items]
-    return calls if calls and all(calls) else None
+    found = [_call_of(item, tools) for item in items]
+    calls = [call for call in found if call]
+    return calls if calls and len(calls) == len(found) else None
 
 
 def _call_of(item, tools: set[str]) -> dict | None:

@@ -44,7 +44,7 @@ from scene_engine.offline.timeline import Draft, Entry, ordered, parse_draft, re
 from scene_engine.offline.words import analyzer, name_fits, rare_word
 from scene_engine.offline.words import scene_name as _word_name
 from scene_engine.store.memories import Memory
-from scene_engine.store.scene import Scene, parse_scene, render_scene
+from scene_engine.store.scene import HeaderStyle, Scene, parse_scene, render_scene
 
 __all__ = ["Draft", "Entry", "OfflineBackend", "OfflineError", "parse_draft", "render_body",
            "render_draft", "restates", "scene_name"]
@@ -65,7 +65,7 @@ class OfflineError(SceneEngineError, RuntimeError):
     """The offline backend cannot fold the batch (nothing fits, or a refused call)."""
 
 
-def render_draft(draft: Draft, style: str, zone: str) -> str:
+def render_draft(draft: Draft, style: HeaderStyle, zone: str) -> str:
     """Scene text with the body as it stands and a fresh summary (unless a person's or the
     scene is pinned)."""
     meta = dict(draft.meta)
@@ -200,7 +200,7 @@ class _OfflineWorker:
         self._vectors: dict[str, dict[str, float]] = {}
         self._by_day: dict[str, list[Memory]] | None = None    # the journal by day, when read
         self._spread: tuple[list[str], Counter] | None = None   # (live scenes, term -> scenes)
-        self._entry_terms: dict[str, list] = {}
+        self._entry_terms: dict[str, tuple[Counter[str], int]] = {}
         self._old_bodies: dict[str, str] = {}
 
     # -- sandbox calls, exactly as a model would make them
@@ -309,7 +309,8 @@ class _OfflineWorker:
         if not unmatched:
             return []
         deferred: list[Memory] = []
-        target, grouped = None, set()
+        target: str | None = None
+        grouped: set[int] = set()
         while unmatched and len(self.created) < self.allowance and self._can_create():
             group = self._largest_group(unmatched)
             if self.created and len(group) < 2:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from scene_engine.core.text import STOP_WORDS, keywords
 from scene_engine.core.when import MONTH_ABBREVIATIONS
@@ -132,9 +133,10 @@ def condense(draft: Draft, limit: int, zone: str, deep: bool = True,
     entries (see the module docstring); False if it still does not fit. ``ids_for`` finds
     the memories of an entry written by an earlier batch (None: only this batch's ids)."""
     roll = _Roller(draft, ids_for)
-    steps = [lambda: roll.oldest(_is_day, lambda d: d[:7], roll.month, by=lambda d: d)]
+    steps: list[Callable[[], bool]] = [
+        lambda: roll.oldest(_is_day, lambda d: d[:7], roll.month, by=lambda d: d)]
     if deep:
-        steps += [lambda w=w: roll.shorten(w) for w in DIGEST_WORDS[1:]]
+        steps += [partial(roll.shorten, w) for w in DIGEST_WORDS[1:]]
         steps += [lambda: roll.oldest(_is_month, _quarter, roll.period),
                   lambda: roll.oldest(_is_quarter, lambda d: d[:4], roll.period),
                   lambda: roll.shorten(6, keys=True), lambda: roll.shorten(3, keys=True)]
@@ -175,7 +177,9 @@ class _Roller:
         self.draft = draft
         self.ids_for = ids_for
 
-    def oldest(self, kind, period, make, by=None) -> bool:
+    def oldest(self, kind: Callable[[Entry], bool], period: Callable[[str], str],
+               make: Callable[[str, list[Entry]], Entry],
+               by: Callable[[str], str] | None = None) -> bool:
         """Roll the engine's old entries of ``kind`` into their ``period``'s digest (with that
         period's existing digest), the oldest ``by`` group (default: the whole oldest
         period; days go one at a time); False when there is nothing to roll."""
@@ -240,8 +244,8 @@ class _Roller:
                     others.append(dated.group(2) if dated else text)
             count += int(counted.group(1)) if counted else 0
         about = ", ".join(keywords(others, k=PERIOD_KEYWORDS)) if others else ""
-        more = f"{count - len(keys)} more" + (f" ({about})" if about else "")
-        parts = keys + ([cite(more, rest)] if count > len(keys) else [])
+        tail = f"{count - len(keys)} more" + (f" ({about})" if about else "")
+        parts = keys + ([cite(tail, rest)] if count > len(keys) else [])
         return Entry(period, f"{count} entries: " + "; ".join(parts), digest=True)
 
     def shorten(self, words: int, keys: bool = False) -> bool:

@@ -130,7 +130,8 @@ def ordered(entries: list[Entry]) -> list[Entry]:
 def _timeline_lines(entries: list[Entry]) -> list[str]:
     """One line per day for the engine's facts of that day (joined), a person's lines as
     written, one line per digest."""
-    lines, days = [], {}
+    lines: list[str] = []
+    days: dict[str, tuple[int, list[str]]] = {}   # day -> (its line, its facts)
     for entry in ordered(entries):
         if entry.person:
             lines.append(entry.text)

@@ -29,12 +29,16 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 
 from scene_engine.core.fs import read_regular_text
 from scene_engine.core.when import MONTH_ABBREVIATIONS, readable, resolve
 from scene_engine.index.analysis import CJK_RUN, fold, question_terms, text_terms
 from scene_engine.store.layout import StoreError
 from scene_engine.store.store import Store
+
+if TYPE_CHECKING:
+    from scene_engine.index.scenes import Hit, SceneIndex
 
 DEFAULT_BUDGET = 4000
 CANDIDATES = 16           # scenes whose sentences compete for the passage budget
@@ -93,7 +97,7 @@ class Passage:
     def source(self) -> dict:
         """Where it comes from, for ``--json``: ``{"scene": NAME}``, ``{"memory": ID,
         "created_at": ISO}``, or both when a scene holds the memory."""
-        found = {"scene": self.scene} if self.scene else {}
+        found: dict[str, str | None] = {"scene": self.scene} if self.scene else {}
         if self.memory is not None:
             found.update(memory=self.memory, created_at=self.created_at)
         return found
@@ -319,8 +323,8 @@ def _persona_part(store: Store, limit: int) -> str:
     return "\n".join(out)
 
 
-def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
-           scope: str | None = None) -> Recall:
+def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
+           index: SceneIndex | None = None, scope: str | None = None) -> Recall:
     """Build the recall text for ``query`` in at most ``budget`` characters.
 
     ``scope``: recall for one agent or project: only memories of that scope or of none, and
@@ -344,7 +348,7 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET, index=None,
 
     own = index is None
     warning = None
-    if own:
+    if index is None:
         index, warning = read_index(store)
     try:
         scoped = scope is not None
@@ -394,14 +398,14 @@ def _ledger_warning(store: Store) -> str | None:
 Holder = Callable[[str, str], "dict | None"]
 
 
-def _scene_holder(store: Store, index, scenes: list, bodies: dict[str, str], found: list
+def _scene_holder(store: Store, index: SceneIndex, scenes: list, bodies: dict[str, str], found: list
                   ) -> Holder:
     """A function ``(memory id, text) -> map row`` of the scene that holds a recalled memory,
     or None: a scene of ``scenes`` (the candidates, then the hottest) whose digest cites it,
     else, for a memory a batch has folded, a scene whose body states its words (one index
     search, only for a memory chosen with no candidate scene restating it)."""
     bodies = {**bodies, **index.bodies([h.name for h in scenes if h.name not in bodies])}
-    held = {}                   # memory id -> the index hit of the scene citing it
+    held: dict[str, Hit] = {}   # memory id -> the index hit of the scene citing it
     for hit in scenes:
         for memory_id, _ in cited_ids(bodies.get(hit.name, "")):
             held.setdefault(memory_id, hit)
@@ -438,7 +442,7 @@ def _row(hit) -> dict:
             "summary": _cut_words(" ".join(str(hit.summary or "").split()))}
 
 
-def _quoted_memories(index, bodies: dict[str, str], known: set[str]) -> list:
+def _quoted_memories(index: SceneIndex, bodies: dict[str, str], known: set[str]) -> list:
     """The memories (``MemoryHit``) the candidate scenes' digests quote (cut short, or in
     telegraphic style), not among ``known`` (found already, or no longer current): the
     words as said stand in for the digest's quote."""
@@ -529,14 +533,15 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     no candidate scene sentence restates (``_scene_holder``). ``persona``: False leaves it
     out.
     """
-    persona = _persona_part(store, min(int(budget * PERSONA_SHARE), PERSONA_MAX)) if persona else ""
+    persona_text = (_persona_part(store, min(int(budget * PERSONA_SHARE), PERSONA_MAX))
+                    if persona else "")
     rows, seen = [], set()
     for row in [*hits, *hot]:
         if row.name not in seen:
             seen.add(row.name)
             rows.append(_row(row))
     scene_map = _SceneMap(rows, *_scene_map(rows, min(int(budget * MAP_SHARE), MAP_MAX)))
-    header = "## Persona\n" + persona + "\n\n" if persona else ""
+    header = "## Persona\n" + persona_text + "\n\n" if persona_text else ""
     title = "## Passages\n"
     room = budget - len(header) - len(scene_map.text()) - len(title) - 1
     passages = [p for h in hits for p in split_passages(h.name, bodies.get(h.name, ""))]
@@ -544,7 +549,7 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     chosen = _choose(ranked, room, scene_map, holder or (lambda *_: None))
     body = _layout(chosen, scene_map.line)
     text = header + scene_map.text() + (title + body if chosen else "")
-    found = Recall(text=text.rstrip() + "\n", budget=budget, persona=persona,
+    found = Recall(text=text.rstrip() + "\n", budget=budget, persona=persona_text,
                    scenes=scene_map.shown, passages=chosen)
     if ranked and not chosen:    # found, but no passage fits: say so, not an empty answer
         found.warning = (f"{len(ranked)} passages match, but none fits in {budget} characters "
@@ -618,7 +623,12 @@ def _choose(ranked: list[Passage], room: int, scene_map: _SceneMap,
     and a quote the engine cut short is never chosen as it is."""
     restated = _restatement_finder(ranked)
     attributed = _attributor(ranked, restated, holder, scene_map)
-    chosen, used, days, said, every, taken = [], 0, set(), [], set(), set()
+    chosen: list[Passage] = []
+    used = 0
+    days: set[date | None] = set()
+    said: list[set[str]] = []
+    every: set[str] = set()
+    taken: set[object] = set()   # (memory id, text) of a memory, id() of a scene passage
     for passage in ranked:
         if room - used < _SHORTEST_LINE:
             break
@@ -654,7 +664,7 @@ def _attributor(ranked: list[Passage], restated: Callable[[Passage], Passage],
     puts the memory in place of the sentence), else ``holder``'s (made known to
     ``scene_map``); any other passage back as it is."""
     restating: dict[tuple[str, str], str] = {}
-    built = []
+    built: list[bool] = []
 
     def find(passage: Passage) -> Passage:
         if passage.memory is None or passage.scene:
@@ -695,8 +705,8 @@ def _restatement_finder(ranked: list[Passage]) -> Callable[[Passage], Passage]:
         if own or passage.cut:       # a digest's fact is the memory it cites, no other
             if not own:
                 return passage
-            best = max(own, key=lambda i: (len(words & held[i]), -i))
-            return replace(memories[best], scene=passage.scene, score=passage.score)
+            closest = max(own, key=lambda i: (len(words & held[i]), -i))
+            return replace(memories[closest], scene=passage.scene, score=passage.score)
         need = math.ceil(SAME_FACT * len(words))
         if not need:
             return passage
@@ -739,7 +749,9 @@ def _scene_map(rows: list[dict], limit: int) -> tuple[list[str], list[dict]]:
     """Map lines in order (matching scenes first), within ``limit`` characters: a scene with its
     summary when that fits, else just name and heat; stops at the first that does not fit, so
     the best-matching scenes are never dropped for lesser ones and tags stay S1, S2, S3..."""
-    lines, shown, used = [], [], 0
+    lines: list[str] = []
+    shown: list[dict] = []
+    used = 0
     for row in rows:
         tag = f"S{len(shown) + 1} {row['name']} (heat {row['heat']})"
         for line in (f"{tag}: {row['summary']}" if row["summary"] else tag, tag):

@@ -10,13 +10,17 @@ recallable before the add returns.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from scene_engine.core.interrupts import Terminated
 from scene_engine.core.plural import count
 from scene_engine.store import history, inbox
-from scene_engine.store.memories import AddReport, Journal, MemoryInputError, parse_lines
-from scene_engine.store.store import Store
+from scene_engine.store.memories import AddReport, Journal, Memory, MemoryInputError, parse_lines
+from scene_engine.store.store import State, Store
 from scene_engine.store.unit import StoreUnit, locked
+
+if TYPE_CHECKING:
+    from scene_engine.index.scenes import SceneIndex
 
 
 def add_memories(store: Store, data: bytes | None,
@@ -64,7 +68,7 @@ def drain_inbox(store: Store, lock_timeout: float | None = None) -> int:
     return before - len(inbox.waiting(store))
 
 
-def _drain_inbox(unit: StoreUnit, journal: Journal, index) -> int:
+def _drain_inbox(unit: StoreUnit, journal: Journal, index: SceneIndex | None) -> int:
     """Append each inbox file (under the store lock), oldest first; returns memories added.
     A file that no longer validates is set aside as ``.bad`` (said once, never retried)."""
     import warnings
@@ -83,7 +87,7 @@ def _drain_inbox(unit: StoreUnit, journal: Journal, index) -> int:
     return added
 
 
-def _synced_index(store: Store):
+def _synced_index(store: Store) -> SceneIndex | None:
     """The store's index in step with the journal (to look ids up in), or None when it cannot
     be (no index, unreadable, a journal segment it could not read): the journal is read then."""
     from scene_engine.index.scenes import for_store
@@ -102,7 +106,8 @@ def _synced_index(store: Store):
     return None
 
 
-def _append(unit: StoreUnit, journal: Journal, lined, state, index):
+def _append(unit: StoreUnit, journal: Journal, lined: list[tuple[int, Memory]], state: State,
+            index: SceneIndex | None) -> tuple[list[Memory], AddReport]:
     """Plan, write and commit the new memories (``[(line, Memory)]``, under the store lock);
     index them when ``index`` is given. Returns (fresh memories, ``AddReport``). Raises
     ``MemoryInputError`` naming the line of each known id sent with another memory (nothing

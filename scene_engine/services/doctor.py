@@ -13,6 +13,7 @@ import hashlib
 import unicodedata
 import warnings
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from scene_engine.batch.rules import merged_from
 from scene_engine.core.errors import plain_error
@@ -22,9 +23,12 @@ from scene_engine.services.persona import MAX_PERSONA_CHARS, dangling_links, sce
 from scene_engine.store import history, recovery
 from scene_engine.store.history import expand_seqs
 from scene_engine.store.layout import is_utf8_name
-from scene_engine.store.memories import Journal
+from scene_engine.store.memories import Journal, Memory
 from scene_engine.store.scene import SceneHeaderWarning, read_scene
-from scene_engine.store.store import Store
+from scene_engine.store.store import State, Store
+
+if TYPE_CHECKING:
+    from git import Repo
 
 
 def check_store(store: Store) -> list[str]:
@@ -177,7 +181,7 @@ def _check_state(store: Store) -> list[str]:
     return problems + _cursor_and_ids(state, journal)
 
 
-def _cursor_and_ids(state, journal) -> list[str]:
+def _cursor_and_ids(state: State, journal: list[Memory]) -> list[str]:
     problems = []
     if state.cursor > state.next_seq:
         problems.append(f"state: cursor {state.cursor} is past the journal end {state.next_seq}")
@@ -199,7 +203,7 @@ def _check_history(store: Store) -> list[str]:
     repo = history.open_repo(store.root)
     owners: Counter[int] = Counter()
     for commit in history.live_batches(repo).values():
-        owners.update(expand_seqs(history.trailers(commit.message).get("Memory-Seqs", "")))
+        owners.update(expand_seqs(history.trailers(history.message_of(commit)).get("Memory-Seqs", "")))
     pending = set(state.requeued) | set(state.forgotten) | set(range(state.cursor, state.next_seq))
     processed = set(range(state.next_seq)) - pending
     problems = []
@@ -224,7 +228,7 @@ def _check_history(store: Store) -> list[str]:
     return problems + _ignored_files(store, repo)
 
 
-def _ignored_files(store: Store, repo) -> list[str]:
+def _ignored_files(store: Store, repo: Repo) -> list[str]:
     """Store files the repository's ignore rules keep out of git (a vault's "*.jsonl" rule
     added after init): they are never committed, so a clone lacks them."""
     from scene_engine.store.store import STORE_FILES
@@ -249,7 +253,7 @@ def _check_ledgers(store: Store) -> list[str]:
     problems = []
     journal = {m.seq: (m.id, *m.aliases) for m in Journal(store.memories_dir).intact()[0]}
     for number, commit in sorted(history.live_batches(repo).items()):
-        found = history.trailers(commit.message)
+        found = history.trailers(history.message_of(commit))
         if "Ledger" not in found:
             continue
         try:

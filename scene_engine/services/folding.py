@@ -25,11 +25,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from scene_engine.core.errors import plain_error
 from scene_engine.core.plural import count
 from scene_engine.store.inbox import queued, waiting
 from scene_engine.store.store import Store
+
+if TYPE_CHECKING:
+    from scene_engine.batch.contract import Backend, BatchResult
 
 log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0       # how often the pending count is looked at (one small JSON read)
@@ -56,7 +60,7 @@ class FoldWorker:
     line). Use ``start()``/``stop()`` or ``with``.
     """
 
-    def __init__(self, store: Store, backend: Callable[[], object], *,
+    def __init__(self, store: Store, backend: Callable[[], Backend], *,
                  fold_every: int | None = None, fold_idle: float | None = None,
                  on_event: Callable[[str], None] | None = None):
         config = store.config
@@ -118,7 +122,7 @@ class FoldWorker:
         from scene_engine.services.run import run_pending
 
         self.stats.runs += 1
-        done = []
+        done: list[BatchResult] = []
         try:
             drain_inbox(self.store)      # memories remembered while a batch held the store
             run_pending(self.store, self.backend(), on_batch=done.append)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 import warnings
+from typing import Any
 
 from scene_engine.core.errors import InputError
 from scene_engine.store.store import Store
@@ -19,7 +20,7 @@ def scene_rows(store: Store) -> list[dict]:
     so (heat 0), never an exception."""
     from scene_engine.store.scene import read_scene
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in store.scene_names():
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
@@ -29,7 +30,7 @@ def scene_rows(store: Store) -> list[dict]:
                 rows.append({"name": name, "heat": 0, "updated": None,
                              "summary": "(not readable as UTF-8: see `scenes doctor`)"})
                 continue
-        updated = scene.meta.get("updated")
+        updated: Any = scene.meta.get("updated")   # a datetime, or what a person wrote
         rows.append({"name": name, "heat": int(scene.meta.get("heat") or 0),
                      "updated": updated.isoformat() if hasattr(updated, "isoformat") else updated,
                      "summary": scene.meta.get("summary") or ""})

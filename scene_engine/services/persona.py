@@ -12,8 +12,9 @@ so undo can restore the previous one.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from scene_engine.batch.contract import ModelBackend
+from scene_engine.batch.contract import Backend, ModelBackend
 from scene_engine.batch.rules import parse_checked, persona_names
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.fs import atomic_write_text, read_regular_text
@@ -22,6 +23,9 @@ from scene_engine.offline.words import language
 from scene_engine.store import history
 from scene_engine.store.store import Store, render_state
 from scene_engine.store.unit import locked
+
+if TYPE_CHECKING:
+    from git import Repo
 
 MAX_PERSONA_CHARS = 2000
 MIN_UNNAMED = 3         # scenes an offline persona must miss before it is due for that
@@ -179,7 +183,7 @@ def clip(text: str, limit: int = MAX_PERSONA_CHARS) -> str:
     return (cut[: end + 1] if end > limit // 2 else cut).rstrip() + "\n"
 
 
-def _edited_by_hand(repo) -> bool:
+def _edited_by_hand(repo: Repo) -> bool:
     """True when the newest commit that touched persona.md is a person's: a hand edit, their
     own commit or a vault plugin's auto-commit of their edit."""
     email, _, message = repo.git.log("-1", "--format=%ae%x01%B", "--", "persona.md"
@@ -187,7 +191,7 @@ def _edited_by_hand(repo) -> bool:
     return bool(message) and history.is_person_commit(message, email)
 
 
-def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
+def regenerate(store: Store, backend: Backend, reason: str, force: bool = False) -> str:
     """Write ``persona.md`` from the scenes and commit it; return the commit sha ("" if none).
 
     ``backend`` may offer ``persona(language, digest, max_chars) -> (text, tokens)``; the
@@ -230,7 +234,7 @@ def regenerate(store: Store, backend, reason: str, force: bool = False) -> str:
         return sha
 
 
-def regenerate_now(store: Store, backend) -> str:
+def regenerate_now(store: Store, backend: Backend) -> str:
     """``scenes persona --force``: regenerate the persona now from the scenes there are,
     a hand-edited one included; returns the commit sha ("" when it was current). Raises
     ``SceneEngineError`` when there are no scenes to make one from."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from scene_engine.services.search import check_number, check_query, check_scope
 
 if TYPE_CHECKING:
-    from scene_engine.recall.assemble import RecallResult
+    from scene_engine.recall.assemble import Recall
     from scene_engine.store.store import Store
 
 RECALL_BUDGET = 4000     # characters by default
@@ -21,7 +21,7 @@ MIN_BUDGET, MAX_BUDGET = 100, 10_000_000
 
 
 def recall(store: Store | Path | None, query: str, budget: int = RECALL_BUDGET,
-           scope: str | None = None) -> RecallResult:
+           scope: str | None = None) -> Recall:
     """What an agent puts in its context for ``query`` (``recall.assemble.recall``: persona,
     scene map, the best passages, each with its source; with ``scope`` only that scope's
     memories and unscoped ones, no scenes). ``store``: an open store, or its folder (None:

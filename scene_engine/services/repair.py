@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from scene_engine.store.memories import SEGMENT, Journal, _lines
 from scene_engine.store.numbering import STATE_PATH, numbering_problem
 from scene_engine.store.store import State, Store, StoreError, render_state
 from scene_engine.store.unit import StoreUnit, locked
+
+if TYPE_CHECKING:
+    from git import Commit, Repo
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,7 @@ class BatchClaim:
 
 
 
-def batch_claim(repo, commit) -> BatchClaim:
+def batch_claim(repo: Repo, commit: Commit) -> BatchClaim:
     """The ``BatchClaim`` of a batch commit: its ledger's entries (every memory it took, the
     duplicates too), or for a batch made before ledgers were kept its ``Memory-Seqs`` trailer
     with the ids the journal of that very commit holds at those places. An unreadable ledger
@@ -41,7 +45,7 @@ def batch_claim(repo, commit) -> BatchClaim:
     from scene_engine.store import history
     from scene_engine.store.history import expand_seqs
 
-    found = history.trailers(commit.message)
+    found = history.trailers(history.message_of(commit))
     number = int(found["Batch"])
     if found.get("Ledger"):
         try:
@@ -57,7 +61,7 @@ def batch_claim(repo, commit) -> BatchClaim:
 
 
 
-def _ids_at(repo, commit, seqs: list[int]) -> dict[int, str]:
+def _ids_at(repo: Repo, commit: Commit, seqs: list[int]) -> dict[int, str]:
     """seq -> id of the journal records at those places in ``commit``'s own tree."""
     from scene_engine.store import history
 
@@ -77,7 +81,7 @@ def _ids_at(repo, commit, seqs: list[int]) -> dict[int, str]:
 
 
 
-def live_claims(store: Store, repo) -> tuple[list[BatchClaim], list[BatchClaim]]:
+def live_claims(store: Store, repo: Repo) -> tuple[list[BatchClaim], list[BatchClaim]]:
     """(claims of the batches in effect, by number; claims of the batch commits that share a
     number with another and lose: the one whose ledger file is not the one in the work tree,
     the person's pick when they merged ``.scene-engine/``, else the earlier)."""
@@ -88,8 +92,8 @@ def live_claims(store: Store, repo) -> tuple[list[BatchClaim], list[BatchClaim]]
     by_number: dict[int, list] = {}
     for commit in commits:
         if commit.hexsha not in gone and \
-                history.commit_kind(commit.message, commit.author.email) == "batch":
-            by_number.setdefault(int(history.trailers(commit.message)["Batch"]), []).append(
+                history.commit_kind(history.message_of(commit), commit.author.email) == "batch":
+            by_number.setdefault(int(history.trailers(history.message_of(commit))["Batch"]), []).append(
                 commit)
     losers = [c for n, group in by_number.items() if len(group) > 1
               for c in group if c is not _kept(store, repo, n, group)]
@@ -99,7 +103,7 @@ def live_claims(store: Store, repo) -> tuple[list[BatchClaim], list[BatchClaim]]
 
 
 
-def _kept(store: Store, repo, number: int, group: list):
+def _kept(store: Store, repo: Repo, number: int, group: list):
     """Of the commits ``group`` that all say ``Batch: number``, the one whose ledger is the
     file in the work tree (the side kept in the merge); with no such file, the last. A file
     that is neither side's (torn, or mixed by the merge) says nothing of which side was
@@ -252,7 +256,7 @@ def repaired_state(state: State, plan: Reconciled, forgotten: set[str],
 
 
 
-def forgotten_ids(store: Store, repo, state: State, records: list[dict]) -> set[str]:
+def forgotten_ids(store: Store, repo: Repo, state: State, records: list[dict]) -> set[str]:
     """The ids of the memories ``state.json`` lists as forgotten, in the numbering of the copy
     it came from: the record carrying that number, or when both copies numbered one (a
     record each), the one at that place in the journal of the newest commit (not a merge)
@@ -271,7 +275,7 @@ def forgotten_ids(store: Store, repo, state: State, records: list[dict]) -> set[
 
 
 
-def _origin_ids(store: Store, repo, seqs: list[int]) -> dict[int, str]:
+def _origin_ids(store: Store, repo: Repo, seqs: list[int]) -> dict[int, str]:
     """seq -> id in the journal of the newest non-merge commit whose ``state.json`` is the
     one on disk ({} when none of the last 200 commits is)."""
     from scene_engine.store import history

@@ -15,7 +15,7 @@ stays committed and what is pending.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -93,8 +93,8 @@ class FoldRun:
         self.total = min(total, max_batches) if max_batches else total   # batches planned
         self.committed: list[BatchResult] = []
 
-    def prepare(self, step: Callable[[str], AbstractContextManager[Any]] = lambda _: _nothing()
-                ) -> str | None:
+    def prepare(self, step: Callable[[str], AbstractContextManager[Any]] = (
+                lambda _: contextlib.nullcontext())) -> str | None:
         """Check a model backend's set-up and load its client before any batch starts, each
         under ``step(what)`` (a display's "checking the model set-up"); returns the problem
         as one line (nothing is written then), else None."""
@@ -128,8 +128,9 @@ class FoldRun:
             run_pending(self.store, self.backend, max_batches=self.max_batches, size=self.size,
                         on_batch=committed)
         except BatchError as exc:
-            if received() is not None:   # git died of the same Ctrl-C: say it was that
-                raise received() from exc
+            interrupt = received()
+            if interrupt is not None:   # git died of the same Ctrl-C: say it was that
+                raise interrupt from exc
             return str(exc)
         return None
 
@@ -177,8 +178,3 @@ def pending_note(store: Store) -> str:
         return f"; {count(store.load_state().pending, 'memory')} pending"
     except Exception:
         return ""
-
-
-@contextlib.contextmanager
-def _nothing() -> Iterator[None]:
-    yield

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Set
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from scene_engine.batch.accounting import Ledger
 from scene_engine.batch.conservation import content_terms, coverage
@@ -25,6 +27,11 @@ from scene_engine.store.layout import StateUnreadable
 from scene_engine.store.memories import Journal, Memory
 from scene_engine.store.scene import parse_scene
 from scene_engine.store.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from git import Commit, Repo
+
+    from scene_engine.index.scenes import SceneIndex
 
 LINE_EVIDENCE = 0.8   # a sentence states the memory if it holds this share of its words
 
@@ -83,8 +90,8 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
     released = history.released_batches(commits)   # batch commits a repair gave up
     took: dict[str, int] = {}            # sha of a batch commit that took it -> its number
     for commit in commits:
-        found = history.trailers(commit.message)
-        kind = history.commit_kind(commit.message, commit.author.email)
+        found = history.trailers(history.message_of(commit))
+        kind = history.commit_kind(history.message_of(commit), commit.author.email)
         base = {"time": commit.committed_datetime.isoformat(), "commit": commit.hexsha}
         plain = history.plain_revert(reverts, commit)
         if plain is not None:        # a plain `git revert`: an undo, or a redo of one
@@ -106,18 +113,19 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
                 tracked = _follow_merges(trace, base, number, ledger.merges, tracked,
                                          new=_new_names(repo, commit, ledger.merges))
         elif kind in ("undo", "redo", "forget"):
-            number = found.get("Undo-Batch") or found.get("Redo-Batch") or found.get("Forget-Batch")
-            if number and int(number) in batches:
-                trace.events.append(base | {"kind": kind, "batch": int(number)})
-                tracked = set(batches[int(number)]) if kind == "redo" else set()
-            elif number and tracked and merges.get(int(number)):
+            named = (found.get("Undo-Batch") or found.get("Redo-Batch")
+                     or found.get("Forget-Batch"))
+            if named and int(named) in batches:
+                trace.events.append(base | {"kind": kind, "batch": int(named)})
+                tracked = set(batches[int(named)]) if kind == "redo" else set()
+            elif named and tracked and merges.get(int(named)):
                 # An undone merge puts the scenes back apart; a redo merges them again.
                 reverse = kind == "undo"
-                tracked = _follow_merges(trace, base, int(number), merges[int(number)],
+                tracked = _follow_merges(trace, base, int(named), merges[int(named)],
                                          tracked, reverse)
         elif kind == "repair" and took:
             tracked = _follow_release(trace, base, found, released, took, batches, tracked)
-        elif tracked and history.is_person_commit(commit.message, commit.author.email):
+        elif tracked and history.is_person_commit(history.message_of(commit), commit.author.email):
             tracked = _follow_hand_edit(trace, base, repo, commit, tracked)   # theirs, any way
     on_disk = set(store.scene_names())
     folded = status in ("processed", "unknown")
@@ -126,10 +134,10 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
     if folded and not trace.lines:
         # Its scene went where history cannot follow (moved and rewritten by hand in one
         # step, so git sees a delete and an add): the scenes that state it now, by its words.
-        found = _current_lines(repo, store, memory, _mentioning(store, memory, on_disk))
-        if found:
-            trace.lines = found
-            trace.scenes = sorted({row["scene"] for row in found})
+        stating = _current_lines(repo, store, memory, _mentioning(store, memory, on_disk))
+        if stating:
+            trace.lines = stating
+            trace.scenes = sorted({row["scene"] for row in stating})
     return trace
 
 
@@ -145,7 +153,7 @@ def _fact(store: Store, memory: Memory) -> str:
         return memory.status
 
 
-def _ledger(repo, commit, found: dict) -> Ledger | None:
+def _ledger(repo: Repo, commit: Commit, found: dict) -> Ledger | None:
     """The ledger ``commit`` names in its trailers (``found``), or None when it names none, or
     names one its tree lacks or that does not parse (doctor reports those). A git that cannot
     read the commit's objects raises (``HistoryError``): that is no missing ledger."""
@@ -198,7 +206,7 @@ def _follow_release(trace: Trace, base: dict, found: dict, released: set[str],
     return tracked
 
 
-def _new_names(repo, commit, merges: dict[str, list[str]]) -> set[str]:
+def _new_names(repo: Repo, commit: Commit, merges: dict[str, list[str]]) -> set[str]:
     """The survivors of ``merges`` that did not exist before ``commit``: new names."""
     if not commit.parents:
         return set(merges)
@@ -213,7 +221,7 @@ def _new_names(repo, commit, merges: dict[str, list[str]]) -> set[str]:
 
 
 def _follow_merges(trace: Trace, base: dict, batch: int, merges: dict[str, list[str]],
-                   tracked: set[str], reverse: bool = False, new: set[str] = frozenset()
+                   tracked: set[str], reverse: bool = False, new: Set[str] = frozenset()
                    ) -> set[str]:
     """Move ``tracked`` along a batch's merges (back again when ``reverse``: an undo); a
     survivor in ``new`` that took in one scene is that scene renamed."""
@@ -234,7 +242,7 @@ def _follow_merges(trace: Trace, base: dict, batch: int, merges: dict[str, list[
     return tracked
 
 
-def _follow_hand_edit(trace: Trace, base: dict, repo, commit, tracked: set[str]) -> set[str]:
+def _follow_hand_edit(trace: Trace, base: dict, repo: Repo, commit: Commit, tracked: set[str]) -> set[str]:
     """Renames and deletions of tracked scenes a person made."""
     if not commit.parents:
         return tracked
@@ -267,7 +275,7 @@ def _mentioning(store: Store, memory: Memory, names: set[str]) -> list[str]:
     return found
 
 
-def _current_lines(repo, store: Store, memory: Memory, scenes: list[str]) -> list[dict]:
+def _current_lines(repo: Repo, store: Store, memory: Memory, scenes: list[str]) -> list[dict]:
     """Lines of ``scenes`` now that state the memory (a sentence holding nearly all of its
     words, numbers included), or a digest fact condensed from it, with the batch that last
     wrote them."""
@@ -385,7 +393,9 @@ class _Candidates:
     for a whole blame, on first use; none when there is no readable index)."""
 
     def __init__(self, store: Store):
-        self.store, self.index, self.opened = store, None, False
+        self.store = store
+        self.index: SceneIndex | None = None
+        self.opened = False
 
     def __call__(self, text: str) -> list[int]:
         if not self.opened:
@@ -438,7 +448,7 @@ def _read_memories(journal: Journal, seqs: tuple[int, ...]) -> list[Memory]:
         return found
 
 
-def _behind(store: Store, repo, row: dict, memories: list[Memory], path: str,
+def _behind(store: Store, repo: Repo, row: dict, memories: list[Memory], path: str,
             in_header: bool) -> tuple[list[Memory], str]:
     """(the memories behind one blamed line that is no digest, how they were found): see
     ``blame_scene``."""
@@ -459,11 +469,11 @@ def _behind(store: Store, repo, row: dict, memories: list[Memory], path: str,
     return _placed_in(repo, row, memories, path), "ledger"
 
 
-def _placed_in(repo, row: dict, memories: list[Memory], path: str) -> list[Memory]:
+def _placed_in(repo: Repo, row: dict, memories: list[Memory], path: str) -> list[Memory]:
     """Those of ``memories`` the ledger of ``row``'s batch put into the scene at ``path``
     (its name in that commit)."""
     commit = repo.commit(row["commit"])
-    ledger = _ledger(repo, commit, history.trailers(commit.message))
+    ledger = _ledger(repo, commit, history.trailers(history.message_of(commit)))
     if ledger is None:
         return []
     scene = path.removeprefix("scenes/")

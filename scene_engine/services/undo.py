@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.fs import atomic_write_text
@@ -19,8 +20,11 @@ from scene_engine.core.plural import count
 from scene_engine.index.refresh import refresh_index
 from scene_engine.store import history
 from scene_engine.store.history import expand_seqs
-from scene_engine.store.store import Store, render_state
+from scene_engine.store.store import State, Store, render_state
 from scene_engine.store.unit import StoreUnit, locked
+
+if TYPE_CHECKING:
+    from git import Commit, Repo
 
 PATHS = history.HAND_EDITABLE
 STATE_FILE = ".scene-engine/state.json"
@@ -57,10 +61,11 @@ def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoR
     with locked(store, numbering=False) as unit:
         repo = unit.repo
         action, commit, batch = _resolve(repo, target)
-        seqs = expand_seqs(history.trailers(commit.message).get("Memory-Seqs", ""))
-        if action == "redo" and forget:
-            return _forget_pending(unit, commit, batch, seqs)
+        seqs = expand_seqs(history.trailers(history.message_of(commit)).get("Memory-Seqs", ""))
         if action == "redo":
+            assert batch is not None, "_resolve gives every redo its batch"
+            if forget:
+                return _forget_pending(unit, commit, batch, seqs)
             _check_redo(repo, batch, seqs)
         # Plan on the files as they are (hand edits included) before committing anything,
         # so a refused undo leaves HEAD, index and work tree exactly as they were.
@@ -77,7 +82,7 @@ def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoR
                           memories=len(seqs))
 
 
-def _resolve(repo, target: str | None):
+def _resolve(repo: Repo, target: str | None) -> tuple[str, Commit, int | None]:
     """-> (action, commit to reverse, batch number or None)."""
     live = history.live_batches(repo)
     if target is None:
@@ -94,8 +99,8 @@ def _resolve(repo, target: str | None):
             raise UndoError(f"there is no batch {number}; `scenes log` lists them", 2)
         return "redo", undo_commit, number
     commit = _named_commit(repo, target)
-    found = history.trailers(commit.message)
-    kind = history.commit_kind(commit.message, commit.author.email)
+    found = history.trailers(history.message_of(commit))
+    kind = history.commit_kind(history.message_of(commit), commit.author.email)
     if kind in ("add", "init"):
         raise UndoError(f"{commit.hexsha[:8]} is an `{kind}` commit: it changes no scene. "
                         "Undo a batch instead (`scenes log` lists them).", 2)
@@ -114,7 +119,7 @@ def _resolve(repo, target: str | None):
     return "undo", commit, None
 
 
-def _named_commit(repo, target: str):
+def _named_commit(repo: Repo, target: str) -> Commit:
     """The commit ``target`` (a sha or any name git knows) names. Raises ``UndoError`` (exit
     2) when it names none, ``HistoryError`` when git fails otherwise: a git that cannot read
     the repository is not a typing mistake."""
@@ -129,7 +134,7 @@ def _named_commit(repo, target: str):
     return repo.commit(sha)
 
 
-def _forget_pending(unit: StoreUnit, commit, batch: int, seqs: list[int]) -> UndoResult:
+def _forget_pending(unit: StoreUnit, commit: Commit, batch: int, seqs: list[int]) -> UndoResult:
     """``undo N --forget`` on an undone batch: its pending memories become forgotten."""
     store = unit.store
     state = store.load_state()
@@ -147,27 +152,28 @@ def _forget_pending(unit: StoreUnit, commit, batch: int, seqs: list[int]) -> Und
                       memories=len(waiting))
 
 
-def _last_undo(repo, number: int):
+def _last_undo(repo: Repo, number: int) -> Commit | None:
     last = None
     for commit in history.engine_commits(repo):
-        if history.trailers(commit.message).get("Undo-Batch") == str(number):
+        if history.trailers(history.message_of(commit)).get("Undo-Batch") == str(number):
             last = commit
     return last
 
 
-def _check_redo(repo, batch: int, seqs: list[int]) -> None:
+def _check_redo(repo: Repo, batch: int, seqs: list[int]) -> None:
     """A redo must not fold memories a later batch already took again."""
     for number, commit in sorted(history.live_batches(repo).items()):
         if number == batch:
             continue
         again = sorted(set(seqs) & set(expand_seqs(
-            history.trailers(commit.message).get("Memory-Seqs", ""))))
+            history.trailers(history.message_of(commit)).get("Memory-Seqs", ""))))
         if again:
             raise UndoError(f"cannot redo batch {batch}: batch {number} folded {len(again)} of "
                             f"its memories again; undo batch {number} first")
 
 
-def _plan_reverse(store: Store, repo, commit, action: str = "undo") -> dict[str, str | None]:
+def _plan_reverse(store: Store, repo: Repo, commit: Commit, action: str = "undo"
+                  ) -> dict[str, str | None]:
     """What undoing ``commit``'s changes under PATHS makes of each file: path -> text, or
     None for a file to remove. Writes nothing; raises ``UndoError`` naming the later commits
     on a conflict.
@@ -198,7 +204,7 @@ def _plan_reverse(store: Store, repo, commit, action: str = "undo") -> dict[str,
     return results
 
 
-def _write_reverse(store: Store, results: dict[str, str | None], state) -> list[str]:
+def _write_reverse(store: Store, results: dict[str, str | None], state: State) -> list[str]:
     """Write the planned files and ``state`` (inside the unit's change, whose marker records
     them, so recovery can tell them from a later hand edit); return the paths written."""
     for path, text in results.items():
@@ -211,7 +217,7 @@ def _write_reverse(store: Store, results: dict[str, str | None], state) -> list[
     return list(results)
 
 
-def _blob(commit, path: str) -> str | None:
+def _blob(commit: Commit | None, path: str) -> str | None:
     if commit is None:
         return None
     try:
@@ -220,7 +226,8 @@ def _blob(commit, path: str) -> str | None:
         return None
 
 
-def _merge(repo, now: str | None, base: str | None, other: str | None) -> str | None | bool:
+def _merge(repo: Repo, now: str | None, base: str | None, other: str | None
+           ) -> str | None | Literal[False]:
     """Three-way merge of one file; None = the file should not exist; False = conflict."""
     if now == base:
         return other                       # untouched since the commit: plain revert
@@ -241,27 +248,27 @@ def _merge(repo, now: str | None, base: str | None, other: str | None) -> str | 
             return False
 
 
-def _conflict_message(repo, commit, files: list[str], action: str = "undo") -> str:
+def _conflict_message(repo: Repo, commit: Commit, files: list[str], action: str = "undo") -> str:
     """Which later changes stand in the way: commits still in effect (not undone ones, not
     the undo commits themselves), newest first, and the person's uncommitted edits."""
     live = {c.hexsha for c in history.live_batches(repo).values()}
     later = []
     for c in repo.iter_commits(f"{commit.hexsha}..HEAD", paths=files):
-        kind = history.commit_kind(c.message, c.author.email)
+        kind = history.commit_kind(history.message_of(c), c.author.email)
         if kind == "batch" and c.hexsha not in live:
             continue                          # undone since: not in the way
-        later.append(f"{c.hexsha[:8]} {c.message.splitlines()[0]}")
+        later.append(f"{c.hexsha[:8]} {history.message_of(c).splitlines()[0]}")
     dirty = set(history.dirty_paths(repo)) & set(files)
     shown = "; ".join(later[:10]) + (f"; and {len(later) - 10} more" if len(later) > 10 else "")
     blockers = [f"later commits ({shown})" if later else "",
                 f"your uncommitted edits of {', '.join(sorted(dirty))}" if dirty else ""]
     what = " and ".join(b for b in blockers if b) or "later changes"
-    return (f"cannot {action} {commit.hexsha[:8]} ({commit.message.splitlines()[0]}): {what} "
+    return (f"cannot {action} {commit.hexsha[:8]} ({history.message_of(commit).splitlines()[0]}): {what} "
             f"changed the same or neighbouring lines of {', '.join(files)}. Undo those commits "
             "first (newest first), or edit the scene by hand. Nothing was changed.")
 
 
-def _new_state(state, action: str, seqs: list[int], forget: bool):
+def _new_state(state: State, action: str, seqs: list[int], forget: bool) -> State:
     requeued, forgotten = list(state.requeued), list(state.forgotten)
     if action == "undo":
         if forget:
@@ -275,8 +282,8 @@ def _new_state(state, action: str, seqs: list[int], forget: bool):
     return state.model_copy(update={"requeued": requeued, "forgotten": forgotten})
 
 
-def _message(action: str, commit, batch: int | None, seqs: list[int], forget: bool) -> str:
-    subject = commit.message.splitlines()[0]
+def _message(action: str, commit: Commit, batch: int | None, seqs: list[int], forget: bool) -> str:
+    subject = history.message_of(commit).splitlines()[0]
     what = f"batch {batch}" if batch is not None else commit.hexsha[:8]
     if action == "undo":
         fate = ("forgotten" if forget else "pending again") if seqs else "none"

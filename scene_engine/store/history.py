@@ -16,10 +16,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.store.layout import is_utf8_name
+
+if TYPE_CHECKING:
+    from git import Commit, Repo
 
 ENGINE_NAME = "scene-engine"
 ENGINE_EMAIL = "scene-engine@localhost"
@@ -56,7 +61,7 @@ def _git():
     return git
 
 
-def open_repo(root: Path):
+def open_repo(root: Path) -> Repo:
     """The ``git.Repo`` of the store at ``root``: its own repository, or the work tree it sits
     in (a vault, an existing repository). Its git commands run in ``root``, so paths are the
     store's (``scenes/x.md``) wherever the store sits. Raises ``HistoryError`` if ``root`` is
@@ -76,7 +81,7 @@ def open_repo(root: Path):
     return repo
 
 
-def head_sha(repo) -> str:
+def head_sha(repo: Repo) -> str:
     """HEAD's commit id, or "" on a branch with no commit yet. Raises ``HistoryError`` with
     git's own words when git cannot read the repository: another user's store ("dubious
     ownership"), a HEAD naming a commit that is not there, a broken object database.
@@ -101,7 +106,30 @@ def head_sha(repo) -> str:
     return sha
 
 
-def find_repo(folder: Path):
+def work_tree(repo: Repo) -> Path:
+    """The top of ``repo``'s work tree. ``open_repo``, ``find_repo`` and ``init_repo`` give
+    only repositories with one (a bare repository is refused)."""
+    top = repo.working_tree_dir
+    assert top is not None, "a store's repository has a work tree (open_repo refuses a bare one)"
+    return Path(top)
+
+
+def git_cwd(repo: Repo) -> Path:
+    """The folder ``repo``'s git commands run in: the store's root (``open_repo``)."""
+    here = repo.git.working_dir
+    assert here is not None, "GitPython gives a repository's Git a folder to run in"
+    return Path(here)
+
+
+def message_of(commit: Commit) -> str:
+    """``commit.message`` as text: GitPython decodes every message it reads (undecodable
+    bytes replaced), though its type says ``str | bytes``."""
+    text = commit.message
+    assert isinstance(text, str), "GitPython decodes a commit message it reads"
+    return text
+
+
+def find_repo(folder: Path) -> Repo | None:
     """The ``git.Repo`` whose work tree holds ``folder`` (or its nearest existing parent),
     or None outside any repository. Raises ``HistoryError`` for a bare repository or a
     folder inside a ``.git`` folder."""
@@ -119,11 +147,11 @@ def find_repo(folder: Path):
     return repo
 
 
-def ignored_path(repo, path: Path) -> str:
+def ignored_path(repo: Repo, path: Path) -> str:
     """``path`` (absolute, inside ``repo``'s work tree, existing or not) as the repository
     names it if its ignore rules leave it out, else "". Raises ``HistoryError`` if git fails."""
     git = _git()
-    top = Path(repo.working_tree_dir).resolve()
+    top = work_tree(repo).resolve()
     parent = next(p for p in (path, *path.parents) if p.exists())
     name = (parent.resolve() / path.relative_to(parent)).relative_to(top).as_posix()
     try:
@@ -135,27 +163,27 @@ def ignored_path(repo, path: Path) -> str:
     return name
 
 
-def init_repo(root: Path):
+def init_repo(root: Path) -> Repo:
     """``git init`` at ``root`` with branch ``main``; returns the ``git.Repo``."""
     return _git().Repo.init(root, initial_branch="main")
 
 
-def store_prefix(repo) -> str:
+def store_prefix(repo: Repo) -> str:
     """Where the store sits in its repository's work tree: "" at the top, else a path with a
     trailing slash (``"memory/"``). Paths in a commit's tree are this plus the store's path."""
-    top = Path(repo.working_tree_dir).resolve()
-    here = Path(repo.git.working_dir).resolve()
+    top = work_tree(repo).resolve()
+    here = git_cwd(repo).resolve()
     inner = here.relative_to(top).as_posix()
     return "" if inner == "." else inner + "/"
 
 
-def tree_path(repo, path: str) -> str:
+def tree_path(repo: Repo, path: str) -> str:
     """``path`` (relative to the store's root) as a path in the repository's trees, for
     ``commit.tree / tree_path(repo, path)``."""
     return store_prefix(repo) + path
 
 
-def _identity(repo, role: str) -> tuple[str, str]:
+def _identity(repo: Repo, role: str) -> tuple[str, str]:
     """(name, email) as git reads it for ``role`` ("AUTHOR" or "COMMITTER"): the
     ``GIT_<ROLE>_NAME``/``_EMAIL`` variables first (containers, CI), then ``user.name`` and
     ``user.email`` at any config level, else the engine's."""
@@ -165,12 +193,12 @@ def _identity(repo, role: str) -> tuple[str, str]:
     return str(name or ENGINE_NAME), str(email or ENGINE_EMAIL)
 
 
-def person_identity(repo) -> tuple[str, str]:
+def person_identity(repo: Repo) -> tuple[str, str]:
     """(name, email) of the person as the author of their own work (``_identity``)."""
     return _identity(repo, "AUTHOR")
 
 
-def _identity_env(repo, by_person: bool = False) -> dict[str, str]:
+def _identity_env(repo: Repo, by_person: bool = False) -> dict[str, str]:
     """Committer = the person who runs the engine (``_identity``), else the engine. Author =
     the engine, except for a commit of the person's own work (``by_person``: their hand
     edits), which is theirs."""
@@ -205,7 +233,7 @@ def git_said_text(exc) -> str:
     return " ".join(lines)
 
 
-def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bool = False,
+def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bool = False,
            by_person: bool = False) -> str:
     """Commit exactly ``paths`` (files or folders relative to the store root; additions,
     changes and deletions) as they are in the work tree; return the new sha.
@@ -221,7 +249,7 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
     cherry-pick (a commit then would end it for the person).
     """
     git = _git()
-    root = Path(repo.git.working_dir)
+    root = git_cwd(repo)
     head = ensure_committable(repo)
     present = [p for p in paths if (root / p).exists()]
     missing = [p for p in paths if p not in present]
@@ -251,7 +279,7 @@ def commit(repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bo
     return head_sha(repo)
 
 
-def ensure_committable(repo) -> str:
+def ensure_committable(repo: Repo) -> str:
     """Raise ``HistoryError`` if git cannot read the repository (``head_sha``), a commit now
     would end a merge, rebase, cherry-pick or revert the person has in progress in the
     repository (``IN_PROGRESS``), HEAD is detached (a commit there is lost at the next
@@ -302,7 +330,7 @@ def _without_editor_files(root: Path, paths: list[str]) -> list[str]:
 TEMP_INDEX = "scene-engine-index-"   # + pid, in the git folder; a leftover one is harmless
 
 
-def sync_index(repo, paths) -> None:
+def sync_index(repo: Repo, paths: tuple[str, ...]) -> None:
     """Make the person's index agree with HEAD for ``paths`` only (the engine's own; what a
     person staged elsewhere stays staged)."""
     git = _git()
@@ -316,25 +344,25 @@ def sync_index(repo, paths) -> None:
                 continue
 
 
-def _staged(repo, env: dict, head: str) -> bool:
+def _staged(repo: Repo, env: dict, head: str) -> bool:
     if not head:
         return bool(repo.git.ls_files(env=env))
     return bool(repo.git.diff("--cached", "--name-only", env=env))
 
 
-def commit_files(repo, message: str, files: list[str], by_person: bool = False) -> str:
+def commit_files(repo: Repo, message: str, files: list[str], by_person: bool = False) -> str:
     """Commit exactly ``files`` (a missing file is a deletion), even if nothing changed (a
     batch is a commit whatever it wrote); return the new sha. See ``commit``."""
     return commit(repo, message, tuple(files), allow_empty=True, by_person=by_person)
 
 
-def dirty_paths(repo) -> list[str]:
+def dirty_paths(repo: Repo) -> list[str]:
     """Files a person may edit — scene files (``scenes/*.md``, not hidden), ``persona.md``
     and the settings — that differ from HEAD: changed, added or deleted; sorted. Editor swap
     and backup files are not scenes and are never reported (so never committed)."""
     out = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
                           "scenes", *PERSON_FILES)
-    root = Path(repo.git.working_dir)
+    root = git_cwd(repo)
     prefix = store_prefix(repo)   # git status names paths from the top of the work tree
     names = {entry[3:].removeprefix(prefix) for entry in out.split("\0") if len(entry) > 3}
     names = {n for n in names if not (root / n).is_symlink()}   # links are never scenes
@@ -345,7 +373,7 @@ def dirty_paths(repo) -> list[str]:
                                            and _is_scene_file(n.split("/", 1)[1])))
 
 
-def commit_hand_edits(repo) -> str:
+def commit_hand_edits(repo: Repo) -> str:
     """Commit changes a person made under ``scenes/``, ``persona.md`` or the settings as their
     own commit (``hand edit: NAMES``), so a batch or undo commit holds only its own change;
     return its sha ("" when nothing was edited). Authored by the person's git identity when
@@ -379,7 +407,7 @@ def trailers(message: str) -> dict[str, str]:
     return found
 
 
-def engine_commits(repo) -> list:
+def engine_commits(repo: Repo) -> list[Commit]:
     """Every commit on the current branch that touches the store's paths (``STORE_PATHS``),
     oldest first: a person's commits elsewhere in a shared repository are not the store's
     history. Empty for a repository with no commit. Raises ``HistoryError`` when git cannot
@@ -394,7 +422,7 @@ def engine_commits(repo) -> list:
         raise HistoryError(f"cannot read the history: {said}") from exc
 
 
-def live_batches(repo, released=frozenset()) -> dict[int, object]:
+def live_batches(repo: Repo, released: Iterable[str] = frozenset()) -> dict[int, Commit]:
     """Batch number -> its commit, for batches that are in effect (made and not undone).
 
     An undo commit carries ``Undo-Batch: N`` and a redo ``Redo-Batch: N``; the last of those
@@ -402,8 +430,8 @@ def live_batches(repo, released=frozenset()) -> dict[int, object]:
     (``released_batches``), or one of the shas in ``released`` (a repair deciding which to
     release), is never live: after a merge of two copies two commits may carry one number.
     """
-    live: dict[int, object] = {}
-    made: dict[int, object] = {}
+    live: dict[int, Commit] = {}
+    made: dict[int, Commit] = {}
     # A plain `git revert` of a batch commit is an undo of it, a revert of that a redo.
     reverts: dict[str, tuple[int, bool]] = {}   # sha -> (batch, True if it makes it live)
     commits = engine_commits(repo)
@@ -411,7 +439,7 @@ def live_batches(repo, released=frozenset()) -> dict[int, object]:
     for c in commits:
         if c.hexsha in gone:       # a repair gave it up: its memories were made pending
             continue
-        found = trailers(c.message)
+        found = trailers(message_of(c))
         if "Batch" in found and "Undo-Batch" not in found:
             made[int(found["Batch"])] = c
             live[int(found["Batch"])] = c
@@ -432,24 +460,24 @@ def live_batches(repo, released=frozenset()) -> dict[int, object]:
 RELEASED = "Released-Batches"   # repair trailer: ``N@sha`` of each batch commit given up
 
 
-def released_batches(commits) -> set[str]:
+def released_batches(commits: list[Commit]) -> set[str]:
     """Shas of the batch commits a ``scenes repair`` among ``commits`` gave up (its
     ``Released-Batches: N@sha ...`` trailer; ``numbering.repair_numbering``), unless that
     repair was reverted with ``git revert``."""
-    reverted = {reverted_commit(c.message) for c in commits}
+    reverted = {reverted_commit(message_of(c)) for c in commits}
     found: set[str] = set()
     for c in commits:
-        if c.hexsha not in reverted and commit_kind(c.message, c.author.email) == "repair":
+        if c.hexsha not in reverted and commit_kind(message_of(c), c.author.email) == "repair":
             found.update(item.partition("@")[2] for item in
-                         trailers(c.message).get(RELEASED, "").split())
+                         trailers(message_of(c)).get(RELEASED, "").split())
     return found
 
 
-def plain_revert(reverts: dict[str, tuple[int, bool]], commit) -> tuple[int, bool] | None:
+def plain_revert(reverts: dict[str, tuple[int, bool]], commit: Commit) -> tuple[int, bool] | None:
     """For a plain ``git revert`` of a commit in ``reverts`` (sha -> (batch, whether the batch
     is live after it): a batch commit, or a revert of one), ``(batch, live after this one)``,
     recorded in ``reverts`` for this commit too; None for any other commit."""
-    reverted = reverted_commit(commit.message)
+    reverted = reverted_commit(message_of(commit))
     if reverted not in reverts:
         return None
     number, was_live = reverts[reverted]
@@ -457,7 +485,7 @@ def plain_revert(reverts: dict[str, tuple[int, bool]], commit) -> tuple[int, boo
     return number, not was_live
 
 
-def named_by_person(repo, path: str) -> bool:
+def named_by_person(repo: Repo, path: str) -> bool:
     """True when the newest commit that brought ``path`` (relative to the store root) into
     being under that name is a person's (``is_person_commit``): they created the file or
     renamed a scene to it. A name a person chose is theirs to keep (the offline renames).
@@ -474,7 +502,7 @@ def named_by_person(repo, path: str) -> bool:
     return bool(message) and is_person_commit(message, email)
 
 
-def last_batch_number(repo, depth: int = 200) -> int:
+def last_batch_number(repo: Repo, depth: int = 200) -> int:
     """The ``Batch: N`` of the newest batch commit on the branch (0 if none within ``depth``
     commits): a plain ``git revert`` of a batch puts ``state.json``'s counter back, and a new
     batch must not take a number an earlier commit already has (``undo N`` would not know
@@ -486,7 +514,7 @@ def last_batch_number(repo, depth: int = 200) -> int:
         return 0
     commit = repo.commit(head)
     for _ in range(depth):
-        number = trailers(commit.message).get("Batch", "")
+        number = trailers(message_of(commit)).get("Batch", "")
         if number.isdigit():
             return int(number)
         if not commit.parents:
@@ -527,7 +555,7 @@ def commit_kind(message: str, author_email: str | None = None) -> str:
     return "other"
 
 
-def log_entries(repo, include_adds: bool = False) -> list[dict]:
+def log_entries(repo: Repo, include_adds: bool = False) -> list[dict]:
     """Batches newest first, with hand edits, undos and persona commits between them.
 
     Each entry: ``kind``, ``commit`` (sha), ``time`` (ISO-8601), ``subject``, ``summary``
@@ -535,18 +563,20 @@ def log_entries(repo, include_adds: bool = False) -> list[dict]:
     ``tokens`` and ``undone`` (bool).
     """
     live = live_batches(repo)
-    entries = []
+    entries: list[dict[str, Any]] = []
     for c in reversed(engine_commits(repo)):
-        kind = commit_kind(c.message, c.author.email)
+        message = message_of(c)
+        kind = commit_kind(message, c.author.email)
         if kind == "other" and touches(repo, c.hexsha, HAND_EDITABLE):
             kind = "hand edit"   # a person's own commit of scene edits (a vault's auto-commit)
         if kind in ("init", "other") or (kind == "add" and not include_adds):
             continue
-        found = trailers(c.message)
-        parts = c.message.strip().split("\n\n")
-        entry = {"kind": kind, "commit": c.hexsha, "time": c.committed_datetime.isoformat(),
-                 "subject": parts[0].splitlines()[0],
-                 "summary": parts[1].splitlines()[0] if len(parts) > 2 else ""}
+        found = trailers(message)
+        parts = message.strip().split("\n\n")
+        entry: dict[str, Any] = {
+            "kind": kind, "commit": c.hexsha, "time": c.committed_datetime.isoformat(),
+            "subject": parts[0].splitlines()[0],
+            "summary": parts[1].splitlines()[0] if len(parts) > 2 else ""}
         if kind == "batch":
             number = int(found["Batch"])
             entry.update(batch=number, memories=found.get("Memories", ""),
@@ -557,7 +587,7 @@ def log_entries(repo, include_adds: bool = False) -> list[dict]:
     return entries
 
 
-def touches(repo, sha: str, paths: tuple[str, ...]) -> bool:
+def touches(repo: Repo, sha: str, paths: tuple[str, ...]) -> bool:
     """True when commit ``sha`` changes a file under ``paths`` (relative to the store root)."""
     return bool(repo.git.diff_tree("--root", "--no-commit-id", "--name-only", "-r", sha,
                                    "--", *paths))
@@ -570,7 +600,7 @@ def is_person_commit(message: str, author_email: str | None = None) -> bool:
     return commit_kind(message, author_email) not in ENGINE_KINDS
 
 
-def blame_lines(repo, path: str) -> list[dict]:
+def blame_lines(repo: Repo, path: str) -> list[dict]:
     """Each line of ``path`` (relative to the store root) with the commit that last changed it.
 
     Entry: ``line`` (1-based), ``text``, ``commit`` (sha, or "" when not committed yet),
@@ -596,7 +626,9 @@ def blame_lines(repo, path: str) -> list[dict]:
         out = repo.git.blame("--line-porcelain", "-w", "-C", "--", path)
     except git.GitCommandError as exc:
         raise HistoryError(f"cannot blame {path}: {git_said(exc)}") from exc
-    rows, sha, cache, name, prefix = [], "", {}, path, store_prefix(repo)
+    rows: list[dict] = []
+    cache: dict[str, dict] = {}
+    sha, name, prefix = "", path, store_prefix(repo)
     for raw in out.split("\n"):
         if raw.startswith("\t"):
             info = cache.setdefault(sha, _blame_info(repo, sha))
@@ -620,7 +652,7 @@ ENGINE_KINDS = frozenset({"batch", "undo", "redo", "persona", "init", "add", "fo
                           "repair"})
 
 
-def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]:
+def person_texts(repo: Repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]:
     """Every line (stripped, non-blank) a person's commit ever added under ``paths``: hand
     edits and commits the engine did not make (``ENGINE_KINDS``).
 
@@ -657,15 +689,15 @@ def person_texts(repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]
     return frozenset(lines)
 
 
-def _blame_info(repo, sha: str) -> dict:
+def _blame_info(repo: Repo, sha: str) -> dict:
     if set(sha) == {"0"}:
         return {"commit": "", "kind": "uncommitted", "batch": None, "seqs": []}
     from scene_engine.store.history import expand_seqs
 
     commit = repo.commit(sha)
-    found = trailers(commit.message)
+    found = trailers(message_of(commit))
     number = found.get("Batch") or found.get("Undo-Batch") or found.get("Redo-Batch")
-    kind = commit_kind(commit.message, commit.author.email)
+    kind = commit_kind(message_of(commit), commit.author.email)
     # Only a batch or a redo wrote its memories into lines; an undo brought back older ones.
     seqs = expand_seqs(found.get("Memory-Seqs", "")) if kind in ("batch", "redo") else []
     # A person's own commit (a vault's auto-commit) that changed this line is a hand edit.
@@ -689,7 +721,7 @@ def compress_seqs(seqs: list[int]) -> str:
 
 def expand_seqs(text: str) -> list[int]:
     """Inverse of ``compress_seqs``."""
-    seqs = []
+    seqs: list[int] = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         low, _, high = part.partition("-")
         seqs.extend(range(int(low), int(high or low) + 1))

@@ -26,13 +26,18 @@ import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from scene_engine.core import interrupts
 from scene_engine.core.fs import atomic_write_text
 from scene_engine.store import history
+from scene_engine.store.layout import StorePaths
+
+if TYPE_CHECKING:
+    from git import Repo
 
 RECOVER_TIMEOUT = 3.0      # seconds a read-only command waits for the lock to recover
-_TORN = {"head": None, "paths": []}
+_TORN: dict[str, Any] = {"head": None, "paths": []}
 _UNKNOWN = object()        # a listed path without a planned hash: only HEAD's version matches
 
 
@@ -41,11 +46,11 @@ class RecoveryWarning(UserWarning):
     not be rolled back (so what a command shows may include part of it)."""
 
 
-def _marker(store) -> Path:
+def _marker(store: StorePaths) -> Path:
     return store.meta_dir / "run" / "intent.json"
 
 
-def begin(store, planned: Mapping[str, str | None], repo=None) -> None:
+def begin(store: StorePaths, planned: Mapping[str, str | None], repo: Repo | None = None) -> None:
     """Record the intent to write ``planned`` before writing any of it.
 
     ``planned``: path relative to the store root -> the exact text about to be written there,
@@ -69,13 +74,13 @@ def begin(store, planned: Mapping[str, str | None], repo=None) -> None:
                                           "planned": hashes, "pid": os.getpid()}))
 
 
-def end(store) -> None:
+def end(store: StorePaths) -> None:
     """The change is committed: drop the marker."""
     with contextlib.suppress(FileNotFoundError):
         _marker(store).unlink()
 
 
-def pending_intent(store) -> dict | None:
+def pending_intent(store: StorePaths) -> dict | None:
     """The marker of an interrupted change, or None when there is none.
 
     A dict with ``head`` (sha; "" before the first commit), ``paths`` (list of paths relative
@@ -104,7 +109,7 @@ def _strings(value) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def recover(store, repo) -> list[str]:
+def recover(store: StorePaths, repo: Repo) -> list[str]:
     """Finish an interrupted change (see the module docstring); return the paths put back.
 
     Call it with the store lock held. Runs in ``interrupts.critical()``, so Ctrl-C cannot stop
@@ -133,7 +138,7 @@ def recover(store, repo) -> list[str]:
         return restored
 
 
-def ensure_recovered(store, timeout: float | None = None) -> bool:
+def ensure_recovered(store: StorePaths, timeout: float | None = None) -> bool:
     """For read-only commands: roll back an interrupted change before anything is shown.
 
     Costs one ``stat`` when there is no marker. Otherwise waits up to ``timeout`` seconds
@@ -168,7 +173,7 @@ def ensure_recovered(store, timeout: float | None = None) -> bool:
         return False
 
 
-def _head(repo) -> str:
+def _head(repo: Repo) -> str:
     """HEAD's commit id, "" before the first commit. A fresh ``git rev-parse``, not
     GitPython's long-lived helper process, which a Ctrl-C to the process group may have
     killed (``repo.head.is_valid()`` would then say False, and a marker be dropped)."""
@@ -180,7 +185,7 @@ def _head(repo) -> str:
         raise
 
 
-def _roll_back(repo, root: Path, intent: dict, head: str) -> tuple[list[str], list[str]]:
+def _roll_back(repo: Repo, root: Path, intent: dict, head: str) -> tuple[list[str], list[str]]:
     """Put the marker's paths back as HEAD has them, except a person's file edited since the
     interruption; return (paths put back, person's paths kept)."""
     planned = intent.get("planned")           # None: a marker from before planned hashes
@@ -236,13 +241,13 @@ def _git_blob_id(data: bytes, width: int) -> str:
     return digest.hexdigest()
 
 
-def _head_blob(repo, path: str) -> str | None:
+def _head_blob(repo: Repo, path: str) -> str | None:
     """The object id of ``path`` in HEAD, or None when HEAD has no such file."""
     out = repo.git.ls_tree("HEAD", "--", path)
     return out.split()[2] if out else None
 
 
-def _restore(repo, root: Path, path: str, blob: str | None) -> None:
+def _restore(repo: Repo, root: Path, path: str, blob: str | None) -> None:
     """Put ``path`` back as HEAD has it: checkout if tracked (``blob``), unlink if new."""
     if blob:
         repo.git.checkout("HEAD", "--", path)
@@ -253,7 +258,7 @@ def _restore(repo, root: Path, path: str, blob: str | None) -> None:
             repo.git.rm("--cached", "--quiet", "--ignore-unmatch", "--", path)
 
 
-def _keep_hand_edits(repo, root: Path, kept: list[str]) -> None:
+def _keep_hand_edits(repo: Repo, root: Path, kept: list[str]) -> None:
     """Commit the person's files found after an interruption as a hand edit, and say so.
     Links and folders are left where they are, uncommitted (they are never scenes)."""
     if not kept:
@@ -325,7 +330,7 @@ def _age(path: Path, now: float) -> float:
         return 0.0
 
 
-def _shared(repo) -> bool:
+def _shared(repo: Repo) -> bool:
     """True when the store shares its repository with other files: it sits below the top of
     the work tree, or the top holds committed names that are not the store's."""
     if history.store_prefix(repo):
@@ -337,7 +342,7 @@ def _shared(repo) -> bool:
     return not set(names) <= {*history.STORE_PATHS, ".gitignore"}
 
 
-def _remove_temp_files(store, only_marker: bool = False) -> None:
+def _remove_temp_files(store: StorePaths, only_marker: bool = False) -> None:
     """Unlink the hidden ``.NAME.*.tmp`` files the sandbox and ``atomic_write_text`` write
     before renaming; a crash can orphan them, and ``git add`` of ``memories/`` would commit
     one. Folders: scenes, memories, ``.scene-engine`` and those under it (ledgers, the

@@ -17,10 +17,17 @@ import warnings
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from frontmatter.default_handlers import SafeDumper, SafeLoader, YAMLHandler
+from frontmatter.default_handlers import YAMLHandler
+
+if TYPE_CHECKING:
+    # python-frontmatter types its picks as variables (a class is no base for mypy); they are
+    # PyYAML's C-accelerated safe classes when built, else these, with the same interface.
+    from yaml import SafeDumper, SafeLoader
+else:
+    from frontmatter.default_handlers import SafeDumper, SafeLoader
 
 MAX_HEAT = 2**63 - 1   # the largest whole number the index (SQLite) can hold
 
@@ -29,7 +36,7 @@ KNOWN_KEYS = ("created", "updated", "summary", "heat")
 YAML_DELIM = YAMLHandler.START_DELIMITER  # "---"
 BLOCK_START = "-----META-START-----"
 BLOCK_END = "-----META-END-----"
-_OPENERS = {YAML_DELIM: ("yaml", YAML_DELIM), BLOCK_START: ("block", BLOCK_END)}
+_OPENERS: dict[str, tuple[HeaderStyle, str]] = {YAML_DELIM: ("yaml", YAML_DELIM), BLOCK_START: ("block", BLOCK_END)}
 # Characters YAML or our CRLF folding would treat as line breaks: such text stays double-quoted.
 _BREAKS = ("\r", "\x85", "\u2028", "\u2029")
 PREAMBLE = "\0preamble"   # raw-text slot for comment lines before the first header key
@@ -92,7 +99,7 @@ def parse_scene(text: str, name: str = "<scene>") -> Scene:
     lines = text.split("\n")
     start = next((i for i, line in enumerate(lines) if line.strip()), None)
     opener = lines[start].rstrip() if start is not None else None
-    if opener not in _OPENERS:
+    if start is None or opener not in _OPENERS:
         return Scene(name=name, meta={}, body=text, header=None)
     style, closer = _OPENERS[opener]
     try:
