@@ -27,7 +27,7 @@ def recall(root: Path, query: str, budget: int = 2000) -> dict:
     result = runner.invoke(app, ["--dir", str(root), "recall", query, "--budget", str(budget),
                                  "--json"])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return json.loads(result.stdout)          # warnings go to stderr
 
 
 def make_store(tmp_path) -> Path:
