@@ -10,7 +10,7 @@ import json
 import re
 
 import git
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.batch.accounting import Ledger
 from scene_engine.batch.transaction import run_batch
@@ -28,7 +28,7 @@ from scene_engine.store.memories import Journal
 from scene_engine.store.scene import parse_scene
 from scene_engine.store.store import init_store, open_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 
 
 def new_store(root, **settings):

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import git
 import pytest
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.cli import app
 from scene_engine.services.doctor import check_store
@@ -43,7 +43,7 @@ START = 300              # memories before the first kill
 PER_INGEST = 6           # memories an `ingest` adds
 WORDS = ("garden chess cooking travel music running reading coding painting sailing finance "
          "family health movies").split()
-runner = CliRunner()
+runner = CheckedRunner()
 
 
 @pytest.fixture(autouse=True)

@@ -12,12 +12,12 @@ import json
 from pathlib import Path
 
 import git
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.cli import app
 from scene_engine.store.history import expand_seqs, trailers
 
-runner = CliRunner()
+runner = CheckedRunner()
 
 TOPICS = {
     "garden": "tomatoes basil compost seedlings greenhouse mulch trellis watering pruning "

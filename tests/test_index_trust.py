@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.cli import app
 from scene_engine.core import fs as fsutil
@@ -26,7 +26,7 @@ from scene_engine.index.scenes import SceneIndex, open_for_reading
 from scene_engine.index.watcher import SceneWatcher
 from scene_engine.store.store import init_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 DEBOUNCE = 0.1
 
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import git
 import pytest
+from clirunner import CheckedRunner
 from test_crash import Died, live_seqs, memories, scene_problems
-from typer.testing import CliRunner
 
 from scene_engine.batch.transaction import run_batch
 from scene_engine.cli import app
@@ -46,7 +46,7 @@ SEED = int(os.environ.get("SCENE_ENGINE_INTERRUPT_SEED", "20261201"))
 INTERRUPTS = 20
 START = 150              # memories before the first interrupt: work left for every run
 PER_INGEST = 4           # memories an `ingest` adds
-runner = CliRunner()
+runner = CheckedRunner()
 
 
 @pytest.fixture(autouse=True)
@@ -543,7 +543,7 @@ def test_an_interrupt_landing_after_an_add_committed_says_the_memories_were_adde
         raise KeyboardInterrupt      # the held-back Ctrl-C, delivered as the section ends
 
     monkeypatch.setattr(recovery, "end", end_then_interrupt)
-    result = CliRunner().invoke(app, ["--dir", str(root), command, "-"], input=memories(0, 3))
+    result = CheckedRunner().invoke(app, ["--dir", str(root), command, "-"], input=memories(0, 3))
     assert open_store(root).load_state().next_seq == 3
     if command == "add":
         assert result.exit_code == 0, result.output
@@ -561,7 +561,7 @@ def test_an_interrupt_before_an_add_committed_says_nothing_was_added(tmp_path, m
         raise KeyboardInterrupt
 
     monkeypatch.setattr(recovery, "begin", interrupted)
-    result = CliRunner().invoke(app, ["--dir", str(root), "add", "-"], input=memories(0, 3))
+    result = CheckedRunner().invoke(app, ["--dir", str(root), "add", "-"], input=memories(0, 3))
     assert result.exit_code == 130 and "interrupted: nothing was added" in result.output
     assert open_store(root).load_state().next_seq == 0
 
@@ -579,6 +579,6 @@ def test_a_git_error_caused_by_the_same_ctrl_c_is_reported_as_the_interrupt(
         raise BatchError("batch 1: git commit failed: killed by signal 2")
 
     monkeypatch.setattr(batch, "run_pending", git_killed_by_ctrl_c)
-    result = CliRunner().invoke(app, ["--dir", str(root), "run"])
+    result = CheckedRunner().invoke(app, ["--dir", str(root), "run"])
     assert result.exit_code == 130, result.output
     assert "interrupted" in result.output and "git commit failed" not in result.output

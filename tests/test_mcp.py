@@ -142,7 +142,7 @@ REFUSED = [
 
 
 def test_remember_and_the_command_line_refuse_the_same_records_in_the_same_words(root):
-    from typer.testing import CliRunner
+    from clirunner import CheckedRunner
 
     from scene_engine.cli import app
 
@@ -151,7 +151,7 @@ def test_remember_and_the_command_line_refuse_the_same_records_in_the_same_words
 
     answers = session(root, body, "--no-fold")
     for (arguments, says), answer in zip(REFUSED, answers, strict=True):
-        typed = CliRunner().invoke(app, ["--dir", str(root), "add", "-"],
+        typed = CheckedRunner().invoke(app, ["--dir", str(root), "add", "-"],
                                    input=json.dumps(arguments))
         assert typed.exit_code == 2 and says in typed.stderr, (arguments, typed.output)
         problem = typed.stderr.split("line 1: ", 1)[1].strip()   # the command line's words

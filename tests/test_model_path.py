@@ -13,6 +13,7 @@ import json
 import socket
 
 import pytest
+from clirunner import CheckedRunner
 from fakellm import call, delay, error, reply
 from test_batch_llm import (
     MODEL,
@@ -25,7 +26,6 @@ from test_batch_llm import (
     user_messages,
     work_update,
 )
-from typer.testing import CliRunner
 
 import scene_engine.llm.loop as llm
 from scene_engine.batch.contract import BatchError
@@ -57,7 +57,7 @@ def closed_port_url() -> str:
 
 
 def cli(store, *args, env=None):
-    return CliRunner().invoke(app, ["--dir", str(store.root), *args], env=env or {})
+    return CheckedRunner().invoke(app, ["--dir", str(store.root), *args], env=env or {})
 
 
 @pytest.fixture
