@@ -28,7 +28,7 @@ from pathlib import Path
 import git
 import pytest
 from clirunner import CheckedRunner
-from test_crash import Died, live_seqs, memories, scene_problems
+from test_crash import Died, live_seqs, marker_path, memories, scene_problems, wait_for_marker
 
 from scene_engine.batch.transaction import run_batch
 from scene_engine.cli import app
@@ -453,7 +453,8 @@ def test_sigint_and_sigterm_at_random_moments_leave_no_half_batch_and_keep_hand_
     offered = START
     plan: list[str] = []
     notes: dict[str, str] = {}
-    seen = {"finished first": 0, "marker after SIGKILL": 0, "edit kept by recovery": 0}
+    seen = {"finished first": 0, "sent inside a write": 0, "marker after SIGKILL": 0,
+            "edit kept by recovery": 0}
 
     def where() -> str:
         return f"seed={SEED} interrupts so far: {plan}"
@@ -472,7 +473,13 @@ def test_sigint_and_sigterm_at_random_moments_leave_no_half_batch_and_keep_hand_
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                    start_new_session=True, text=True)
         wait_until_working(root, process)
-        time.sleep(delay)
+        # Every third interrupt is aimed at a write under way (its marker is there), so some
+        # land inside a batch whatever the machine's speed; the others come after ``delay``.
+        if number % 3 == 2:
+            wait_for_marker(root, process)
+        else:
+            time.sleep(delay)
+        seen["sent inside a write"] += marker_path(root).exists()
         send(process, kind, rng)
         _, err = process.communicate(timeout=60)
         wait_for_group(process.pid)
@@ -511,6 +518,8 @@ def test_sigint_and_sigterm_at_random_moments_leave_no_half_batch_and_keep_hand_
             assert note in repo.git.show(f"HEAD:{path}"), where()
             assert temp_files(root) == [], where()
 
+    # The loop saw what it claims: signals that reached a batch while it was writing.
+    assert seen["sent inside a write"] >= 1, f"{where()}: no interrupt landed inside a batch"
     everything = tmp_path / "all.jsonl"
     everything.write_text(memories(0, offered), encoding="utf-8")
     final = subprocess.run([*CLI, "--dir", str(root), "ingest", str(everything),
