@@ -338,14 +338,18 @@ def test_killing_the_server_mid_batch_leaves_the_store_recoverable(root):
 
 
 def test_streamable_http_serves_the_same_tools_on_localhost(root):
+    import re
     import socket
 
-    with socket.socket() as probe:                 # a free port
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    # Port 0: the server picks a free port and says it (a port probed free here could be
+    # taken by a test running beside this one before the server binds it).
     child = subprocess.Popen([sys.executable, "-c", ENTRY, "--dir", str(root), "mcp", "--http",
-                              "--port", str(port), "--no-fold"],
+                              "--port", "0", "--no-fold"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = child.stderr.readline()                # "serving ... at http://HOST:PORT/mcp"
+    served = re.search(r"at http://127\.0\.0\.1:(\d+)/mcp", first)
+    assert served, first
+    port = int(served.group(1))
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -369,6 +373,7 @@ def test_streamable_http_serves_the_same_tools_on_localhost(root):
     finally:
         child.send_signal(signal.SIGINT)
         _, err = child.communicate(timeout=30)
+    err = first + err
     assert f"http://127.0.0.1:{port}/mcp" in err and "token" not in err
 
 
