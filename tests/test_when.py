@@ -129,7 +129,8 @@ def english_phrase(draw, day: date) -> tuple[str, str]:
             year, month = months_back(day, step)
             return phrase, f"{phrase} ({MONTH_NAMES[month - 1]} {year})"
         return phrase, f"{phrase} ({day.year - step})"
-    number = draw(st.integers(1, 99))
+    # One (singular, "a", "an") as often as the other small counts and the two-digit ones.
+    number = draw(st.one_of(st.just(1), st.integers(2, 12), st.integers(13, 99)))
     said = str(number) if number > 12 or draw(st.booleans()) else COUNT_WORDS[number - 1]
     if number == 1 and draw(st.booleans()):
         said = draw(st.sampled_from(["a", "an"]))
