@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from clirunner import CheckedRunner
 from fakellm import call, delay, error, reply
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
 from scene_engine.batch.contract import BatchError
 from scene_engine.batch.model_backend import LLMBackend
@@ -643,7 +644,7 @@ def test_hand_edits_on_every_attempt_fail_the_batch_and_keep_the_edits(fake_llm,
 def _cli(store: Store, fake_llm) -> Result:
     """``scenes --dir D run --model M --api-base URL`` in-process (litellm is already loaded)."""
     argv = ["--dir", str(store.root), "run", "--model", MODEL, "--api-base", fake_llm.api_base]
-    return CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
+    return CheckedRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
 
 
 def test_cli_run_commits_a_batch(fake_llm, store):

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import git
 import pytest
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 import scene_engine.store.history as history
 from scene_engine.cli import app
 from scene_engine.services.doctor import check_store
 from scene_engine.store.store import open_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 
 
 TOPICS = ("walked the dog in the park", "cooked curry for dinner", "我在图书馆看书",

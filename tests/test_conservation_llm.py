@@ -8,6 +8,7 @@ litellm talks HTTP to tests/fakellm.py. Every test ends with the batch repaired 
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -212,6 +213,37 @@ def test_a_write_that_drops_a_persons_line_is_refused(fake_llm, store):
     told = tool_result(fake_llm, dropped)
     assert "keep these lines a person wrote" in told and MINE[:30] in told
     assert MINE in texts(store)["work.md"].splitlines()
+
+
+# How a model may lose a person's line: drop it, or keep its words inside a longer line of
+# its own (the line a person wrote is then gone, though its text is still there).
+LOSSES = {"dropped": "",
+          "embedded": f"As she noted: {MINE} Alice means it.\n",
+          "prefixed": f"- {MINE}\n",
+          "glued": f"{MINE} Alice started night shifts in May.\n"}
+
+
+@pytest.mark.parametrize("loss", list(LOSSES))
+def test_a_persons_line_is_a_whole_line_after_the_batch_whatever_the_model_writes(
+        fake_llm, store, loss):
+    # The oracle is the rule itself: the person's exact line is a line of some scene after the
+    # batch, committed or refused; no message's wording is read.
+    hand_edit(store, "work.md", texts(store)["work.md"] + MINE + "\n")
+    losing = call("write_to_file", {"path": "work.md", "content": model_scene(
+        "Alice's job, now nights.", WORK[1] + LOSSES[loss]
+        + "Alice started night shifts at the hospital ward in May.\n")})
+    fake_llm.script([reply(tool_calls=[call("read_file", {"path": "work.md"}), losing]),
+                     reply(content="Done.\nPLACED: m0 -> work.md")] * 4)
+
+    with contextlib.suppress(BatchError):            # refused: nothing written is fine too
+        run_batch(store, backend(fake_llm))
+
+    lines = [line for text in texts(store).values() for line in text.split("\n")]
+    assert MINE in lines, f"{loss}: the person's line is no longer a line of any scene"
+    head = last_commit(store)
+    committed = [line for blob in head.tree["scenes"].blobs
+                 for line in blob.data_stream.read().decode("utf-8").split("\n")]
+    assert MINE in committed
 
 
 def test_a_merge_keeps_the_summary_a_person_wrote_for_the_merged_scene(fake_llm, store):

@@ -10,7 +10,7 @@ import json
 import re
 
 import git
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.batch.accounting import Ledger
 from scene_engine.batch.transaction import run_batch
@@ -28,7 +28,7 @@ from scene_engine.store.memories import Journal
 from scene_engine.store.scene import parse_scene
 from scene_engine.store.store import init_store, open_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 
 
 def new_store(root, **settings):
@@ -274,6 +274,16 @@ def test_adding_the_same_file_twice_adds_nothing_the_second_time(tmp_path):
 
 # ------------------------------------------------------------------ where did my memory go
 
+def set_cap(store, max_scenes: int):
+    """Change ``max_scenes`` by hand, as a person would, committed as a hand edit."""
+    text = re.sub(r"(?m)^max_scenes = \d+", f"max_scenes = {max_scenes}",
+                  store.config_path.read_text("utf-8"))
+    store.config_path.write_text(text, "utf-8")
+    history.commit_files(git.Repo(store.root), "hand edit: config.toml",
+                         [".scene-engine/config.toml"])
+    return open_store(store.root)
+
+
 def test_trace_follows_a_memory_through_a_merge_and_an_undo(tmp_path):
     store = new_store(tmp_path / "s", max_scenes=4)
     add(store, *garden_memories(2), ("h1", "Went hiking on the ridge trail with Bob.",
@@ -281,16 +291,23 @@ def test_trace_follows_a_memory_through_a_merge_and_an_undo(tmp_path):
     fold(store)
     add(store, ("p1", "Started piano lessons in the old town.", "2024-03-04T09:00:00Z"))
     fold(store)
-    add(store, ("k1", "Learned to knit a scarf with blue wool.", "2024-03-05T09:00:00Z"))
-    fold(store)
     found = trace_memory(store, "g0")
     kinds = [e["kind"] for e in found.events]
-    assert kinds[0] == "batch" and found.events[0]["outcome"] == "placed"
+    assert kinds == ["batch"] and found.events[0]["outcome"] == "placed"
     assert found.scenes and all((store.scenes_dir / s).exists() for s in found.scenes)
     assert any("Watered the balcony tomatoes" in row["text"] for row in found.lines)
-    if "merge" in kinds:
-        merge = found.events[kinds.index("merge")]
-        assert merge["into"] in found.scenes
+    # Three scenes, and a cap lowered to two: the next batch must merge one scene away.
+    before = set(store.scene_names())
+    owners = {name: [m for m in ("g0", "h1", "p1") if trace_memory(store, m).scenes == [name]]
+              for name in before}
+    store = set_cap(store, 3)
+    add(store, ("k1", "Learned to knit a scarf with blue wool.", "2024-03-05T09:00:00Z"))
+    fold(store)
+    (gone,) = before - set(store.scene_names())            # the merge happened
+    moved = trace_memory(store, owners[gone][0])
+    merges = [e for e in moved.events if e["kind"] == "merge"]
+    assert [e["from"] for e in merges] == [gone], moved.events
+    assert merges[0]["into"] in moved.scenes and gone not in moved.scenes
 
     result = runner.invoke(app, ["--dir", str(store.root), "trace", "k1"])
     assert result.exit_code == 0 and "placed" in result.output and "now in:" in result.output
@@ -533,15 +550,24 @@ def test_trace_shows_only_the_memorys_own_lines_digests_included_and_follows_an_
     assert "1 Mar: Watered" in condensed.lines[0]["text"]
     whole = trace_memory(store, "g7")
     assert [(row["how"], "day 7." in row["text"]) for row in whole.lines] == [("whole", True)]
-    # A merge, then its undo: the memory is back in its own scene.
+    # A merge, then its undo: the memory is back in its own scene. Room for a knitting
+    # scene, then the cap lowered again: the next batch merges a scene away.
+    store = set_cap(store, 4)
     add(store, ("k1", "Learned to knit a scarf with blue wool.", "2024-06-05T09:00:00Z"))
     fold(store)
-    merged = [e for e in trace_memory(store, "c1").events if e["kind"] == "merge"]
-    if merged:
-        runner.invoke(app, ["--dir", str(store.root), "undo"])
-        again = trace_memory(store, "c1")
-        assert again.events[-1]["kind"] == "merge undone"
-        assert merged[-1]["from"] in again.scenes
+    (knitting,) = trace_memory(store, "k1").scenes
+    store = set_cap(store, 3)
+    add(store, ("k2", "Knitted a blue wool hat to match the scarf.", "2024-06-06T09:00:00Z"))
+    fold(store)
+    assert len(store.scene_names()) == 2
+    merged = [e for e in trace_memory(store, "k1").events if e["kind"] == "merge"]
+    assert [e["from"] for e in merged] == [knitting]           # the merge branch happened
+    undone = runner.invoke(app, ["--dir", str(store.root), "undo"])
+    assert undone.exit_code == 0, undone.output
+    again = trace_memory(store, "k1")
+    assert again.events[-1]["kind"] == "merge undone"
+    assert merged[-1]["from"] in again.scenes
+    assert (store.scenes_dir / knitting).exists()
     alias = runner.invoke(app, ["--dir", str(store.root), "trace", "g7"])
     assert alias.exit_code == 0 and "now in:" in alias.output
 

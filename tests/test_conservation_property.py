@@ -18,9 +18,9 @@ import tempfile
 from pathlib import Path
 
 import git
+from clirunner import CheckedRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from scene_engine.batch.contract import BatchError
 from scene_engine.cli import app
@@ -124,9 +124,11 @@ class World:
         path.write_text(path.read_text("utf-8").replace("---\n", f"---\n{line}\n", 1), "utf-8")
 
     def _undo(self, *_) -> None:
-        result = CliRunner().invoke(app, ["--dir", str(self.store.root), "undo"])
-        assert result.exit_code in (0, 1), result.output   # 1: refused (a later change)
-        assert "Traceback" not in result.output
+        # The checked runner fails on a crash (exit 1 with an exception, no "Traceback"
+        # in the output); exit 1 without one is a refusal (a later change, nothing to undo).
+        result = CheckedRunner().invoke(app, ["--dir", str(self.store.root), "undo"])
+        assert result.exit_code in (0, 1), result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
 
     def check(self, history_so_far: list) -> None:
         texts = [p.read_text("utf-8") for p in self.store.scenes_dir.glob("*.md")]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import git
 import pytest
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.cli import app
 from scene_engine.services.doctor import check_store
@@ -43,7 +43,7 @@ START = 300              # memories before the first kill
 PER_INGEST = 6           # memories an `ingest` adds
 WORDS = ("garden chess cooking travel music running reading coding painting sailing finance "
          "family health movies").split()
-runner = CliRunner()
+runner = CheckedRunner()
 
 
 @pytest.fixture(autouse=True)
@@ -101,6 +101,22 @@ def recovered_problems(root: Path) -> list[str]:
     return problems
 
 
+def marker_path(root: Path) -> Path:
+    """The write-ahead marker a batch (or an add) holds while it writes (recovery.py)."""
+    return root / ".scene-engine" / "run" / "intent.json"
+
+
+def wait_for_marker(root: Path, process: subprocess.Popen, timeout: float = 30) -> bool:
+    """Until the engine is inside a write (its marker is there) or has exited; True if the
+    marker was seen. Polls every millisecond: a batch writes for far longer than that."""
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and time.monotonic() < deadline:
+        if marker_path(root).exists():
+            return True
+        time.sleep(0.001)
+    return False
+
+
 def live_seqs(root: Path) -> list[int]:
     seqs = []
     for commit in live_batches(git.Repo(root)).values():
@@ -118,7 +134,7 @@ def test_sigkill_at_random_moments_never_loses_or_repeats_a_memory(tmp_path):
     add_memories(store, memories(0, START).encode())
     offered = START                          # memories m0000 .. offered-1 handed to the engine
     plan: list[str] = []
-    seen = {"marker": 0, "git lock": 0, "explicit recovery": 0}
+    seen = {"aimed": 0, "marker": 0, "git lock": 0, "explicit recovery": 0}
 
     def where() -> str:
         return f"seed={SEED} kills so far: {plan}"
@@ -133,11 +149,18 @@ def test_sigkill_at_random_moments_never_loses_or_repeats_a_memory(tmp_path):
             args = ["run"]
         delay = round(rng.uniform(0.05, 1.2), 3)
         whole_group = rng.random() < 0.5
-        plan.append(f"{args[0]}@{delay}s{'/group' if whole_group else '/engine'}")
+        # Every third kill is aimed: it waits until a write is under way (the marker is
+        # there), so some kills land inside a batch whatever the machine's speed.
+        aimed = number % 3 == 2
+        plan.append(f"{args[0]}@{'marker' if aimed else f'{delay}s'}"
+                    f"{'/group' if whole_group else '/engine'}")
         process = subprocess.Popen([*CLI, "--dir", str(root), *args, "--batch-size", "1"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                    start_new_session=True)
-        time.sleep(delay)
+        if aimed:
+            seen["aimed"] += wait_for_marker(root, process)
+        else:
+            time.sleep(delay)
         if process.poll() is not None:
             err = process.stderr.read().decode()
             assert process.returncode == 0, f"{where()}: finished with an error: {err}"
@@ -155,6 +178,9 @@ def test_sigkill_at_random_moments_never_loses_or_repeats_a_memory(tmp_path):
             assert result.exit_code == 0, f"{where()}: {result.output}"
             assert recovered_problems(root) == [], where()
 
+    # The loop saw what it claims: kills that landed inside a batch, its marker left behind
+    # for the next command to roll back (not only kills before or between batches).
+    assert seen["marker"] >= 1, f"{where()}: no kill landed inside a batch {seen}"
     # Offer every memory once more (known ids are a no-op), then let a run finish.
     everything = tmp_path / "all.jsonl"
     everything.write_text(memories(0, offered), encoding="utf-8")

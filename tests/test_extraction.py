@@ -7,9 +7,9 @@ import json
 
 import git
 import pytest
+from clirunner import CheckedRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from scene_engine.cli import app
 from scene_engine.extraction import events as ledger
@@ -32,7 +32,7 @@ from scene_engine.store import history, layout
 from scene_engine.store.memories import Journal
 from scene_engine.store.store import init_store, open_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 
 CHAT = [
     {"role": "system", "content": "You are a helpful assistant."},

@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from clirunner import CheckedRunner
 from fakellm import call, reply
-from typer.testing import CliRunner
 
 from scene_engine.cli import app
 from scene_engine.store.memories import Journal
 from scene_engine.store.store import init_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 COURTESY = [
     "Congratulations on the move!", "Understood.", "Got it.", "Sure, here you go!",
     "Great question!", "I'm so sorry to hear about your dog.", "That must be really hard.",

@@ -12,8 +12,8 @@ import unicodedata
 
 import git
 import pytest
+from clirunner import CheckedRunner
 from fakellm import call, reply
-from typer.testing import CliRunner
 
 from scene_engine.cli import app
 from scene_engine.extraction import offline
@@ -21,7 +21,7 @@ from scene_engine.extraction.schema import ExtractedMemory
 from scene_engine.store.memories import Journal
 from scene_engine.store.store import init_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 FAMILY = "\U0001F468\u200D\U0001F469\u200D\U0001F467\u200D\U0001F466"   # one emoji, 7 code points
 FLAG = "\U0001F1F5\U0001F1F9"                                          # one flag, 2 code points
 LONG_TEXTS = {

@@ -8,8 +8,8 @@ import json
 
 import git
 import pytest
+from clirunner import CheckedRunner
 from fakellm import call, error, reply
-from typer.testing import CliRunner
 
 from scene_engine.cli import app
 from scene_engine.extraction import events as ledger
@@ -20,7 +20,7 @@ from scene_engine.llm.loop import Budget
 from scene_engine.store.memories import Journal
 from scene_engine.store.store import init_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 WHEN = "2026-11-30T09:00:00Z"
 CHAT = [{"role": "user", "name": "Ana", "id": "m1", "created_at": WHEN,
          "content": "We moved the build from Make to Bazel; Make is gone for good."},

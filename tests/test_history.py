@@ -13,12 +13,12 @@ import os
 from pathlib import Path
 
 import git
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.cli import app
 from scene_engine.store.history import expand_seqs, trailers
 
-runner = CliRunner()
+runner = CheckedRunner()
 
 TOPICS = {
     "garden": "tomatoes basil compost seedlings greenhouse mulch trellis watering pruning "
@@ -368,11 +368,15 @@ def test_the_watcher_keeps_running_through_a_batch_and_indexes_its_result_once(t
     store = init_store(tmp_path / "w")
     add_memories(store, b'{"content": "Walked the dog along the canal every morning."}\n'
                         b'{"content": "The dog is a spaniel named Biscuit."}\n')
-    with SceneWatcher(store.root, debounce=0.1) as watcher:
+    # A debounce long beside the batch's own writes (its renames land within it on a loaded
+    # machine too); the watcher's run is waited for as an event, not by a sleep.
+    with SceneWatcher(store.root, debounce=1.0) as watcher:
         assert watcher.wait_idle(10)
         runs_before = watcher.stats.reindex_runs
         assert run_batch(store, make_backend("offline")) is not None
-        time.sleep(0.5)                       # let the observer see the batch's renames
+        deadline = time.monotonic() + 30
+        while watcher.stats.reindex_runs == runs_before and time.monotonic() < deadline:
+            time.sleep(0.05)                  # until the observer saw the batch's renames
         assert watcher.wait_idle(10)
         assert watcher.stats.errors == 0
         assert watcher.stats.reindex_runs - runs_before <= 1

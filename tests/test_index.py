@@ -194,23 +194,24 @@ def test_rebuild_matches_sync(store):
     assert sorted(report.added) == sorted(before) and index.entries() == before
 
 
-@pytest.mark.slow
-def test_twelve_thousand_scenes_sync_and_search(tmp_path):
+def test_thousands_of_scenes_added_and_removed_in_one_sync_and_searched(tmp_path):
+    # What this holds: one sync adds thousands of scenes and removes over a thousand (more
+    # than the 999 bound parameters of an older SQLite), and search still ranks the rest.
+    # How fast a large store indexes is bench/bench_index.py's (10,000 scenes), not a test's.
     scenes = tmp_path / "scenes"
     scenes.mkdir()
-    for i in range(12_000):
+    for i in range(2_400):
         (scenes / f"s{i:05d}.md").write_text(
             f"---\nsummary: scene {i}\nheat: {i % 7}\n---\nword{i} common 上海{'咖啡' * (i % 2)}\n")
-    started = time.perf_counter()
     with SceneIndex(tmp_path / "i.sqlite", scenes) as index:
-        assert len(index.sync().added) == 12_000
-        for i in range(0, 12_000, 2):  # delete half: thousands of removals in one sync
+        assert len(index.sync().added) == 2_400
+        for i in range(0, 2_400, 2):  # delete half: 1,200 removals in one sync
             (scenes / f"s{i:05d}.md").unlink()
-        assert len(index.sync().removed) == 6_000
-        assert names(index.search("word11999")) == ["s11999.md"]
+        assert len(index.sync().removed) == 1_200
+        assert names(index.search("word2399")) == ["s02399.md"]
+        assert names(index.search("word2398")) == []
         assert len(index.search("咖啡", k=50)) == 50
-        assert len(index.entries()) == 6_000
-    assert time.perf_counter() - started < 30
+        assert len(index.entries()) == 1_200
 
 
 def test_connection_errors_other_than_corruption_are_raised(tmp_path):

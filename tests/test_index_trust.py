@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.cli import app
 from scene_engine.core import fs as fsutil
@@ -26,7 +26,7 @@ from scene_engine.index.scenes import SceneIndex, open_for_reading
 from scene_engine.index.watcher import SceneWatcher
 from scene_engine.store.store import init_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 DEBOUNCE = 0.1
 
 
@@ -242,19 +242,30 @@ def test_a_rebuild_with_an_unreadable_file_swaps_nothing(store, monkeypatch):
 # -- 5. reads never crash on a busy or read-only index -----------------------------------
 
 
-def test_a_busy_index_answers_as_it_is_with_a_warning(store):
+def test_a_busy_index_answers_as_it_is_with_a_warning(store, monkeypatch):
+    from scene_engine.index import scenes as scene_index
+
     runner.invoke(app, ["--dir", str(store), "reindex"])
     (store / "scenes" / "work.md").write_text(scene("Work", "Kafka and a new pelican."))
     writer = sqlite3.connect(store / ".scene-engine" / "index.sqlite", isolation_level=None)
     writer.execute("BEGIN IMMEDIATE")                        # another process is writing
+    waits = []                 # how long each connection the reads open may wait for a writer
+    real_connect = sqlite3.connect
+
+    def connect(*args, **kwargs):
+        waits.append(kwargs.get("timeout", 5.0))
+        return real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(scene_index.sqlite3, "connect", connect)
     try:
-        started = time.monotonic()
         result = runner.invoke(app, ["--dir", str(store), "search", "Kafka"])
-        assert time.monotonic() - started < 4.5           # not the 5 s of a writer's wait
         recalled = runner.invoke(app, ["--dir", str(store), "recall", "Kafka"])
     finally:
+        monkeypatch.undo()
         writer.execute("ROLLBACK")
         writer.close()
+    # Not the writer's wait: every connection a read opened waits the short read bound.
+    assert waits and max(waits) <= scene_index.READ_BUSY_SECONDS < scene_index.BUSY_SECONDS
     assert result.exit_code == 0 and "work.md (heat 1)" in result.output, result.output
     assert "may be stale" in result.output and "Traceback" not in result.output
     assert recalled.exit_code == 0 and "may be stale" in recalled.output
@@ -535,7 +546,8 @@ def test_scenes_replaced_by_a_file_is_said_once_and_healed(store, caplog):
             SceneWatcher(store, debounce=DEBOUNCE) as watcher:
         shutil.move(scenes, store / "away")
         scenes.write_text("not a folder")
-        time.sleep(2.5)                          # several retries happen meanwhile
+        # Several retries fail meanwhile (counted, not waited for by the clock).
+        assert wait_for(lambda: watcher.stats.errors >= 3, timeout=30), watcher.stats
         said = [r for r in caplog.records if "cannot sync" in r.getMessage()]
         assert len(said) == 1 and not any(r.exc_info for r in caplog.records)
         scenes.unlink()

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import git
 import pytest
-from test_crash import Died, live_seqs, memories, scene_problems
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
+from test_crash import Died, live_seqs, marker_path, memories, scene_problems, wait_for_marker
 
 from scene_engine.batch.transaction import run_batch
 from scene_engine.cli import app
@@ -46,7 +46,7 @@ SEED = int(os.environ.get("SCENE_ENGINE_INTERRUPT_SEED", "20261201"))
 INTERRUPTS = 20
 START = 150              # memories before the first interrupt: work left for every run
 PER_INGEST = 4           # memories an `ingest` adds
-runner = CliRunner()
+runner = CheckedRunner()
 
 
 @pytest.fixture(autouse=True)
@@ -453,7 +453,8 @@ def test_sigint_and_sigterm_at_random_moments_leave_no_half_batch_and_keep_hand_
     offered = START
     plan: list[str] = []
     notes: dict[str, str] = {}
-    seen = {"finished first": 0, "marker after SIGKILL": 0, "edit kept by recovery": 0}
+    seen = {"finished first": 0, "sent inside a write": 0, "marker after SIGKILL": 0,
+            "edit kept by recovery": 0}
 
     def where() -> str:
         return f"seed={SEED} interrupts so far: {plan}"
@@ -472,7 +473,13 @@ def test_sigint_and_sigterm_at_random_moments_leave_no_half_batch_and_keep_hand_
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                    start_new_session=True, text=True)
         wait_until_working(root, process)
-        time.sleep(delay)
+        # Every third interrupt is aimed at a write under way (its marker is there), so some
+        # land inside a batch whatever the machine's speed; the others come after ``delay``.
+        if number % 3 == 2:
+            wait_for_marker(root, process)
+        else:
+            time.sleep(delay)
+        seen["sent inside a write"] += marker_path(root).exists()
         send(process, kind, rng)
         _, err = process.communicate(timeout=60)
         wait_for_group(process.pid)
@@ -511,6 +518,8 @@ def test_sigint_and_sigterm_at_random_moments_leave_no_half_batch_and_keep_hand_
             assert note in repo.git.show(f"HEAD:{path}"), where()
             assert temp_files(root) == [], where()
 
+    # The loop saw what it claims: signals that reached a batch while it was writing.
+    assert seen["sent inside a write"] >= 1, f"{where()}: no interrupt landed inside a batch"
     everything = tmp_path / "all.jsonl"
     everything.write_text(memories(0, offered), encoding="utf-8")
     final = subprocess.run([*CLI, "--dir", str(root), "ingest", str(everything),
@@ -543,7 +552,7 @@ def test_an_interrupt_landing_after_an_add_committed_says_the_memories_were_adde
         raise KeyboardInterrupt      # the held-back Ctrl-C, delivered as the section ends
 
     monkeypatch.setattr(recovery, "end", end_then_interrupt)
-    result = CliRunner().invoke(app, ["--dir", str(root), command, "-"], input=memories(0, 3))
+    result = CheckedRunner().invoke(app, ["--dir", str(root), command, "-"], input=memories(0, 3))
     assert open_store(root).load_state().next_seq == 3
     if command == "add":
         assert result.exit_code == 0, result.output
@@ -561,7 +570,7 @@ def test_an_interrupt_before_an_add_committed_says_nothing_was_added(tmp_path, m
         raise KeyboardInterrupt
 
     monkeypatch.setattr(recovery, "begin", interrupted)
-    result = CliRunner().invoke(app, ["--dir", str(root), "add", "-"], input=memories(0, 3))
+    result = CheckedRunner().invoke(app, ["--dir", str(root), "add", "-"], input=memories(0, 3))
     assert result.exit_code == 130 and "interrupted: nothing was added" in result.output
     assert open_store(root).load_state().next_seq == 0
 
@@ -579,6 +588,6 @@ def test_a_git_error_caused_by_the_same_ctrl_c_is_reported_as_the_interrupt(
         raise BatchError("batch 1: git commit failed: killed by signal 2")
 
     monkeypatch.setattr(batch, "run_pending", git_killed_by_ctrl_c)
-    result = CliRunner().invoke(app, ["--dir", str(root), "run"])
+    result = CheckedRunner().invoke(app, ["--dir", str(root), "run"])
     assert result.exit_code == 130, result.output
     assert "interrupted" in result.output and "git commit failed" not in result.output

@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 
 import git
 import pytest
+from clirunner import CheckedRunner
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from scene_engine.batch.transaction import select_batch
 from scene_engine.cli import app
@@ -26,7 +26,7 @@ from scene_engine.store.memories import (
 )
 from scene_engine.store.store import init_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 
 
 @pytest.fixture

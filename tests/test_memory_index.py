@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.cli import app
 from scene_engine.index.scenes import for_store
 from scene_engine.services.add import add_memories
 from scene_engine.store.store import init_store, open_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 
 
 def memories(*texts: str, day: int = 1) -> bytes:

@@ -13,6 +13,7 @@ import json
 import socket
 
 import pytest
+from clirunner import CheckedRunner
 from fakellm import call, delay, error, reply
 from test_batch_llm import (
     MODEL,
@@ -25,7 +26,6 @@ from test_batch_llm import (
     user_messages,
     work_update,
 )
-from typer.testing import CliRunner
 
 import scene_engine.llm.loop as llm
 from scene_engine.batch.contract import BatchError
@@ -48,16 +48,20 @@ def store(tmp_path):
                       persona="# Persona\nAlice, a nurse.\n")
 
 
+_HELD: list[socket.socket] = []
+
+
 def closed_port_url() -> str:
-    """An http URL on 127.0.0.1 where nothing listens."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+    """An http URL on 127.0.0.1 where nothing listens. The port stays bound (never listening)
+    until the tests end, so no server started beside this test can take it meanwhile."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    _HELD.append(sock)
+    return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
 
 
 def cli(store, *args, env=None):
-    return CliRunner().invoke(app, ["--dir", str(store.root), *args], env=env or {})
+    return CheckedRunner().invoke(app, ["--dir", str(store.root), *args], env=env or {})
 
 
 @pytest.fixture

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import git
 import pytest
+from clirunner import CheckedRunner
 from test_history import topic_memories
-from typer.testing import CliRunner
 
 from scene_engine.cli import app
 
-runner = CliRunner()
+runner = CheckedRunner()
 PERSON = ["-c", "user.name=Ada", "-c", "user.email=ada@example.org"]
 
 

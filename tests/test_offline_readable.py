@@ -237,10 +237,10 @@ def test_a_scene_whose_topic_drifted_is_renamed_in_its_batch_and_history_follows
     knee = next(r for r in rows if "My knees hurt on the stairs" in r["text"])
     assert knee["batch"] == 1
     # Asking for the old name says where it went.
-    from typer.testing import CliRunner
+    from clirunner import CheckedRunner
 
     from scene_engine.cli import app
-    shown = CliRunner().invoke(app, ["--dir", str(store.root), "show", first])
+    shown = CheckedRunner().invoke(app, ["--dir", str(store.root), "show", first])
     assert shown.exit_code == 2 and f"renamed or merged into {name}" in shown.output
 
 
@@ -389,7 +389,7 @@ def test_blame_credits_a_renamed_small_scene_s_lines_to_the_batches_that_wrote_t
 
 
 def test_the_persona_follows_a_rename_and_its_undo(tmp_path):
-    from typer.testing import CliRunner
+    from clirunner import CheckedRunner
 
     from scene_engine.cli import app
     from scene_engine.services.doctor import check_store
@@ -407,7 +407,7 @@ def test_the_persona_follows_a_rename_and_its_undo(tmp_path):
     renaming = next(c for c in repo.iter_commits() if "renamed" in c.message.split("\n")[0])
     number = history.trailers(renaming.message)["Batch"]
     while True:        # undo the newest batches down to the renaming one
-        result = CliRunner().invoke(app, ["--dir", str(store.root), "undo"])
+        result = CheckedRunner().invoke(app, ["--dir", str(store.root), "undo"])
         assert result.exit_code == 0, result.output
         if f"undo batch {number}:" in result.output:
             break

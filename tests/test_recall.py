@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirunner import CheckedRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from scene_engine.cli import app
 from scene_engine.core.when import readable
@@ -20,7 +20,7 @@ from scene_engine.store.memories import Journal
 from scene_engine.store.store import init_store
 
 ROOT = Path(__file__).resolve().parents[1]
-runner = CliRunner()
+runner = CheckedRunner()
 
 
 @pytest.fixture(scope="module")

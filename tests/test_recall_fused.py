@@ -7,15 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
+from clirunner import CheckedRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from scene_engine.cli import app
 from scene_engine.services.add import add_memories
 from scene_engine.store.store import init_store, open_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 
 
 def memories(*facts: tuple[str, str, str]) -> bytes:

@@ -11,7 +11,7 @@ import re
 
 import git
 import pytest
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.cli import app
 from scene_engine.services.add import add_memories
@@ -19,7 +19,7 @@ from scene_engine.store import history
 from scene_engine.store.memories import Journal
 from scene_engine.store.store import init_store, open_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 ACTIVITIES = ["walking in the park with her dog Max every morning before work",
               "painting a watercolor of the old lighthouse near the harbor",
               "volunteering at the LGBTQ youth center downtown on weekends",

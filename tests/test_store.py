@@ -12,12 +12,12 @@ from pathlib import Path
 
 import git
 import pytest
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.cli import app
 from scene_engine.store.store import FORMAT_VERSION, init_store, open_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 
 
 def scenes(*args: str, stdin: str | None = None):

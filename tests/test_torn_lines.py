@@ -11,13 +11,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.cli import app
 from scene_engine.mcpserver import tools
 from scene_engine.store.store import open_store
 
-runner = CliRunner()
+runner = CheckedRunner()
 MEMORIES = [("m1", "Has a cat named Miso."), ("m2", "Bought a red kayak for the lake."),
             ("m3", "Joined a rowing club on Sundays."), ("m4", "Plays the violin in a trio.")]
 

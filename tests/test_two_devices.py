@@ -15,13 +15,13 @@ from pathlib import Path
 
 import git
 import pytest
-from typer.testing import CliRunner
+from clirunner import CheckedRunner
 
 from scene_engine.batch.accounting import Ledger
 from scene_engine.cli import app
 from scene_engine.store import history
 
-runner = CliRunner()
+runner = CheckedRunner()
 PERSON = ["-c", "user.name=Ada", "-c", "user.email=ada@example.org"]
 ON_B = [("b1", "Bought a red kayak for the lake."), ("b2", "Joined a rowing club on Sundays."),
         ("b3", "Paddled across the lake at dawn with the rowing club.")]

@@ -60,6 +60,150 @@ def test_only_brackets_are_added(text):
     assert re.sub(r" \([^()]*\)", "", resolve(text, SAID)) == text
 
 
+# ------------------------------------------------------------------ the rule, as an oracle
+# Written from the rule in scene_engine/core/when.py's docstring, not from its code: each
+# phrase drawn below knows what it must become on the day it was said.
+
+MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August",
+               "September", "October", "November", "December"]
+COUNT_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+               "eleven", "twelve"]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+# Words between the phrases: none is a relative time, none ends in a count or starts with a
+# unit, and none holds a Chinese time word.
+FILLERS = ["we met Ana", "and then", "she said", "I moved", "the garden was green", "on foot",
+           "我们见面", "然后", "去了杭州", "妈妈说", "in Porto", "。", ",", "!"]
+
+
+def said_day(day: date) -> str:
+    return f"{day.day} {MONTH_NAMES[day.month - 1]} {day.year}"
+
+
+def months_back(day: date, count: int) -> tuple[int, int]:
+    """(year, month) ``count`` months before ``day``'s month (negative: after), one month at
+    a time."""
+    year, month = day.year, day.month
+    for _ in range(abs(count)):
+        month += -1 if count > 0 else 1
+        if month == 0:
+            year, month = year - 1, 12
+        elif month == 13:
+            year, month = year + 1, 1
+    return year, month
+
+
+def spelled(word: str, case: int) -> str:
+    return [word.lower(), word.capitalize(), word.upper()][case]
+
+
+@st.composite
+def english_phrase(draw, day: date) -> tuple[str, str]:
+    """(phrase, what it must read after resolving) for an English relative time."""
+    from datetime import timedelta
+
+    case = draw(st.integers(0, 2))
+    kind = draw(st.sampled_from(["day word", "way unit", "weekday", "ago"]))
+    if kind == "day word":
+        word = draw(st.sampled_from(["yesterday", "today", "tonight", "tomorrow",
+                                     "last night", "this morning"]))
+        shift = {"yesterday": -1, "tomorrow": 1}.get(word, 0)
+        phrase = spelled(word, case)
+        return phrase, f"{phrase} ({said_day(day + timedelta(days=shift))})"
+    if kind == "weekday":
+        way, weekday = draw(st.sampled_from(["last", "next", "this"])), draw(
+            st.sampled_from(WEEKDAYS))
+        phrase = spelled(f"{way} {weekday}", case)
+        if way == "this":
+            return phrase, phrase          # this Friday: past or coming, no single meaning
+        side = "before" if way == "last" else "after"
+        return phrase, f"{phrase} (the {weekday} {side} {said_day(day)})"
+    if kind == "way unit":
+        way, unit = draw(st.sampled_from(["last", "next", "this"])), draw(
+            st.sampled_from(["week", "weekend", "month", "year"]))
+        phrase = spelled(f"{way} {unit}", case)
+        step = {"last": 1, "next": -1, "this": 0}[way]
+        if unit in ("week", "weekend"):
+            side = {"last": "before", "next": "after", "this": "of"}[way]
+            return phrase, f"{phrase} (the {unit} {side} {said_day(day)})"
+        if unit == "month":
+            year, month = months_back(day, step)
+            return phrase, f"{phrase} ({MONTH_NAMES[month - 1]} {year})"
+        return phrase, f"{phrase} ({day.year - step})"
+    # One (singular, "a", "an") as often as the other small counts and the two-digit ones.
+    number = draw(st.one_of(st.just(1), st.integers(2, 12), st.integers(13, 99)))
+    said = str(number) if number > 12 or draw(st.booleans()) else COUNT_WORDS[number - 1]
+    if number == 1 and draw(st.booleans()):
+        said = draw(st.sampled_from(["a", "an"]))
+    unit = draw(st.sampled_from(["day", "week", "month", "year"]))
+    phrase = spelled(f"{said} {unit}{'s' * (number > 1)} ago", case)
+    if unit == "day":
+        return phrase, f"{phrase} ({said_day(day - timedelta(days=number))})"
+    if unit == "week":
+        return phrase, f"{phrase} ({number} week{'s' * (number > 1)} before {said_day(day)})"
+    if unit == "month":
+        year, month = months_back(day, number)
+        return phrase, f"{phrase} ({MONTH_NAMES[month - 1]} {year})"
+    return phrase, f"{phrase} ({day.year - number})"
+
+
+@st.composite
+def chinese_phrase(draw, day: date) -> tuple[str, str]:
+    """(phrase, what it must read after resolving) for a Chinese relative time."""
+    from datetime import timedelta
+
+    def written(d: date) -> str:
+        return f"{d.year}年{d.month}月{d.day}日"
+
+    kind = draw(st.sampled_from(["day", "week", "month", "year"]))
+    if kind == "day":
+        word, shift = draw(st.sampled_from([("前天", -2), ("昨天", -1), ("昨日", -1),
+                                            ("今天", 0), ("今日", 0), ("明天", 1),
+                                            ("明日", 1), ("后天", 2)]))
+        return word, f"{word}（{written(day + timedelta(days=shift))}）"
+    if kind == "week":
+        word, side = draw(st.sampled_from([("上周", "之前"), ("上个星期", "之前"),
+                                           ("上星期", "之前"), ("上个礼拜", "之前"),
+                                           ("下周", "之后"), ("下个星期", "之后"),
+                                           ("下星期", "之后"), ("本周", "所在"),
+                                           ("这周", "所在")]))
+        return word, f"{word}（{written(day)}{side}的一周）"
+    if kind == "month":
+        word, step = draw(st.sampled_from([("上个月", 1), ("上月", 1), ("下个月", -1),
+                                           ("下月", -1), ("这个月", 0), ("本月", 0)]))
+        year, month = months_back(day, step)
+        return word, f"{word}（{year}年{month}月）"
+    word, shift = draw(st.sampled_from([("前年", -2), ("去年", -1), ("今年", 0), ("明年", 1),
+                                        ("后年", 2)]))
+    return word, f"{word}（{day.year + shift}年）"
+
+
+@st.composite
+def sentences(draw) -> tuple[str, date, str]:
+    """(text, the day it was said, what resolving must give): fillers and relative times,
+    English and Chinese, separated by spaces."""
+    day = draw(st.dates(min_value=date(1990, 1, 1), max_value=date(2090, 12, 31)))
+    parts, expected = [], []
+    for _ in range(draw(st.integers(1, 8))):
+        choice = draw(st.sampled_from(["filler", "english", "chinese"]))
+        if choice == "filler":
+            filler = draw(st.sampled_from(FILLERS))
+            parts.append(filler)
+            expected.append(filler)
+            continue
+        phrase, resolved = draw(english_phrase(day) if choice == "english"
+                                else chinese_phrase(day))
+        parts.append(phrase)
+        expected.append(resolved)
+    return " ".join(parts), day, " ".join(expected)
+
+
+@given(sentences())
+def test_relative_times_in_any_sentence_resolve_as_the_rule_says(drawn):
+    text, day, expected = drawn
+    assert resolve(text, day) == expected
+    assert resolve(expected, day) == expected                 # and only once
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("我昨天去了杭州看妈妈。", "我昨天（2023年5月24日）去了杭州看妈妈。"),
     ("前天和后天", "前天（2023年5月23日）和后天（2023年5月27日）"),
