@@ -807,7 +807,7 @@ def test_a_split_with_room_is_one_rename_and_new_scenes_not_merges(fake_llm, tmp
 def test_a_malformed_api_base_is_one_line_and_nothing_is_written(tmp_path, address):
     root = tmp_path / "mem"
     init_store(root)
-    runner = CliRunner()
+    runner = CheckedRunner()
     added = runner.invoke(app, ["--dir", str(root), "add", "-"],
                           input='{"content": "Booked the dentist for May."}\n')
     assert added.exit_code == 0, added.output

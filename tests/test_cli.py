@@ -60,6 +60,7 @@ def files_of(root: Path) -> dict[str, bytes]:
 
 # ---------------------------------------------------------------- exit codes
 
+@pytest.mark.slow
 def test_ingest_is_add_plus_run(root):
     result = scenes(root, "ingest", "-", stdin=memories(30))
     assert result.exit_code == 0, result.output
@@ -181,6 +182,7 @@ def test_a_schema_error_reaches_a_person_as_one_plain_line(root, monkeypatch):
         assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.slow
 def test_the_installed_command_runs_as_a_subprocess(root, tmp_path):
     """`python -m`-free entry point: the console script contract, exit codes included."""
     data = tmp_path / "in.jsonl"
@@ -348,6 +350,7 @@ def test_version_and_dash_h_on_every_command_with_plain_help():
                 assert "..." not in text.split("Commands:")[1], text
 
 
+@pytest.mark.slow
 def test_json_on_add_run_ingest_and_undo_is_one_document(root):
     added = scenes(root, "add", "-", "--json", stdin=memories(3))
     assert added.exit_code == 0, added.output
@@ -438,6 +441,7 @@ def test_an_empty_query_is_a_usage_error(root, args):
     assert done.returncode == 2 and "empty" in done.stderr and done.stdout == "", done
 
 
+@pytest.mark.slow
 def test_log_into_a_closed_pipe_exits_0(root):
     for start in range(0, 12, 4):
         scenes(root, "add", "-", stdin=memories(4, start=start))

@@ -10,6 +10,7 @@ import json
 import re
 
 import git
+import pytest
 from clirunner import CheckedRunner
 
 from scene_engine.batch.accounting import Ledger
@@ -433,6 +434,7 @@ TOPICS = ["Bought a red bicycle for commuting.", "Read a book about volcanoes in
           "Watched a documentary about octopuses.", "Ran a 10 km race along the harbour."]
 
 
+@pytest.mark.slow
 def test_a_persons_dated_line_stays_theirs_through_merges_and_full_scenes(tmp_path):
     store = new_store(tmp_path / "s", max_scenes=3, max_scene_chars=600)
     add(store, ("a1", "Started a new job at Northwind in Lisbon.", "2026-01-05T09:00:00Z"),

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 import git
+import pytest
 from clirunner import CheckedRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -144,6 +145,7 @@ class World:
         assert not problems, f"{problems} after {history_so_far}"
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(steps=st.lists(step, min_size=4, max_size=14))
 def test_nothing_a_person_wrote_is_lost_and_every_memory_is_accounted_for(steps):

@@ -93,6 +93,7 @@ def test_the_worker_thread_folds_what_another_process_adds(store):
     assert store.load_state().pending == 0 and worker.stats.batches == 1
 
 
+@pytest.mark.slow
 def test_watch_fold_folds_in_the_background_until_ctrl_c(store):
     store.config_path.write_text(store.config_path.read_text("utf-8")
                                  .replace("fold_idle = 300.0", "fold_idle = 1.0"), "utf-8")

@@ -194,6 +194,7 @@ def test_rebuild_matches_sync(store):
     assert sorted(report.added) == sorted(before) and index.entries() == before
 
 
+@pytest.mark.slow
 def test_thousands_of_scenes_added_and_removed_in_one_sync_and_searched(tmp_path):
     # What this holds: one sync adds thousands of scenes and removes over a thousand (more
     # than the 999 bound parameters of an older SQLite), and search still ranks the rest.
@@ -231,7 +232,7 @@ def test_connection_errors_other_than_corruption_are_raised(tmp_path):
 
 @pytest.mark.parametrize("query", ["🍸", "🍸 tonight", "☕", "🇵🇹"])
 def test_an_emoji_is_a_word_a_search_finds(tmp_path, query):
-    from typer.testing import CliRunner
+    from clirunner import CheckedRunner as CliRunner
 
     from scene_engine.cli import app
     from scene_engine.store.store import init_store

@@ -32,6 +32,7 @@ def locomo_file(folder: Path, facts: int = 4) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_model_that_never_uses_its_tools_fails_its_batches_and_loses_nothing(fake_llm,
                                                                                tmp_path):
     from fakellm import reply

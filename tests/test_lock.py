@@ -78,6 +78,7 @@ def doctor_problems(root: Path) -> list[str]:
     return check_store(open_store(root))
 
 
+@pytest.mark.slow
 def test_a_second_run_waits_then_names_the_holder(tmp_path):
     root = make_store(tmp_path, 10)
     holder = hold_lock(root)
@@ -93,6 +94,7 @@ def test_a_second_run_waits_then_names_the_holder(tmp_path):
     assert open_store(root).load_state().pending == 10          # nothing was processed
 
 
+@pytest.mark.slow
 def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path):
     root = make_store(tmp_path, 10)
     holder = hold_lock(root)
@@ -105,6 +107,7 @@ def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path):
     assert doctor_problems(root) == []
 
 
+@pytest.mark.slow
 def test_two_runs_at_once_never_process_a_memory_twice(tmp_path):
     root = make_store(tmp_path, 300)
     runs = [scenes(root, "run", "--batch-size", "4") for _ in range(2)]

@@ -60,6 +60,7 @@ def root(tmp_path) -> Path:
     return store.root
 
 
+@pytest.mark.slow
 def test_tools_have_descriptions_and_schemas_and_undo_only_when_allowed(root):
     async def tools(client):
         return {t.name: t for t in (await client.list_tools()).tools}
@@ -72,6 +73,7 @@ def test_tools_have_descriptions_and_schemas_and_undo_only_when_allowed(root):
     assert "undo" in session(root, tools, "--no-fold", "--allow-undo")
 
 
+@pytest.mark.slow
 def test_remember_then_recall_and_search_with_sources(root):
     async def body(client):
         added = data(await client.call_tool("remember", {
@@ -117,6 +119,7 @@ BAD = [
 ]
 
 
+@pytest.mark.slow
 def test_bad_arguments_are_tool_errors_and_the_server_goes_on(root):
     async def body(client):
         answers = [await client.call_tool(tool, arguments) for tool, arguments, _ in BAD]
@@ -141,6 +144,7 @@ REFUSED = [
 ]
 
 
+@pytest.mark.slow
 def test_remember_and_the_command_line_refuse_the_same_records_in_the_same_words(root):
     from clirunner import CheckedRunner
 
@@ -159,6 +163,7 @@ def test_remember_and_the_command_line_refuse_the_same_records_in_the_same_words
     assert open_store(root).load_state().next_seq == 2           # nothing was added
 
 
+@pytest.mark.slow
 def test_every_tool_refuses_an_argument_it_does_not_take(root):
     # A misspelt argument must not be dropped: `scpoe` would widen a recall to every scope.
     name = next((root / "scenes").glob("*.md")).name
@@ -218,6 +223,7 @@ def test_search_and_recall_refuse_what_the_command_line_refuses_in_its_words(roo
         assert answer.is_error and said in answer.content[0].text, (tool, answer, said)
 
 
+@pytest.mark.slow
 def test_no_tool_error_carries_a_pydantic_help_url(root):
     async def body(client):
         return [await client.call_tool(tool, arguments) for tool, arguments, _ in WRONG_TYPES]
@@ -230,6 +236,7 @@ def test_no_tool_error_carries_a_pydantic_help_url(root):
         assert len(text.splitlines()) <= 2, text                # one plain line (and a head)
 
 
+@pytest.mark.slow
 def test_scopes_keep_one_agents_memories_from_another(root):
     async def body(client):
         for scope, fact in (("travel-bot", "Booked the Lisbon flight for 14 June."),
@@ -246,6 +253,7 @@ def test_scopes_keep_one_agents_memories_from_another(root):
     assert "flight" in everything["text"] and "deploy key" in everything["text"]
 
 
+@pytest.mark.slow
 def test_two_agents_remembering_the_same_words_each_keep_them_in_their_scope(root):
     said = {"content": "The Lisbon office opens at nine.", "created_at": "2024-05-02T09:00:00Z"}
 
@@ -267,6 +275,7 @@ def test_two_agents_remembering_the_same_words_each_keep_them_in_their_scope(roo
     assert again["added"] is False and again["same_as"] == second["id"] and again["note"]
 
 
+@pytest.mark.slow
 def test_scenes_are_resources(root):
     async def body(client):
         listed = data(await client.call_tool("list_scenes", {}))["scenes"]
@@ -278,6 +287,7 @@ def test_scenes_are_resources(root):
     assert text == (root / "scenes" / name).read_text("utf-8")
 
 
+@pytest.mark.slow
 def test_remembered_memories_are_folded_in_the_background(root):
     store = open_store(root)
     store.config_path.write_text(store.config_path.read_text("utf-8").replace(
@@ -304,6 +314,7 @@ def test_remembered_memories_are_folded_in_the_background(root):
     assert cli(root, "doctor").returncode == 0
 
 
+@pytest.mark.slow
 def test_a_cli_run_alongside_the_server_loses_nothing(root):
     async def body(client):
         runner = None
@@ -361,6 +372,7 @@ def test_killing_the_server_mid_batch_leaves_the_store_recoverable(root):
     assert doctor.returncode == 0, doctor.stdout
 
 
+@pytest.mark.slow
 def test_streamable_http_serves_the_same_tools_on_localhost(root):
     import re
     import socket
@@ -401,6 +413,7 @@ def test_streamable_http_serves_the_same_tools_on_localhost(root):
     assert f"http://127.0.0.1:{port}/mcp" in err and "token" not in err
 
 
+@pytest.mark.slow
 def test_a_stdio_server_whose_client_died_stops(root, tmp_path):
     # The client's shell dies while another process still holds the server's stdin open:
     # stdin never closes, yet the server must not live on as an orphan.
@@ -427,6 +440,7 @@ def test_a_stdio_server_whose_client_died_stops(root, tmp_path):
         holder.kill()
 
 
+@pytest.mark.slow
 def test_remember_while_a_batch_holds_the_store_is_kept_not_lost(root):
     # A slow model holds the store lock for minutes: remember must answer while the store is
     # still held (it waits REMEMBER_WAIT, then queues) and the memory must survive; it joins
@@ -460,6 +474,7 @@ def test_remember_while_a_batch_holds_the_store_is_kept_not_lost(root):
     assert "dentist" in cli(root, "recall", "dentist").stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [(), ("--no-fold",)], ids=["folding", "no-fold"])
 def test_a_memory_queued_while_the_store_is_busy_is_searchable_once_it_is_free(root, options):
     # The promise remember makes when it queues: it joins the journal as soon as the store is
@@ -516,6 +531,7 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                          "clientInfo": {"name": "test", "version": "0"}}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("host", "from_env"), [("127.0.0.2", False), ("0.0.0.0", True)])
 def test_serving_beyond_this_machine_requires_the_bearer_token(root, host, from_env):
     import httpx
@@ -585,6 +601,7 @@ def test_an_address_that_cannot_be_served_is_one_line_before_anything_is_served(
             assert "serving" not in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_undo_takes_a_batch_number_when_allowed(root):
     async def body(client):
         undone = data(await client.call_tool("undo", {"batch": 1}))

@@ -290,6 +290,7 @@ def instant(value) -> datetime | None:
     return datetime.fromisoformat(value)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=st.lists(record, min_size=1, max_size=12), as_list=st.booleans())

@@ -190,6 +190,7 @@ def test_a_cut_off_final_answer_is_not_an_answer(fake_llm, store):
 
 # ------------------------------------------------------------------ 4. timeouts as settings
 
+@pytest.mark.slow
 def test_timeouts_are_settings_and_the_message_says_what_timed_out(fake_llm, store, monkeypatch):
     fake_llm.repeat(delay(2.0, reply(content="too late")))
     monkeypatch.setattr(llm.time, "sleep", lambda s: None)   # no real backoff pauses
@@ -392,6 +393,7 @@ def test_notes_print_whole_lines_above_the_progress_line():
             "change it\n") in text
 
 
+@pytest.mark.slow
 def test_a_timeout_in_a_repair_round_is_told_in_the_batch_request_numbers(fake_llm, store):
     fake_llm.script([reply(content="I have updated work.md.")])      # nothing done: repair
     fake_llm.repeat(delay(2.0, reply(content="too late")))

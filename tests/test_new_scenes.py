@@ -204,6 +204,7 @@ def test_the_offline_backend_opens_at_most_one_scene_a_batch(tmp_path):
     assert store.load_state().pending == 0
 
 
+@pytest.mark.slow
 def test_new_scenes_per_batch_3_keeps_the_young_store_allowance(tmp_path):
     store, created = fold_offline(tmp_path / "s", new_scenes_per_batch=3)
     assert max(created) > 1 and max(created) <= 3, created

@@ -95,6 +95,7 @@ def engine_commit_paths(vault: Path, since: str) -> set[str]:
 
 # ---------------------------------------------------------------- the vault, under a prefix
 
+@pytest.mark.slow
 def test_a_vault_keeps_every_foreign_change_through_init_add_run_edit_undo_redo(tmp_path,
                                                                                  monkeypatch):
     vault = make_vault(tmp_path / "vault")
@@ -161,6 +162,7 @@ def test_a_vault_keeps_every_foreign_change_through_init_add_run_edit_undo_redo(
     assert doctor.exit_code == 0, doctor.output
 
 
+@pytest.mark.slow
 def test_the_root_layout_in_a_repository_and_a_person_committing_the_whole_tree(tmp_path):
     vault = make_vault(tmp_path / "vault")
     before = foreign(vault, ROOT_STORE)
@@ -311,6 +313,7 @@ def test_a_merge_in_progress_is_never_ended_by_the_engine(tmp_path):
     assert sh(vault, "status", "--porcelain", "--", "memory") == ""   # nothing written
 
 
+@pytest.mark.slow
 def test_the_newest_batch_undone_with_plain_git_revert(tmp_path):
     vault = make_vault(tmp_path / "vault")
     ok("init", str(vault), "--prefix", "memory/")
@@ -412,6 +415,7 @@ def test_a_vault_auto_commit_of_scene_edits_is_a_hand_edit_in_the_log_and_keeps_
     assert "The roses need shade." in scene.read_text()
 
 
+@pytest.mark.slow
 def test_in_an_obsidian_vault_scenes_have_obsidian_properties_and_the_persona_links_them(
         tmp_path):
     import re
@@ -512,6 +516,7 @@ def _memory(mid: str, content: str, day: int) -> str:
                        "created_at": f"2026-02-{day:02d}T09:00:00Z"}) + "\n"
 
 
+@pytest.mark.slow
 def test_two_copies_of_a_vault_merged_by_git_refuse_writes_until_repaired(tmp_path):
     one = tmp_path / "one"
     one.mkdir()
@@ -651,6 +656,7 @@ def test_persona_links_follow_a_renamed_scene_and_doctor_names_a_dangling_one(tm
     assert scenes("--dir", str(vault), "doctor").exit_code == 0
 
 
+@pytest.mark.slow
 def test_a_scene_the_engine_renames_in_a_vault_keeps_its_old_name_as_an_alias(tmp_path):
     # A person's note that links [[old name]] still resolves in Obsidian (aliases property).
     vault = make_vault(tmp_path / "vault")

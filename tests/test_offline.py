@@ -146,6 +146,7 @@ def fold_all(store, check: bool = True) -> list[list[int]]:
         taken.append(seqs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_scenes", [6, 15])
 def test_every_rule_holds_after_every_batch(tmp_path, max_scenes):
     store = new_store(tmp_path / "s", max_scenes)
@@ -161,6 +162,7 @@ def test_every_rule_holds_after_every_batch(tmp_path, max_scenes):
     assert 2 <= len(store.scene_names()) < max_scenes
 
 
+@pytest.mark.slow
 def test_a_small_cap_forces_merges_and_merged_heat_is_the_sum_plus_one(tmp_path):
     store = new_store(tmp_path / "s", max_scenes=4)
     add_memories(store, json.dumps(make_memories(), ensure_ascii=False).encode())
@@ -181,6 +183,7 @@ def test_a_small_cap_forces_merges_and_merged_heat_is_the_sum_plus_one(tmp_path)
     assert len(store.scene_names()) <= 3
 
 
+@pytest.mark.slow
 def test_a_scene_created_in_a_merge_batch_starts_at_heat_one(tmp_path):
     store = new_store(tmp_path / "s", max_scenes=4)
     add_memories(store, json.dumps(make_memories(), ensure_ascii=False).encode())
@@ -205,6 +208,7 @@ def without_dates(text: str) -> str:
     return re.sub(r"(?m)^(created|updated): .*\n", "", text)
 
 
+@pytest.mark.slow
 def test_the_same_input_gives_the_same_scenes(tmp_path):
     outputs = []
     for run in ("a", "b"):
@@ -217,6 +221,7 @@ def test_the_same_input_gives_the_same_scenes(tmp_path):
     assert outputs[0]
 
 
+@pytest.mark.slow
 def test_memories_land_in_the_scene_of_their_area(tmp_path):
     """A coarse check that routing is by content: a hiking scene gets hiking, not cooking."""
     store = new_store(tmp_path / "s")
@@ -229,6 +234,7 @@ def test_memories_land_in_the_scene_of_their_area(tmp_path):
     assert scenes[best]["body"].count("hik") > scenes[best]["body"].count("pasta")
 
 
+@pytest.mark.slow
 def test_names_are_words_not_note_numbers(tmp_path):
     store = new_store(tmp_path / "s")
     add_memories(store, json.dumps(make_memories(), ensure_ascii=False).encode())
@@ -238,6 +244,7 @@ def test_names_are_words_not_note_numbers(tmp_path):
         assert not first.isdigit(), name
 
 
+@pytest.mark.slow
 def test_a_scene_with_an_unreadable_header_is_never_rewritten(tmp_path):
     store = new_store(tmp_path / "s")
     add_memories(store, json.dumps(make_memories(60), ensure_ascii=False).encode())
@@ -256,6 +263,7 @@ def test_a_scene_with_an_unreadable_header_is_never_rewritten(tmp_path):
     assert len(store.scene_names()) < store.config.max_scenes
 
 
+@pytest.mark.slow
 def test_a_lowered_scene_cap_is_met_by_merging_at_the_next_batch(tmp_path):
     store = new_store(tmp_path / "s")
     add_memories(store, json.dumps(make_memories(120), ensure_ascii=False).encode())
@@ -269,6 +277,7 @@ def test_a_lowered_scene_cap_is_met_by_merging_at_the_next_batch(tmp_path):
     assert check_store(store) == []
 
 
+@pytest.mark.slow
 def test_a_cap_too_low_to_merge_down_without_loss_fails_clearly_and_keeps_everything(tmp_path):
     store = new_store(tmp_path / "s")
     add_memories(store, json.dumps(make_memories(120), ensure_ascii=False).encode())
@@ -307,6 +316,7 @@ def test_a_memory_longer_than_a_scene_keeps_its_beginning(tmp_path):
     assert check_store(store) == []
 
 
+@pytest.mark.slow
 def test_a_persons_note_in_the_timeline_is_kept_apart_and_never_trimmed(tmp_path):
     store = new_store(tmp_path / "s")
     add_memories(store, json.dumps(make_memories(30), ensure_ascii=False).encode())

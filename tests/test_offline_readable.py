@@ -8,6 +8,7 @@ import json
 import re
 
 import git
+import pytest
 from test_conservation_offline import add, body_of, fold, new_store
 
 from scene_engine.offline.prose import summary
@@ -107,6 +108,7 @@ def test_a_chinese_thread_closes_when_it_is_done(tmp_path):
     assert "→ 2026-03-01: 从救助站领养了一只小黑猫" in body
 
 
+@pytest.mark.slow
 def test_a_full_scene_rolls_up_into_digests_that_cite_every_memory_they_hold(tmp_path):
     store = new_store(tmp_path / "s", max_scene_chars=700, max_scenes=3)
     rows = [(f"r{i:02d}", f"Ran {5 + i % 7} km along the river in the park, run number {i}.",
@@ -310,6 +312,7 @@ def test_weekdays_and_filler_do_not_name_a_scene():
     assert not {"tuesday", "evenings", "everyone", "instead"} & set(_words(name))
 
 
+@pytest.mark.slow
 def test_a_rename_in_a_store_of_several_scenes_reads_only_the_scene_it_renames(tmp_path):
     # The rule "read two scenes before creating one" guards against needless new scenes; a
     # rename adds none, and a batch that read only the renamed scene used to fail for ever.
@@ -388,6 +391,7 @@ def test_blame_credits_a_renamed_small_scene_s_lines_to_the_batches_that_wrote_t
     assert [r["batch"] for r in rows[:2]] == [1, 1] and rows[2]["batch"] == 2
 
 
+@pytest.mark.slow
 def test_the_persona_follows_a_rename_and_its_undo(tmp_path):
     from clirunner import CheckedRunner
 
@@ -469,6 +473,7 @@ def test_a_rename_keeps_the_whole_chain_of_names_and_no_new_scene_takes_one_of_t
     assert any("lists in merged_from" in p for p in problems)
 
 
+@pytest.mark.slow
 def test_doctor_names_a_renamed_scene_that_an_old_editor_buffer_brought_back(tmp_path):
     from scene_engine.services.doctor import check_store
 
@@ -511,6 +516,7 @@ def test_a_race_thread_closes_at_the_race_not_at_a_training_run_and_weekdays_nam
     assert "羽毛球" in _words(name) and not {"周六", "每周六", "参加"} & set(_words(name))
 
 
+@pytest.mark.slow
 def test_a_very_long_memory_at_the_cap_goes_where_there_is_room_not_into_a_full_scene(tmp_path):
     # At the cap (two scene files) a long memory that shares a word or two with the full
     # running scene would roll it up into digests; it goes to the scene with room instead.
@@ -554,6 +560,7 @@ def test_a_closed_thread_line_recalls_as_its_plan_on_its_day_without_the_clipped
                         ("Told Marta I am staying at Northwind after all.", "2026-11-15")]
 
 
+@pytest.mark.slow
 def test_a_name_a_person_gave_by_renaming_a_scene_is_never_renamed_back(tmp_path):
     store, first = _knee_store(tmp_path)
     repo = _rename_as_person(store, first, "diary.md")        # none of the topic's words
@@ -564,6 +571,7 @@ def test_a_name_a_person_gave_by_renaming_a_scene_is_never_renamed_back(tmp_path
     assert "renamed" not in repo.git.log("--format=%s")
 
 
+@pytest.mark.slow
 def test_long_memories_at_the_cap_stay_out_of_a_scene_they_are_not_about(tmp_path):
     # The roomiest scene is where a long memory goes only among the scenes it is about: an
     # unrelated garden scene filled with race reports would look like running and be merged.
@@ -583,6 +591,7 @@ def test_long_memories_at_the_cap_stay_out_of_a_scene_they_are_not_about(tmp_pat
     assert body_of(store, garden) == before
 
 
+@pytest.mark.slow
 def test_the_demo_ends_with_a_persona_made_from_its_scenes_as_they_are(tmp_path):
     from scene_engine.services.demo import build_demo
 

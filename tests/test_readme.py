@@ -89,6 +89,7 @@ def watch_until_ctrl_c(cwd: Path, env: dict) -> None:
     assert "Traceback" not in child.stderr.read()
 
 
+@pytest.mark.slow
 def test_every_line_of_the_tour_runs_as_written_on_the_demo_store(tmp_path, shell):
     made = run("scenes demo scene-demo", tmp_path, shell)       # the README's set-up
     assert made.returncode == 0, made.stderr
@@ -110,6 +111,7 @@ def test_every_line_of_the_tour_runs_as_written_on_the_demo_store(tmp_path, shel
         check_output(line, done)
 
 
+@pytest.mark.slow
 def test_the_python_example_runs_on_the_demo_store(tmp_path, shell):
     assert run("scenes demo scene-demo", tmp_path, shell).returncode == 0
     code = code_block_after(README.read_text("utf-8"), "From Python:")
@@ -119,6 +121,7 @@ def test_the_python_example_runs_on_the_demo_store(tmp_path, shell):
     assert "tea in the afternoon" in done.stdout, done.stdout
 
 
+@pytest.mark.slow
 def test_the_demo_scenes_the_readme_shows_are_the_demo_s(tmp_path, shell):
     from scene_engine.store.scene import parse_scene
 

@@ -138,6 +138,7 @@ def test_recall_on_an_empty_store_is_empty_but_fine(tmp_path):
     assert result.passages == [] and len(result.text) <= 4000
 
 
+@pytest.mark.slow
 def test_demo_command_prints_list_scene_and_recall(tmp_path):
     result = runner.invoke(app, ["demo", str(tmp_path / "d")])
     assert result.exit_code == 0, result.output

@@ -55,6 +55,7 @@ def not_an_object(lines: list[bytes]) -> tuple[list[bytes], int, str]:
     return [lines[0], lines[1], b'["seq", 2, "Joined a rowing club"]', lines[3]], 3, "m3"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", [torn_tail, torn_middle, not_utf8, not_an_object])
 def test_a_bad_journal_line_hides_only_itself_and_every_read_names_it(tmp_path, damage):
     root = make_store(tmp_path)

@@ -113,6 +113,7 @@ def live_ledger_ids(root: Path) -> Counter:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("a_folds", [False, True], ids=["B-folded", "both-folded"])
 @pytest.mark.parametrize("a_lines_first", [True, False], ids=["A-lines-first", "B-lines-first"])
 @pytest.mark.parametrize("state_from", ["A", "B"], ids=["A-state", "B-state"])
@@ -143,6 +144,7 @@ def test_every_memory_is_folded_exactly_once_whatever_side_the_merge_kept(
     assert json.loads(ok("--dir", str(one), "repair", "--json").stdout)["repaired"] is False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("a_lines_first", [True, False], ids=["A-lines-first", "B-lines-first"])
 def test_both_review_queues_survive_when_the_extraction_ledger_keeps_both_sides(
         tmp_path, a_lines_first):
@@ -159,6 +161,7 @@ def test_both_review_queues_survive_when_the_extraction_ledger_keeps_both_sides(
     assert live_ledger_ids(one) == Counter(["base", "a1", "a2", "b1", "b2", "b3"])
 
 
+@pytest.mark.slow
 def test_doctor_flags_a_ledger_that_names_another_memory_than_its_journal_line(tmp_path):
     root = tmp_path / "store"
     ok("init", str(root))
