@@ -24,6 +24,7 @@ from scene_engine.store import history, recovery
 from scene_engine.store.history import expand_seqs
 from scene_engine.store.layout import is_utf8_name
 from scene_engine.store.memories import Journal, Memory
+from scene_engine.store.numbering import journal_edits
 from scene_engine.store.scene import SceneHeaderWarning, read_scene
 from scene_engine.store.store import State, Store
 
@@ -206,7 +207,7 @@ def _check_history(store: Store) -> list[str]:
         owners.update(expand_seqs(history.trailers(history.message_of(commit)).get("Memory-Seqs", "")))
     pending = set(state.requeued) | set(state.forgotten) | set(range(state.cursor, state.next_seq))
     processed = set(range(state.next_seq)) - pending
-    problems = []
+    problems = [f"journal: {edit}" for edit in journal_edits(repo)]
     lost = sorted(s for s in processed if owners[s] == 0)
     twice = sorted(s for s, n in owners.items() if n > 1)
     stray = sorted(s for s in owners if s in pending)

@@ -32,10 +32,21 @@ def status(store: Store) -> dict:
 
 
 def _numbering(store: Store, state) -> list[str]:
-    """The journal's numbering problem as a warning (``numbering.numbering_problem``), or []."""
+    """The journal's committed lines rewritten by hand (``numbering.journal_edits``), else
+    its numbering problem (``numbering.numbering_problem``), as warnings; or []."""
+    from scene_engine.store import history
     from scene_engine.store.memories import JournalError
-    from scene_engine.store.numbering import numbering_problem
+    from scene_engine.store.numbering import journal_edits, numbering_problem
 
+    try:
+        repo = history.open_repo(store.root)
+    except history.HistoryError:
+        repo = None                   # no git: the journal cannot be compared with HEAD
+    if repo is not None:
+        with repo:
+            edits = journal_edits(repo)
+        if edits:
+            return edits
     try:
         problem = numbering_problem(store.memories_dir, state.next_seq)
     except JournalError:          # a torn line: named in the journal's own warnings

@@ -14,6 +14,7 @@ the history read (log, undo, blame, trace) is that of the store's paths.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -371,6 +372,52 @@ def dirty_paths(repo: Repo) -> list[str]:
     return sorted(n for n in names
                   if n in PERSON_FILES or (n.startswith("scenes/") and n.count("/") == 1
                                            and _is_scene_file(n.split("/", 1)[1])))
+
+
+def rewritten_journal_lines(repo: Repo) -> list[tuple[str, int]]:
+    """(path from the store root, first changed line, 1-based) of each journal segment whose
+    committed lines differ in the work tree: a line changed or removed, or the file deleted,
+    since HEAD. Lines appended after the committed ones are not a rewrite (an interrupted add
+    leaves none: recovery rolls it back). Empty while a merge is in progress (its own
+    refusal says what to do). One ``git diff --numstat`` of the journal folder."""
+    if (Path(repo.git_dir) / "MERGE_HEAD").exists() or not repo.head.is_valid():
+        return []
+    out = repo.git.diff("--numstat", "-z", "--no-renames", "HEAD", "--", "memories")
+    prefix = store_prefix(repo)
+    found = []
+    fields = [f for f in out.split("\0") if f]
+    for field in fields:
+        added, deleted, path = field.split("\t", 2)
+        if deleted == "0":
+            continue                    # only lines added at the end
+        rel = path.removeprefix(prefix)
+        committed = repo.git.show(f"HEAD:{tree_path(repo, rel)}", stdout_as_string=False)
+        now = (git_cwd(repo) / rel).read_bytes() if (git_cwd(repo) / rel).is_file() else b""
+        line = _first_record_lost(committed.split(b"\n"), now.split(b"\n"))
+        if line:
+            found.append((rel, line))
+    return found
+
+
+def _first_record_lost(old_lines: list[bytes], new_lines: list[bytes]) -> int:
+    """The 1-based number of the first line of ``old_lines`` that is a whole record (a JSON
+    object) and is not, in order, among ``new_lines``; 0 when every one is. A torn or blank
+    committed line may be fixed or dropped (that is the way back a torn line's message
+    gives), so only whole records count."""
+    at = 0
+    for number, old in enumerate(old_lines, start=1):
+        try:
+            whole = isinstance(json.loads(old), dict)
+        except ValueError:               # torn, not UTF-8, blank
+            whole = False
+        if not whole:
+            continue
+        while at < len(new_lines) and new_lines[at] != old:
+            at += 1
+        if at == len(new_lines):
+            return number
+        at += 1
+    return 0
 
 
 def commit_hand_edits(repo: Repo) -> str:

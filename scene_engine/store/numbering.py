@@ -24,9 +24,14 @@ reads it) and its memories are pending again: a scene may repeat one, none is lo
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from scene_engine.store.history import rewritten_journal_lines
 from scene_engine.store.memories import SEGMENT, _record, journal_rows
 from scene_engine.store.store import State, Store, StoreError
+
+if TYPE_CHECKING:
+    from git import Repo
 
 STATE_PATH = ".scene-engine/state.json"
 
@@ -36,6 +41,34 @@ class NumberingError(StoreError):
     copies of the store); nothing was written. ``scenes repair`` renumbers the journal."""
 
     exit_code = 1
+
+
+class JournalEditedError(StoreError):
+    """A committed journal line was changed or removed in the work tree (the journal is
+    append-only: a memory is never rewritten); nothing was written. The message names the
+    file and line and the way back."""
+
+    exit_code = 1
+
+
+def journal_edits(repo: Repo) -> list[str]:
+    """One sentence for each journal segment whose committed lines were changed by hand
+    (``history.rewritten_journal_lines``); [] when none."""
+    return [f"{path} line {line} differs from its committed text (the journal is "
+            f"append-only: `git checkout -- {path}` brings it back; to correct a memory, add "
+            "one that says what is true now)"
+            for path, line in rewritten_journal_lines(repo)]
+
+
+def check_journal_appended(repo: Repo) -> None:
+    """Raise ``JournalEditedError`` when a committed journal line was changed or removed
+    (a commit of the store would take the rewrite in with it, under the engine's name, and
+    folded scenes would no longer match their memories); else nothing."""
+    edits = journal_edits(repo)
+    if edits:
+        raise JournalEditedError(
+            f"{edits[0]}; nothing was written" + (f" ({len(edits) - 1} more such files)"
+                                                  if len(edits) > 1 else ""))
 
 
 def numbering_problem(folder: Path, next_seq: int) -> str:

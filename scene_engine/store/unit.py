@@ -7,8 +7,9 @@ files and one commit. The sequence they share, in this order:
  1. take the store lock (``lock.store_lock``; ``LockBusyError`` when it stays busy);
  2. open the repository (closed again at the end: its ``git cat-file`` helpers end with it);
  3. finish or roll back a change a killed process left (``recovery.recover``);
- 4. check the journal's numbering (``numbering.check_numbering``), unless the unit is the
-    repair of it;
+ 4. check that no committed journal line was rewritten by hand
+    (``numbering.check_journal_appended``: the commit would take the rewrite in), then the
+    journal's numbering (``numbering.check_numbering``) unless the unit is the repair of it;
  5. for the write itself (``StoreUnit.change``): hold Ctrl-C and SIGTERM back
     (``interrupts.critical``), write the write-ahead marker naming every path and the text
     planned for it (``recovery.begin``), let the caller write and commit, drop the marker.
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING
 from scene_engine.core import interrupts
 from scene_engine.store import history, recovery
 from scene_engine.store.lock import store_lock
-from scene_engine.store.numbering import check_numbering
+from scene_engine.store.numbering import check_journal_appended, check_numbering
 
 if TYPE_CHECKING:
     from git import Repo
@@ -76,11 +77,13 @@ def locked(store: Store, timeout: float | None = None, numbering: bool = True
     """Steps 1-4 of the unit of work: the lock (waiting at most ``timeout`` seconds; None:
     ``lock.lock_timeout()``), the repository, recovery, and (``numbering``) the journal's
     numbering check. Yields a ``StoreUnit`` whose ``change`` does step 5. Raises
-    ``LockBusyError``, ``NumberingError`` (a merged journal: ``scenes repair`` first) and
+    ``LockBusyError``, ``NumberingError`` (a merged journal: ``scenes repair`` first),
+    ``JournalEditedError`` (a committed journal line rewritten by hand) and
     ``HistoryError``."""
     with store_lock(store.lock_path, timeout=timeout), \
             contextlib.closing(history.open_repo(store.root)) as repo:
         recovery.recover(store, repo)
+        check_journal_appended(repo)      # first: a rewrite also breaks the numbering
         if numbering:
             check_numbering(store)
         yield StoreUnit(store, repo)
