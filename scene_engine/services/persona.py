@@ -56,19 +56,26 @@ def dangling_links(store: Store) -> list[str]:
     return sorted(persona_names(text, store.config.wiki_links) - stems)
 
 
-def relink(store: Store) -> str:
+def relink(store: Store, forgot: bool = False) -> str:
     """After an undo or redo: regenerate an extractive persona (the offline backend's) that
-    names scenes that are gone; a model's or a person's persona waits for the next batch,
-    which refreshes it (``persona_reason``). Returns the commit sha, "" if nothing changed."""
+    names scenes that are gone; a model's persona waits for the next batch, which refreshes
+    it (``persona_reason``). After an undo that forgot memories (``forgot``), any persona the
+    engine wrote, a model's too, is made anew from the scenes as they are now, so no
+    forgotten memory lives on in it (or removed when no scene is left); a person's is kept,
+    with a warning. Returns the commit sha, "" if nothing changed."""
     try:
         text = read_regular_text(store.persona_path, errors="replace")
     except OSError:
         return ""
-    if not dangling_links(store) or not any(marker in text for marker in OFFLINE_MARKERS):
-        return ""
     from scene_engine.offline.backend import OfflineBackend
 
-    return regenerate(store, OfflineBackend(), "it named scenes that are gone")
+    if forgot:
+        return regenerate(store, OfflineBackend(), "an undo forgot memories it may have held",
+                          drop_when_empty=True)
+    if not dangling_links(store) or not any(marker in text for marker in OFFLINE_MARKERS):
+        return ""
+    return regenerate(store, OfflineBackend(), "it named scenes that are gone",
+                      drop_when_empty=True)
 
 
 def persona_reason(store: Store, requested: bool) -> str | None:
@@ -191,13 +198,16 @@ def _edited_by_hand(repo: Repo) -> bool:
     return bool(message) and history.is_person_commit(message, email)
 
 
-def regenerate(store: Store, backend: Backend, reason: str, force: bool = False) -> str:
+def regenerate(store: Store, backend: Backend, reason: str, force: bool = False,
+               drop_when_empty: bool = False) -> str:
     """Write ``persona.md`` from the scenes and commit it; return the commit sha ("" if none).
 
     ``backend`` may offer ``persona(language, digest, max_chars) -> (text, tokens)``; the
     offline backend doesn't, and the extractive persona is used. Takes the store lock.
     A persona a person edited by hand (the last commit touching it is a hand edit) is kept
     unless ``force``: an automatic refresh never overwrites a person's words (a warning says so).
+    With no scene left, nothing is written, unless ``drop_when_empty`` (after an undo): then
+    the engine's persona, made from scenes that are gone, is deleted in its own commit.
     """
     with locked(store, numbering=False) as unit:
         repo = unit.repo
@@ -212,7 +222,7 @@ def regenerate(store: Store, backend: Backend, reason: str, force: bool = False)
             return ""
         digest, rows = scene_digest(store)
         if not rows:
-            return ""
+            return _drop(store, unit, reason) if drop_when_empty else ""
         tokens = 0
         lang = store_language(store)
         if isinstance(backend, ModelBackend):
@@ -232,6 +242,20 @@ def regenerate(store: Store, backend: Backend, reason: str, force: bool = False)
                                        f"Backend: {backend.name}\nTokens: {tokens}\n",
                                  paths=("persona.md", ".scene-engine/state.json"))
         return sha
+
+
+def _drop(store: Store, unit, reason: str) -> str:
+    """Delete the engine's ``persona.md`` (no scene is left to make one from) and commit;
+    return the commit sha, "" when there is none."""
+    if not store.persona_path.is_file():
+        return ""
+    state = store.load_state().model_copy(update={"since_persona": 0})
+    with unit.change({"persona.md": None, ".scene-engine/state.json": render_state(state)}):
+        store.persona_path.unlink()
+        store.save_state(state)
+        return history.commit(unit.repo, f"persona: removed, no scene is left\n\n"
+                                         f"Reason: {reason}.\n\nPersona: yes\n",
+                              paths=("persona.md", ".scene-engine/state.json"))
 
 
 def regenerate_now(store: Store, backend: Backend) -> str:

@@ -275,6 +275,32 @@ def forgotten_ids(store: Store, repo: Repo, state: State, records: list[dict]) -
 
 
 
+def forgotten_in_history(repo: Repo) -> set[str]:
+    """The ids of the memories an ``undo --forget`` (or a ``forget`` of an undone batch's
+    pending memories) forgot, by the journal of that commit's own tree, so a merge that kept
+    the other device's ``state.json`` (which never heard of the forget) cannot bring them
+    back; a later redo of the batch takes them out again. Oldest first over both sides of
+    every merge (``history.engine_commits``); a forget commit without ``Memory-Seqs`` (made
+    before they carried it) counts only through ``state.json``."""
+    from scene_engine.store import history
+
+    forgotten: set[str] = set()
+    for commit in history.engine_commits(repo):
+        if len(commit.parents) > 1:
+            continue
+        message = history.message_of(commit)
+        said = history.trailers(message)
+        seqs = history.expand_seqs(said.get("Memory-Seqs", ""))
+        if not seqs:
+            continue
+        forgets = "Forget-Batch" in said or ("Undo-Batch" in said and " forgotten." in message)
+        if forgets:
+            forgotten |= set(_ids_at(repo, commit, seqs).values())
+        elif "Redo-Batch" in said:
+            forgotten -= set(_ids_at(repo, commit, seqs).values())
+    return forgotten
+
+
 def _origin_ids(store: Store, repo: Repo, seqs: list[int]) -> dict[int, str]:
     """seq -> id in the journal of the newest non-merge commit whose ``state.json`` is the
     one on disk ({} when none of the last 200 commits is)."""
@@ -325,7 +351,8 @@ def _repair(unit: StoreUnit) -> dict:
     plan = reconcile(records, claims)
     plan.released = losers + plan.released
     last = max((c.number for c in claims + losers), default=0)
-    fixed = repaired_state(state, plan, forgotten_ids(store, repo, state, records), last)
+    forgotten = forgotten_ids(store, repo, state, records) | forgotten_in_history(repo)
+    fixed = repaired_state(state, plan, forgotten, last)
     _write_repair(unit, plan, fixed, events, problem,
                   ledgers_to_restore(store, repo, claims))
     return {"repaired": True, "memories": len(plan.records), "pending_again": fixed.pending,

@@ -146,7 +146,8 @@ def _forget_pending(unit: StoreUnit, commit: Commit, batch: int, seqs: list[int]
         store.save_state(new_state)
         sha = history.commit(unit.repo, f"forget batch {batch}'s memories\n\n"
                                         f"{count(len(waiting), 'pending memory')} will not be "
-                                        f"processed.\n\nForget-Batch: {batch}\n",
+                                        f"processed.\n\nForget-Batch: {batch}\n"
+                                        f"Memory-Seqs: {history.compress_seqs(waiting)}\n",
                              paths=(STATE_FILE,))
     return UndoResult(action="forget", batch=batch, target=commit.hexsha, commit=sha,
                       memories=len(waiting))
@@ -306,14 +307,15 @@ FATES = {"undo": "pending again", "redo": "folded again", "forget": "forgotten"}
 def undo_batch(store: Store, target: str | None = None, forget: bool = False) -> dict:
     """``scenes undo`` (and the MCP ``undo`` tool): ``undo`` then, when the undone batch
     renamed or merged a scene the persona names, the persona made to name the scenes there
-    are. Returns ``{"action", "batch", "target", "commit", "memories", "fate", "pending",
+    are; after ``forget``, the persona made anew from the scenes left (``persona.relink``),
+    so a forgotten memory does not live on in it. Returns ``{"action", "batch", "target", "commit", "memories", "fate", "pending",
     "persona_regenerated"}`` (``fate``: what became of the memories: "pending again",
     "forgotten", "folded again"). Raises ``UndoError``."""
     from scene_engine.services.persona import relink
 
     result = undo(store, target, forget=forget)
     fate = "forgotten" if forget and result.action == "undo" else FATES[result.action]
-    relinked = bool(relink(store))
+    relinked = bool(relink(store, forgot=forget and result.action == "undo"))
     return {"action": result.action, "batch": result.batch, "target": result.target,
             "commit": result.commit, "memories": result.memories, "fate": fate,
             "pending": store.load_state().pending, "persona_regenerated": relinked}
