@@ -291,6 +291,33 @@ def test_merge_with_an_edited_draft_adds_one_memory_and_undo_retracts_it(queued)
     assert (store.memories_dir / "00000.jsonl").read_text("utf-8") == lines_before
 
 
+@pytest.mark.parametrize("fold_first", [False, True], ids=["pending", "pair-folded"])
+def test_the_record_of_an_undone_merge_is_never_folded(queued, fold_first):
+    # Trial: a merge's record, retracted by `review --undo`, still landed in a scene of its
+    # own ("T: S" in notes.md) at the next run, beside the two memories it had merged.
+    store, pair = queued
+    if fold_first:
+        assert cli(store, "run").exit_code == 0
+    made = json.loads(cli(store, "review", pair["pair"], "--merge", "--title",
+                          "Zephyr sentence", "--summary", "Quokka words only the draft has.",
+                          "--json").output)
+    assert cli(store, "review", "--undo", made["merge"]).exit_code == 0
+    ran = cli(store, "run")
+    assert ran.exit_code == 0, ran.output
+    scenes_text = "".join(p.read_text("utf-8") for p in store.scenes_dir.glob("*.md"))
+    assert "Quokka" not in scenes_text and "Zephyr" not in scenes_text
+    assert store.load_state().pending == 0
+    entry = next(e for e in _ledger_entries(store) if e["id"] == made["created"])
+    assert entry["outcome"] == "duplicate" and entry["reason"] in (pair["left"]["id"],
+                                                                    pair["right"]["id"])
+    assert cli(store, "doctor").exit_code == 0
+
+
+def _ledger_entries(store):
+    for path in sorted((store.root / ".scene-engine" / "ledger").glob("*.json")):
+        yield from json.loads(path.read_text("utf-8"))["memories"]
+
+
 def test_undo_refuses_when_a_later_change_depends_on_the_merge(queued):
     store, pair = queued
     cli(store, "review", pair["pair"], "--keep", "left")

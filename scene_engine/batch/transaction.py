@@ -388,15 +388,16 @@ def _retired(store: Store, memories: list[Memory]
     """(memories still to fold, [(retired, the memory it was merged into)]): a memory a
     merge retired (extraction's review or adjudicator, not undone) is the same fact as the
     one the merge kept or made, so it is accounted as a duplicate of that one, not folded a
-    second time (``extraction.events``)."""
-    from scene_engine.extraction.events import log_path, merged_into, read_intact
+    second time; so is the merged record of a merge that was undone, as a duplicate of the
+    memory that merge kept (``extraction.events.folded_as``)."""
+    from scene_engine.extraction.events import folded_as, log_path, read_intact
 
     if not log_path(store).exists():
         return memories, []
     events, unread = read_intact(store)
     for problem in unread:   # a merge on that line is not known: its memories fold apart
         warnings.warn(problem, stacklevel=2)
-    into = merged_into(events)
+    into = folded_as(events)
     hit = [m for m in memories if m.id in into]
     if not hit:
         return memories, []

@@ -114,6 +114,19 @@ def merged_into(events: list[dict]) -> dict[str, str]:
     return into
 
 
+def folded_as(events: list[dict]) -> dict[str, str]:
+    """Memory id -> the memory a batch accounts it as a duplicate of, instead of folding it:
+    a memory a merge retired (``merged_into``), and the record an undone merge created (it
+    says again what the two memories of the pair, active again, say on their own) -> the
+    memory that merge kept."""
+    undone = undone_merges(events)
+    found = merged_into(events)
+    for event in events:
+        if event["event"] == "merge" and event["merge"] in undone and event.get("created"):
+            found[event["created"]] = event["keep"]
+    return found
+
+
 def statuses(memories: list[Memory], events: list[dict]) -> dict[str, str]:
     """Memory id -> status now: ``active``, ``superseded``, ``merged`` or ``retracted``
     (the record an undone merge created). Memories added without extraction have none."""
