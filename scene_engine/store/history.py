@@ -374,8 +374,9 @@ def dirty_paths(repo: Repo) -> list[str]:
                                            and _is_scene_file(n.split("/", 1)[1])))
 
 
-def rewritten_journal_lines(repo: Repo) -> list[tuple[str, int]]:
-    """(path from the store root, first changed line, 1-based) of each journal segment whose
+def rewritten_journal_lines(repo: Repo) -> list[tuple[str, int, bool]]:
+    """(path from the store root, first changed line, 1-based, whether that line is now torn:
+    not a whole record) of each journal segment whose
     committed lines differ in the work tree: a line changed or removed, or the file deleted,
     since HEAD. Lines appended after the committed ones are not a rewrite (an interrupted add
     leaves none: recovery rolls it back). Empty while a merge is in progress (its own
@@ -393,10 +394,19 @@ def rewritten_journal_lines(repo: Repo) -> list[tuple[str, int]]:
         rel = path.removeprefix(prefix)
         committed = repo.git.show(f"HEAD:{tree_path(repo, rel)}", stdout_as_string=False)
         now = (git_cwd(repo) / rel).read_bytes() if (git_cwd(repo) / rel).is_file() else b""
-        line = _first_record_lost(committed.split(b"\n"), now.split(b"\n"))
+        new_lines = now.split(b"\n")
+        line = _first_record_lost(committed.split(b"\n"), new_lines)
         if line:
-            found.append((rel, line))
+            found.append((rel, line, line <= len(new_lines) and not _whole(new_lines[line - 1])))
     return found
+
+
+def _whole(line: bytes) -> bool:
+    """True when ``line`` is a whole journal record (a JSON object)."""
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:               # torn, not UTF-8, blank
+        return False
 
 
 def _first_record_lost(old_lines: list[bytes], new_lines: list[bytes]) -> int:
@@ -406,11 +416,7 @@ def _first_record_lost(old_lines: list[bytes], new_lines: list[bytes]) -> int:
     gives), so only whole records count."""
     at = 0
     for number, old in enumerate(old_lines, start=1):
-        try:
-            whole = isinstance(json.loads(old), dict)
-        except ValueError:               # torn, not UTF-8, blank
-            whole = False
-        if not whole:
+        if not _whole(old):
             continue
         while at < len(new_lines) and new_lines[at] != old:
             at += 1

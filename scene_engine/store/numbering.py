@@ -54,10 +54,13 @@ class JournalEditedError(StoreError):
 def journal_edits(repo: Repo) -> list[str]:
     """One sentence for each journal segment whose committed lines were changed by hand
     (``history.rewritten_journal_lines``); [] when none."""
-    return [f"{path} line {line} differs from its committed text (the journal is "
-            f"append-only: `git checkout -- {path}` brings it back; to correct a memory, add "
-            "one that says what is true now)"
-            for path, line in rewritten_journal_lines(repo)]
+    return [f"{path} line {line} "
+            + ("is not a whole memory record (a half-written or damaged line; its committed "
+               f"text was whole): `git checkout -- {path}` brings it back" if torn else
+               "differs from its committed text (the journal is append-only: "
+               f"`git checkout -- {path}` brings it back; to correct a memory, add one that "
+               "says what is true now)")
+            for path, line, torn in rewritten_journal_lines(repo)]
 
 
 def check_journal_appended(repo: Repo) -> None:
