@@ -600,3 +600,19 @@ def test_the_demo_ends_with_a_persona_made_from_its_scenes_as_they_are(tmp_path)
     assert store.load_state().since_persona == 0
     assert "Thinking about leaving Northwind" not in persona     # settled in November
     assert git.Repo(store.root).head.commit.message.startswith("persona: ")
+
+
+@pytest.mark.parametrize("texts", [
+    ["मैं दिल्ली में नई नौकरी शुरू कर रहा हूँ", "दिल्ली में नौकरी का पहला दिन अच्छा रहा"],
+    ["நான் சென்னையில் புதிய வேலை தொடங்கினேன்", "சென்னையில் வேலை நன்றாக இருக்கிறது"],
+    ["ذَهَبْتُ إِلَى المَدْرَسَةِ الجَدِيدَةِ", "المَدْرَسَةِ الجَدِيدَةِ كَبِيرَة"],
+    ["ย้ายไปเชียงใหม่เพื่อทำงานใหม่"],
+    ["Cafe\u0301 au lait with Rene\u0301e", "Rene\u0301e likes cafe\u0301 crème"],
+])
+def test_scene_names_in_scripts_with_combining_marks_are_whole_words(texts):
+    import unicodedata
+
+    words = _words(scene_name(texts, set()))
+    said = {unicodedata.normalize("NFC", w).lower()
+            for t in texts for w in re.findall(r"[^\s,.]+", t)}
+    assert words and all(w in said for w in words), words
