@@ -616,3 +616,22 @@ def test_scene_names_in_scripts_with_combining_marks_are_whole_words(texts):
     said = {unicodedata.normalize("NFC", w).lower()
             for t in texts for w in re.findall(r"[^\s,.]+", t)}
     assert words and all(w in said for w in words), words
+
+
+@pytest.mark.parametrize("names", [["家人.md", "家 人 🐱.md"], ["my knees 🦵.md", "Knie.md"],
+                                   ["膝盖 and tab\tname.md", "e\u0301tude.md"]])
+def test_trace_follows_renames_and_a_deletion_by_hand_whatever_the_names_are(tmp_path, names):
+    store, first = _knee_store(tmp_path)
+    repo = _rename_as_person(store, first, names[0])
+    assert trace_memory(store, "k1").scenes == [names[0]]
+    _rename_as_person(store, names[0], names[1])
+    found = trace_memory(store, "k1")
+    hand = [(e["kind"], e["from"], e["into"]) for e in found.events if "hand" in e["kind"]]
+    assert hand == [("renamed by hand", first, names[0]), ("renamed by hand", *names)]
+    assert found.scenes == [names[1]] and found.lines
+    assert all(line["scene"] == names[1] for line in found.lines)
+    repo.git.rm("-q", f"scenes/{names[1]}")
+    repo.git.commit("-m", "drop it")
+    gone = trace_memory(store, "k1")
+    assert gone.events[-1]["kind"] == "deleted by hand" and gone.events[-1]["from"] == names[1]
+    assert gone.scenes == []

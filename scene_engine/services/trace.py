@@ -246,16 +246,13 @@ def _follow_hand_edit(trace: Trace, base: dict, repo: Repo, commit: Commit, trac
     """Renames and deletions of tracked scenes a person made."""
     if not commit.parents:
         return tracked
-    out = repo.git.diff("--name-status", "--relative", "-M", commit.parents[0].hexsha,
-                        commit.hexsha, "--", "scenes")
-    for row in out.splitlines():
-        parts = row.split("\t")
-        old = parts[1].removeprefix("scenes/") if len(parts) > 1 else ""
-        if parts[0].startswith("R") and old in tracked:
-            new = parts[2].removeprefix("scenes/")
+    for status, old, new in history.changed_paths(repo, commit.parents[0].hexsha,
+                                                   commit.hexsha, "scenes"):
+        old, new = old.removeprefix("scenes/"), new.removeprefix("scenes/")
+        if status == "R" and old in tracked:
             tracked = (tracked - {old}) | {new}
             trace.events.append(base | {"kind": "renamed by hand", "from": old, "into": new})
-        elif parts[0] == "D" and old in tracked:
+        elif status == "D" and old in tracked:
             tracked = tracked - {old}
             trace.events.append(base | {"kind": "deleted by hand", "from": old})
     return tracked

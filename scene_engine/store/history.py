@@ -587,6 +587,51 @@ def log_entries(repo: Repo, include_adds: bool = False) -> list[dict]:
     return entries
 
 
+def changed_paths(repo: Repo, old: str, new: str, *paths: str) -> list[tuple[str, str, str]]:
+    """The files under ``paths`` (relative to the store root) that changed from commit
+    ``old`` to ``new`` (``new`` "" for the work tree), renames found: ``(status, path, path
+    now)`` with status ``A``, ``M``, ``D`` or ``R`` (``path now`` differs only for ``R``),
+    paths relative to the store root. Read NUL-separated (``-z``), so any name comes back as
+    it is: Chinese, an emoji, spaces, tabs or a newline, never git's quoted ``"\\345..."``."""
+    out = repo.git.diff("--name-status", "-z", "--relative", "-M", old, *([new] if new else []),
+                        "--", *paths)
+    fields = out.split("\0")
+    found, i = [], 0
+    while i < len(fields) and fields[i]:
+        status = fields[i][0]
+        if status in "RC":
+            found.append((status, fields[i + 1], fields[i + 2]))
+            i += 3
+        else:
+            found.append((status, fields[i + 1], fields[i + 1]))
+            i += 2
+    return found
+
+
+def unquote_path(text: str) -> str:
+    """A path as git prints it where it cannot take ``-z`` (``blame --porcelain``'s
+    ``filename``): as it is, or C-quoted when it holds anything but printable ASCII
+    (``"scenes/\\345\\256\\266.md"`` -> ``scenes/家.md``), the quotes and escapes undone."""
+    if len(text) < 2 or not (text[0] == text[-1] == '"'):
+        return text
+    body, out, i = text[1:-1], bytearray(), 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 == len(body):
+            out += ch.encode("utf-8")
+            i += 1
+        elif body[i + 1] in "01234567":
+            out.append(int(body[i + 1:i + 4], 8))
+            i += 4
+        else:
+            out += _C_ESCAPES.get(body[i + 1], body[i + 1]).encode("utf-8")
+            i += 2
+    return out.decode("utf-8", "surrogateescape")
+
+
+_C_ESCAPES = {"a": "\a", "b": "\b", "t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r"}
+
+
 def touches(repo: Repo, sha: str, paths: tuple[str, ...]) -> bool:
     """True when commit ``sha`` changes a file under ``paths`` (relative to the store root)."""
     return bool(repo.git.diff_tree("--root", "--no-commit-id", "--name-only", "-r", sha,
@@ -636,7 +681,7 @@ def blame_lines(repo: Repo, path: str) -> list[dict]:
                          "kind": info["kind"], "batch": info["batch"], "seqs": info["seqs"],
                          "path": name})
         elif raw.startswith("filename "):   # from the top of the work tree
-            name = raw[len("filename "):].removeprefix(prefix)
+            name = unquote_path(raw[len("filename "):]).removeprefix(prefix)
         elif raw and len(raw.split(" ", 1)[0]) == 40 and raw[0] in "0123456789abcdef":
             sha, name = raw.split(" ", 1)[0], path
     return rows
