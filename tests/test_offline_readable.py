@@ -635,3 +635,55 @@ def test_trace_follows_renames_and_a_deletion_by_hand_whatever_the_names_are(tmp
     gone = trace_memory(store, "k1")
     assert gone.events[-1]["kind"] == "deleted by hand" and gone.events[-1]["from"] == names[1]
     assert gone.scenes == []
+
+
+def _trace_text(store, memory_id: str) -> str:
+    from scene_engine.services.trace import render
+
+    return render(trace_memory(store, memory_id))
+
+
+@pytest.mark.parametrize("new", ["my-knees.md", "膝盖 🦵.md"])
+def test_trace_finds_a_memory_in_a_scene_renamed_by_hand_and_not_committed(tmp_path, new):
+    store, first = _knee_store(tmp_path)
+    repo = git.Repo(store.root)
+    before = repo.git.status("--porcelain", "-z", "--untracked-files=all")
+    (store.scenes_dir / first).rename(store.scenes_dir / new)
+    found = trace_memory(store, "k1")
+    assert found.scenes == [new] and found.uncommitted == [new]
+    assert [line["scene"] for line in found.lines] == [new] and found.lines[0]["batch"] == 1
+    assert f"now in: {new} (uncommitted)" in _trace_text(store, "k1")
+    assert ("renamed by hand", first, new) in [
+        (e["kind"], e["from"], e.get("into")) for e in found.events if e.get("uncommitted")]
+    # Only looked: the person's index and the git folder are as they were.
+    (store.scenes_dir / new).rename(store.scenes_dir / first)
+    assert repo.git.status("--porcelain", "-z", "--untracked-files=all") == before
+    assert not list((store.root / ".git").glob(f"{history.TEMP_INDEX}*"))
+
+
+@pytest.mark.parametrize("rename", [False, True])
+def test_trace_says_a_line_a_person_took_out_is_gone_committed_or_not(tmp_path, rename):
+    store, first = _knee_store(tmp_path)
+    path = store.scenes_dir / first
+    text = path.read_text("utf-8")
+    assert "My knees hurt on the stairs after a 5 km run." in text
+    kept = "".join(line for line in text.splitlines(keepends=True)
+                   if "5 km run" not in line)
+    path.write_text(kept, "utf-8")
+    if rename:
+        path = path.rename(store.scenes_dir / "knees by hand.md")
+    found = trace_memory(store, "k1")
+    assert found.scenes == [] and found.lines == []
+    shown = _trace_text(store, "k1")
+    assert f"now in: no scene (its line was removed by hand from {path.name}, not committed yet)" \
+        in shown
+    assert trace_memory(store, "k2").scenes == [path.name]      # the other one is still there
+    repo = git.Repo(store.root)
+    _person(repo)
+    repo.git.add("-A", "scenes")
+    repo.git.commit("-qm", "my own words")
+    sha = repo.head.commit.hexsha
+    found = trace_memory(store, "k1")
+    assert found.scenes == [] and found.events[-1]["kind"] == "line removed by hand"
+    assert found.events[-1]["commit"] == sha
+    assert f"removed by hand from {path.name}, in {sha[:8]})" in _trace_text(store, "k1")

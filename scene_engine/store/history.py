@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -595,6 +596,43 @@ def changed_paths(repo: Repo, old: str, new: str, *paths: str) -> list[tuple[str
     it is: Chinese, an emoji, spaces, tabs or a newline, never git's quoted ``"\\345..."``."""
     out = repo.git.diff("--name-status", "-z", "--relative", "-M", old, *([new] if new else []),
                         "--", *paths)
+    return _name_status(out)
+
+
+def uncommitted_changes(repo: Repo, *paths: str) -> list[tuple[str, str, str]]:
+    """``changed_paths`` from HEAD to the work tree, files git does not track yet counted: a
+    scene a person renamed with ``mv`` and has not committed is a rename (``R``), not a
+    deletion. Compared in a temporary index started from HEAD (the person's index is never
+    touched; editors' files are left out). [] before the first commit or when git cannot
+    write its temporary index (a read-only repository: nothing is known to have moved)."""
+    git = _git()
+    head = head_sha(repo)
+    if not head:
+        return []
+    root = git_cwd(repo)
+    index = Path(repo.git_dir) / f"{TEMP_INDEX}{os.getpid()}-{threading.get_ident()}"
+    env = {"GIT_INDEX_FILE": str(index)}
+    try:
+        repo.git.read_tree(head, env=env)
+        present = [p for p in paths if (root / p).exists()]
+        specs = _without_editor_files(root, present)
+        if specs:
+            repo.git.add("-A", "--", *specs, env=env)
+        missing = [p for p in paths if p not in present]
+        if missing:
+            repo.git.rm("--cached", "-r", "--quiet", "--ignore-unmatch", "--", *missing,
+                        env=env)
+        out = repo.git.diff("--cached", "--name-status", "-z", "--relative", "-M", head,
+                            "--", *paths, env=env)
+    except (git.GitCommandError, OSError):
+        return []
+    finally:
+        index.unlink(missing_ok=True)
+    return _name_status(out)
+
+
+def _name_status(out: str) -> list[tuple[str, str, str]]:
+    """``git diff --name-status -z`` as ``(status, path, path now)`` rows."""
     fields = out.split("\0")
     found, i = [], 0
     while i < len(fields) and fields[i]:
@@ -645,8 +683,10 @@ def is_person_commit(message: str, author_email: str | None = None) -> bool:
     return commit_kind(message, author_email) not in ENGINE_KINDS
 
 
-def blame_lines(repo: Repo, path: str) -> list[dict]:
-    """Each line of ``path`` (relative to the store root) with the commit that last changed it.
+def blame_lines(repo: Repo, path: str, contents: Path | None = None) -> list[dict]:
+    """Each line of ``path`` (relative to the store root) with the commit that last changed it;
+    ``contents``: the file that holds its text now, when that is another (a scene renamed by
+    hand and not committed yet: ``path`` is its name in HEAD).
 
     Entry: ``line`` (1-based), ``text``, ``commit`` (sha, or "" when not committed yet),
     ``kind`` (see ``commit_kind``), ``batch`` (number or None), ``seqs`` (the journal numbers
@@ -668,7 +708,8 @@ def blame_lines(repo: Repo, path: str) -> list[dict]:
         # -C: a line a batch carried over from a scene it renamed or merged away (deleted in
         # the same commit) keeps the commit that wrote it; git's rename detection alone misses
         # a small scene renamed with a new entry and summary.
-        out = repo.git.blame("--line-porcelain", "-w", "-C", "--", path)
+        out = repo.git.blame("--line-porcelain", "-w", "-C",
+                             *(["--contents", str(contents)] if contents else []), "--", path)
     except git.GitCommandError as exc:
         raise HistoryError(f"cannot blame {path}: {git_said(exc)}") from exc
     rows: list[dict] = []
