@@ -516,3 +516,11 @@ def test_the_progress_line_says_what_happens_and_draws_each_state_once():
         display.starting()
         display.advance(result(1, [f"m{i}" for i in range(5)]))
     assert "batch 2: folding" not in out.getvalue(), out.getvalue()
+
+
+def test_an_emoji_in_a_memory_is_written_as_itself_in_the_scene_header(root):
+    memory = '{"content":"Adopted a kitten named Miso 🐱 from the shelter in Braga."}'
+    assert scenes(root, "ingest", "-", stdin=memory + "\n").exit_code == 0
+    (scene,) = (root / "scenes").glob("*.md")
+    header = scene.read_text("utf-8").split("---")[1]
+    assert "Miso 🐱 from" in header and "\\U" not in header

@@ -635,3 +635,23 @@ def test_blame_names_the_memory_a_hand_edited_line_still_states(tmp_path):
     ok(root, "run")
     rows = json.loads(ok(root, "blame", garden.stem, "--json").stdout)
     assert next(r for r in rows if r["text"] == mine)["memories"] == []
+
+
+def test_blame_names_a_file_with_chinese_an_emoji_or_a_tab_in_its_name_as_it_is(tmp_path):
+    import pytest
+
+    from scene_engine.store import history
+
+    repo = git.Repo.init(tmp_path)
+    with repo.config_writer() as config:
+        config.set_value("user", "name", "Ana")
+        config.set_value("user", "email", "ana@example.org")
+    (tmp_path / "scenes").mkdir()
+    for name in ("家人.md", "cat 🐱.md", 'tab\tand "quote".md'):
+        (tmp_path / "scenes" / name).write_text("one\ntwo\n", "utf-8")
+        repo.git.add("--", f"scenes/{name}")
+        repo.git.commit("-qm", f"add {name}")
+        rows = history.blame_lines(repo, f"scenes/{name}")
+        assert [r["path"] for r in rows] == [f"scenes/{name}"] * 2, name
+    with pytest.raises(history.NotCommitted):
+        history.blame_lines(repo, "scenes/nowhere.md")

@@ -249,3 +249,55 @@ def test_an_emoji_is_a_word_a_search_finds(tmp_path, query):
     assert [h["id"] for h in json.loads(found.stdout)] == ["c1"], found.output
     scenes = runner.invoke(app, ["--dir", str(root), "search", query, "--json"])
     assert json.loads(scenes.stdout) and not json.loads(scenes.stdout)[0]["fallback"]
+
+
+MARKED = [   # (id, content): words whose marks are part of them, and runs without spaces
+    ("h1", "मैं दिल्ली में नई नौकरी शुरू कर रहा हूँ"),
+    ("h2", "आज रात खाने में दाल बनाई"),
+    ("b1", "আমি কলকাতায় নতুন চাকরি পেয়েছি"),
+    ("ta", "நான் சென்னையில் புதிய வேலை தொடங்கினேன்"),
+    ("ar", "ذَهَبْتُ إِلَى المَدْرَسَةِ الجَدِيدَةِ"),
+    ("nfd", "Cafe\u0301 au lait with Rene\u0301e in Sa\u0303o Paulo"),
+    ("t1", "ย้ายไปเชียงใหม่เพื่อทำงานใหม่"),
+    ("t2", "วันนี้กินข้าวผัดกับเพื่อน"),
+    ("lo", "ຂ້ອຍໄປຮຽນພາສາລາວທີ່ວຽງຈັນ"),
+    ("km", "ខ្ញុំទៅធ្វើការនៅភ្នំពេញ"),
+    ("my", "ကျွန်တော်ရန်ကုန်မှာအလုပ်လုပ်တယ်"),
+]
+
+
+@pytest.fixture(scope="module")
+def marked_store(tmp_path_factory):
+    from clirunner import CheckedRunner
+
+    from scene_engine.cli import app
+    from scene_engine.store.store import init_store
+
+    root = tmp_path_factory.mktemp("marked") / "s"
+    init_store(root)
+    runner = CheckedRunner()
+    lines = "".join(json.dumps({"id": i, "content": c}) + "\n" for i, c in MARKED)
+    assert runner.invoke(app, ["--dir", str(root), "add", "-"], input=lines).exit_code == 0
+
+    def found(query: str, *extra: str) -> list[str]:
+        result = runner.invoke(app, ["--dir", str(root), "search", query, "--memories",
+                                     "--json", *extra])
+        return [h["id"] for h in json.loads(result.stdout)] if result.exit_code == 0 else []
+    return found
+
+
+@pytest.mark.parametrize(("query", "wanted"), [
+    ("दिल्ली", ["h1"]), ("नौकरी", ["h1"]), ("दाल", ["h2"]), ("কলকাতায়", ["b1"]),
+    ("சென்னையில்", ["ta"]), ("المَدْرَسَةِ", ["ar"]), ("café", ["nfd"]), ("renée", ["nfd"]),
+    ("são", ["nfd"]), ("ทำงาน", ["t1"]), ("เชียงใหม่", ["t1"]), ("ข้าวผัด", ["t2"]),
+    ("ພາສາລາວ", ["lo"]), ("ភ្នំពេញ", ["km"]), ("ရန်ကုန်", ["my"]),
+])
+def test_a_word_with_combining_marks_or_inside_a_run_without_spaces_is_found(
+        marked_store, query, wanted):
+    assert marked_store(query) == wanted
+
+
+@pytest.mark.parametrize("letter", ["द", "ल", "ท", "ใ", "ม่", "ន"])
+def test_a_single_letter_or_a_bare_letter_of_a_word_finds_nothing(marked_store, letter):
+    assert marked_store(letter) == []
+

@@ -600,3 +600,90 @@ def test_the_demo_ends_with_a_persona_made_from_its_scenes_as_they_are(tmp_path)
     assert store.load_state().since_persona == 0
     assert "Thinking about leaving Northwind" not in persona     # settled in November
     assert git.Repo(store.root).head.commit.message.startswith("persona: ")
+
+
+@pytest.mark.parametrize("texts", [
+    ["मैं दिल्ली में नई नौकरी शुरू कर रहा हूँ", "दिल्ली में नौकरी का पहला दिन अच्छा रहा"],
+    ["நான் சென்னையில் புதிய வேலை தொடங்கினேன்", "சென்னையில் வேலை நன்றாக இருக்கிறது"],
+    ["ذَهَبْتُ إِلَى المَدْرَسَةِ الجَدِيدَةِ", "المَدْرَسَةِ الجَدِيدَةِ كَبِيرَة"],
+    ["ย้ายไปเชียงใหม่เพื่อทำงานใหม่"],
+    ["Cafe\u0301 au lait with Rene\u0301e", "Rene\u0301e likes cafe\u0301 crème"],
+])
+def test_scene_names_in_scripts_with_combining_marks_are_whole_words(texts):
+    import unicodedata
+
+    words = _words(scene_name(texts, set()))
+    said = {unicodedata.normalize("NFC", w).lower()
+            for t in texts for w in re.findall(r"[^\s,.]+", t)}
+    assert words and all(w in said for w in words), words
+
+
+@pytest.mark.parametrize("names", [["家人.md", "家 人 🐱.md"], ["my knees 🦵.md", "Knie.md"],
+                                   ["膝盖 and tab\tname.md", "e\u0301tude.md"]])
+def test_trace_follows_renames_and_a_deletion_by_hand_whatever_the_names_are(tmp_path, names):
+    store, first = _knee_store(tmp_path)
+    repo = _rename_as_person(store, first, names[0])
+    assert trace_memory(store, "k1").scenes == [names[0]]
+    _rename_as_person(store, names[0], names[1])
+    found = trace_memory(store, "k1")
+    hand = [(e["kind"], e["from"], e["into"]) for e in found.events if "hand" in e["kind"]]
+    assert hand == [("renamed by hand", first, names[0]), ("renamed by hand", *names)]
+    assert found.scenes == [names[1]] and found.lines
+    assert all(line["scene"] == names[1] for line in found.lines)
+    repo.git.rm("-q", f"scenes/{names[1]}")
+    repo.git.commit("-m", "drop it")
+    gone = trace_memory(store, "k1")
+    assert gone.events[-1]["kind"] == "deleted by hand" and gone.events[-1]["from"] == names[1]
+    assert gone.scenes == []
+
+
+def _trace_text(store, memory_id: str) -> str:
+    from scene_engine.services.trace import render
+
+    return render(trace_memory(store, memory_id))
+
+
+@pytest.mark.parametrize("new", ["my-knees.md", "膝盖 🦵.md"])
+def test_trace_finds_a_memory_in_a_scene_renamed_by_hand_and_not_committed(tmp_path, new):
+    store, first = _knee_store(tmp_path)
+    repo = git.Repo(store.root)
+    before = repo.git.status("--porcelain", "-z", "--untracked-files=all")
+    (store.scenes_dir / first).rename(store.scenes_dir / new)
+    found = trace_memory(store, "k1")
+    assert found.scenes == [new] and found.uncommitted == [new]
+    assert [line["scene"] for line in found.lines] == [new] and found.lines[0]["batch"] == 1
+    assert f"now in: {new} (uncommitted)" in _trace_text(store, "k1")
+    assert ("renamed by hand", first, new) in [
+        (e["kind"], e["from"], e.get("into")) for e in found.events if e.get("uncommitted")]
+    # Only looked: the person's index and the git folder are as they were.
+    (store.scenes_dir / new).rename(store.scenes_dir / first)
+    assert repo.git.status("--porcelain", "-z", "--untracked-files=all") == before
+    assert not list((store.root / ".git").glob(f"{history.TEMP_INDEX}*"))
+
+
+@pytest.mark.parametrize("rename", [False, True])
+def test_trace_says_a_line_a_person_took_out_is_gone_committed_or_not(tmp_path, rename):
+    store, first = _knee_store(tmp_path)
+    path = store.scenes_dir / first
+    text = path.read_text("utf-8")
+    assert "My knees hurt on the stairs after a 5 km run." in text
+    kept = "".join(line for line in text.splitlines(keepends=True)
+                   if "5 km run" not in line)
+    path.write_text(kept, "utf-8")
+    if rename:
+        path = path.rename(store.scenes_dir / "knees by hand.md")
+    found = trace_memory(store, "k1")
+    assert found.scenes == [] and found.lines == []
+    shown = _trace_text(store, "k1")
+    assert f"now in: no scene (its line was removed by hand from {path.name}, not committed yet)" \
+        in shown
+    assert trace_memory(store, "k2").scenes == [path.name]      # the other one is still there
+    repo = git.Repo(store.root)
+    _person(repo)
+    repo.git.add("-A", "scenes")
+    repo.git.commit("-qm", "my own words")
+    sha = repo.head.commit.hexsha
+    found = trace_memory(store, "k1")
+    assert found.scenes == [] and found.events[-1]["kind"] == "line removed by hand"
+    assert found.events[-1]["commit"] == sha
+    assert f"removed by hand from {path.name}, in {sha[:8]})" in _trace_text(store, "k1")

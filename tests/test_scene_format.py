@@ -225,3 +225,22 @@ def test_a_key_written_twice_makes_the_header_unreadable_with_both_lines():
     scene, caught = parse_quiet("---\nrace: Lisbon half\nsummary: s\nrace: Porto 10k\n---\nb\n")
     assert scene.header is None
     assert "'race' appears twice (lines 2 and 4)" in str(caught[0].message)
+
+
+@pytest.mark.parametrize("style", ["yaml", "block"])
+@pytest.mark.parametrize("times", ["iso", "obsidian"])
+@pytest.mark.parametrize("summary", [
+    "Adopted a kitten named Miso 🐱 from the shelter in Braga.",
+    "Shelter, kitten and adopted: 1 entry. Latest: Miso 🐱 from Braga.",   # quoted (": ")
+    "  leading spaces, 🐱 and a bell \x07",                                # double-quoted
+    "𠀀𠀁 rare Han, 🇵🇹 a flag, 👩‍👧 a family",
+])
+def test_characters_beyond_the_bmp_are_written_as_themselves(summary, style, times):
+    scene = Scene(name="s.md", meta={"summary": summary, "heat": 1, "mood": "😊 good"},
+                  body="body\n")
+    text = render_scene(scene, style=style, times=times)
+    assert "\\U" not in text and "\\u" not in text
+    for ch in (c for c in summary + "😊" if ord(c) > 0xFFFF):
+        assert ch in text
+    back = parse_quiet(text)[0]
+    assert back.meta["summary"] == summary and back.meta["mood"] == "😊 good"

@@ -9,15 +9,65 @@ memory to the scene it belongs to without a model.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
-# A letter of any alphabet but CJK (café, Zürich, Ελλάδα are words; CJK goes by bigrams).
-_LETTER = r"[^\W\d_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+
+def _mark_class() -> str:
+    """The combining marks (Unicode categories Mn, Mc, Me) as the inside of a regular
+    expression's character class, variation selectors aside (they choose how a character is
+    drawn, not how a word is spelled: "❤️" is the heart). Python's ``\\w`` leaves marks
+    out, so ``[^\\W_]+`` cuts "दिल्ली" into "द" and "ल"; every pattern that cuts words adds
+    ``MARK``. Read from ``unicodedata`` (planes 0 and 1 and plane 14's selectors hold every
+    mark; ~20 ms)."""
+    category = unicodedata.category
+    codes = [c for c in itertools.chain(range(0x300, 0x20000), range(0xE0100, 0xE01F0))
+             if category(chr(c))[0] == "M" and not (0xFE00 <= c <= 0xFE0F or c >= 0xE0100
+                                                     or 0x180B <= c <= 0x180D)]
+    spans: list[list[int]] = []
+    for c in codes:
+        if spans and spans[-1][1] == c - 1:
+            spans[-1][1] = c
+        else:
+            spans.append([c, c])
+    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in spans)
+
+
+MARKS = _mark_class()   # inside a character class: f"[{MARKS}]", f"[^\\w{MARKS}]"
+MARK = f"[{MARKS}]"
+# Scripts written without spaces between words that have no dictionary here: Thai, Lao,
+# Myanmar, Khmer and the Tai scripts. A run of them is searched and compared by overlapping
+# pairs of letters (a letter with its marks: "ม่" is one), as CJK is; a single letter never
+# decides a match. Japanese kana is CJK to the search index (``index.analysis``).
+SPACELESS = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u1980-\u19ff\u1a20-\u1aaf"
+             "\ua9e0-\ua9ff\uaa60-\uaadf")
+SPACELESS_RUN = re.compile(f"(?:(?=[{SPACELESS}])(?:[^\\W\\d_]|{MARK}))+")
+_CLUSTER = re.compile(f"[^{MARKS}]{MARK}*|{MARK}+")
+
+
+def letters(run: str) -> list[str]:
+    """The letters of ``run``, each with the combining marks that follow it
+    (``"ใหม่"`` -> ``["ใ", "ห", "ม่"]``)."""
+    return _CLUSTER.findall(run)
+
+
+def letter_pairs(run: str) -> list[str]:
+    """The overlapping pairs of letters of ``run`` (``letters``), or its one letter:
+    ``"ทำงาน"`` -> ``["ทำ", "ำง", "งา", "าน"]``."""
+    found = letters(run)
+    return [a + b for a, b in zip(found, found[1:], strict=False)] or found
+
+
+# A letter of any alphabet but CJK and the spaceless scripts (café, Zürich, Ελλάδα, दिल्ली
+# are words; CJK and Thai go by pairs), with the marks that follow it.
+_LETTER = f"[^\\W\\d_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff{SPACELESS}]{MARK}*"
 _WORD = re.compile(f"{_LETTER}(?:{_LETTER}|['’-])*{_LETTER}|\\d{{2,}}|{_LETTER}")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_PAIRED = re.compile(f"(?:[\u3040-\u30ff]{MARK}*)+|{SPACELESS_RUN.pattern}")   # kana, Thai...
 CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")   # one Han character
 STOP_WORDS = frozenset("""
 a an and are as at be been being but by can could did do does doing for from had has have having
@@ -42,15 +92,20 @@ def is_cjk_text(text: str) -> bool:
 
 
 def terms(text: str) -> list[str]:
-    """The index terms of ``text``: lower-cased words (no stop words) and CJK bigrams."""
+    """The index terms of ``text``: lower-cased words (no stop words; a word keeps its
+    combining marks), CJK bigrams and the letter pairs of kana, Thai and the other spaceless
+    scripts (``letter_pairs``)."""
     return list(_terms(text))
 
 
 @functools.lru_cache(maxsize=1024)
 def _terms(text: str) -> tuple[str, ...]:
     # Cached: the offline backend re-ranks every scene text once per memory of a batch.
+    text = unicodedata.normalize("NFC", text)   # "café" typed on macOS (NFD) is "café"
     found = [w.lower().strip("'’-") for w in _WORD.findall(text)]
     found = [w for w in found if w not in STOP_WORDS and len(w) > 1]
+    for run in _PAIRED.findall(text):
+        found.extend(letter_pairs(run) if len(letters(run)) > 1 else [])
     for run in _CJK.findall(text):
         if len(run) == 1:
             found.append(run)

@@ -13,6 +13,12 @@ One analyser for documents and queries, so a word matches itself however it is w
   pronouns and punctuation are dropped, and each remaining word is matched as the phrase of its
   character pairs (a one-character word as a prefix). A run typed without spaces is no longer
   one exact phrase.
+- **Other scripts**: a word keeps its combining marks ("दिल्ली", "தமிழ்", "مَدْرَسَة" are one
+  word each, never their bare letters); the index's FTS5 tokenizer counts marks as part of a
+  token too (``FTS_TOKENIZER``). A run of a script written without spaces (Thai, Lao, Khmer,
+  Myanmar) is indexed as its overlapping pairs of letters (a letter with its marks), and a
+  word of a question is the phrase of its pairs, so "ทำงาน" is found inside a run; a
+  one-letter word is never searched.
 
 jieba's full dictionary takes 1-2 s to load, more than a whole query may cost. Segmenting a
 sentence only ever consults dictionary words that are substrings of it, so the dictionary is
@@ -35,6 +41,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from scene_engine.core.text import MARK, SPACELESS, SPACELESS_RUN, letter_pairs, letters
+
 _CJK = (r"\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u31a0-\u31bf"
         r"\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f")
 CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -43,9 +51,14 @@ CJK_RUN = re.compile(f"[{_CJK}]+")
 _EMOJI = (r"\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\u2190-\u21ff"
           r"\u2700-\u27bf\u3297\u3299")
 EMOJI = re.compile(f"[{_EMOJI}]")
-# A token: a CJK run, a pictograph, or a run of word characters that are not CJK (letters,
-# digits, _).
-_TOKEN = re.compile(f"[{_CJK}]+|[{_EMOJI}]|(?:(?![{_CJK}])[^\\W_])+")
+# A token: a CJK run, a pictograph, a run of a script written without spaces (Thai, Lao,
+# Khmer, Myanmar: ``SPACELESS_RUN``), or a word: a letter or digit that is none of those, then
+# more of them and the combining marks among them ("दिल्ली", "مَكْتَبَة", NFD "café").
+_OTHER = f"(?![{_CJK}{SPACELESS}])[^\\W_]"
+_TOKEN = re.compile(f"[{_CJK}]+|[{_EMOJI}]|{SPACELESS_RUN.pattern}|{_OTHER}(?:{_OTHER}|{MARK})*")
+# The FTS5 tokenizer of every indexed column: letters, numbers and marks make a token (the
+# default leaves marks out and cuts "दिल्ली" apart), case and Latin accents folded.
+FTS_TOKENIZER = "unicode61 remove_diacritics 2 categories ''L* N* Co M*''"
 
 # Function words only: content words ("love", "time", "new") stay searchable.
 STOP_WORDS = frozenset("""
@@ -109,6 +122,8 @@ def index_text(text: str) -> str:
             if len(token) > 1:
                 out.append(_pairs(token))
             out.append(token[-1])
+        elif SPACELESS_RUN.fullmatch(token):
+            out.extend(letter_pairs(token))
         elif EMOJI.fullmatch(token):
             out.append(emoji_term(token))
         else:
@@ -146,6 +161,10 @@ def query_terms(query: str) -> list[QueryTerm]:
                     continue
                 fts = _cjk_term(word, freq or {})
                 found.setdefault(fts, QueryTerm(word, fts, word))
+        elif SPACELESS_RUN.fullmatch(token):
+            if len(letters(token)) > 1:   # one letter alone is in countless words
+                fts = f'"{" ".join(letter_pairs(token))}"'
+                found.setdefault(fts, QueryTerm(token, fts, token))
         elif EMOJI.fullmatch(token):
             term = emoji_term(token)
             found.setdefault(f'"{term}"', QueryTerm(token, f'"{term}"', token))
@@ -197,6 +216,9 @@ def literal_query(query: str) -> str | None:
     for token in _TOKEN.findall(unicodedata.normalize("NFKC", query[:MAX_QUERY_CHARS])):
         if CJK_RUN.fullmatch(token):
             parts.append(f'"{token}"*' if len(token) == 1 else f'"{_pairs(token)}"')
+        elif SPACELESS_RUN.fullmatch(token):
+            if len(letters(token)) > 1:
+                parts.append(f'"{" ".join(letter_pairs(token))}"')
         elif EMOJI.fullmatch(token):
             parts.append(f'"{emoji_term(token)}"')
         elif (word := token.lower()) not in STOP_WORDS:
@@ -219,6 +241,8 @@ def question_terms(query: str) -> set[str]:
     for term in query_terms(query):
         if CJK_RUN.fullmatch(term.text):
             found.update(_pairs(term.text).split() or [term.text])
+        elif SPACELESS_RUN.fullmatch(term.text):
+            found.update(letter_pairs(term.text))
         else:
             found.add(term.needle)
     return found

@@ -27,9 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scene_engine.core.fs import read_regular
-from scene_engine.index.analysis import index_text
+from scene_engine.index.analysis import FTS_TOKENIZER, index_text
 
-SCHEMA = """
+SCHEMA = f"""
 CREATE TABLE memories (
     seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL,
@@ -48,7 +48,7 @@ CREATE INDEX memory_ids_by_seq ON memory_ids (seq);
 CREATE TABLE memory_segments (number INTEGER PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
 CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE VIRTUAL TABLE memory_fts USING fts5(
-    content, content='', tokenize='unicode61 remove_diacritics 2'
+    content, content='', tokenize='{FTS_TOKENIZER}'
 );
 CREATE VIRTUAL TABLE memory_vocab USING fts5vocab(memory_fts, 'row');
 """

@@ -36,10 +36,17 @@ from typing import Any, TypedDict
 
 from scene_engine.core.fs import NotRegularFile, read_regular
 from scene_engine.index import memories as memory_index
-from scene_engine.index.analysis import CJK_RUN, QueryTerm, index_text, literal_query, query_terms
+from scene_engine.index.analysis import (
+    CJK_RUN,
+    FTS_TOKENIZER,
+    QueryTerm,
+    index_text,
+    literal_query,
+    query_terms,
+)
 from scene_engine.store.layout import StoreError, StorePaths, is_utf8_name
 
-SCHEMA_VERSION = 10  # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes; 9: words_zh.txt; 10: conflict markers and repeated numbers named
+SCHEMA_VERSION = 11  # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes; 9: words_zh.txt; 10: conflict markers and repeated numbers named; 11: combining marks in words, letter pairs of Thai and other spaceless scripts
 # A file modified this close to the moment it was indexed may change again within the clock's
 # granularity with the same size; don't trust size+mtime for it next time (git's "racy clean").
 RACY_NS = 2_000_000_000
@@ -71,7 +78,7 @@ CREATE TABLE bodies (id INTEGER PRIMARY KEY, body TEXT NOT NULL);
 -- recall's scene map lists the hottest scenes: an index, not a scan of every row.
 CREATE INDEX scenes_by_heat ON scenes (heat DESC, name);
 CREATE VIRTUAL TABLE scene_fts USING fts5(
-    name, summary, body, content='', tokenize='unicode61 remove_diacritics 2'
+    name, summary, body, content='', tokenize='{FTS_TOKENIZER}'
 );
 {memory_index.SCHEMA}
 CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT);

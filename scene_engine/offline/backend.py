@@ -35,7 +35,7 @@ from scene_engine.batch.conservation import (
 from scene_engine.batch.rules import is_report_like, merged_from
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.plural import count
-from scene_engine.core.text import Vectorizer
+from scene_engine.core.text import MARK, Vectorizer
 from scene_engine.offline import threads
 from scene_engine.offline.prose import summary as scene_summary
 from scene_engine.offline.rollup import condense
@@ -59,6 +59,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _DATED_LINE = re.compile(r"^\s*[-*]\s*(?:\d{4}-\d{2}-\d{2}\s*:\s*)?")
 _CJK_WORD = re.compile(r"[\u3400-\u9fff]{2,}")
 _NAME = re.compile(r"\b(?:[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]{2,})\b")
+_WORD = re.compile(f"[^\\W_](?:[^\\W_]|{MARK})*")   # a word with its combining marks
 
 
 class OfflineError(SceneEngineError, RuntimeError):
@@ -104,7 +105,7 @@ def _tokens(text: str) -> set[str]:
     """Every word, number and CJK character of ``text``, lower-cased (stop words included:
     "not" and "3" change a fact)."""
     found: set[str] = set()
-    for token in re.findall(r"[^\W_]+", text.lower()):
+    for token in _WORD.findall(text.lower()):
         if re.search(r"[\u3400-\u9fff]", token):
             found.update(token)          # each CJK character (周二 vs 周四 differ)
         else:

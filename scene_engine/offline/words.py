@@ -22,10 +22,15 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from scene_engine.core.text import STOP_WORDS, is_cjk_text
+from scene_engine.core.text import MARK, MARKS, STOP_WORDS, is_cjk_text, letters
 from scene_engine.index.analysis import segment, stem
 
-_TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W\d_][\w'’-]*[^\W_]|[^\W\d_]")
+# A Chinese run, or a word: a letter, then letters, digits, apostrophes, hyphens and the
+# combining marks among them ("दिल्ली" is one word, not "द" and "ल"); a run of Thai or
+# another script written without spaces is one word (no dictionary cuts it).
+_TOKEN = re.compile(f"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
+                    f"|[^\\W\\d_](?:[\\w'’-]|{MARK})*(?:[^\\W_]|{MARK})|[^\\W\\d_]{MARK}*")
+_NOT_IN_NAME = re.compile(f"[^\\w\u3400-\u9fff{MARKS}]+")   # what a scene name's word drops
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # Words that say nothing about which area of life a memory is from (issue 13: names such as
 # ``code-user-always``). Kept apart from STOP_WORDS, which search and recall share.
@@ -220,8 +225,9 @@ def scene_name(texts: list[str], taken: set[str], rarity=None, is_report_like=No
     joins the name when it is nearly as strong as the first (no filler tail).
     ``is_report_like(stem)``: the rules' check for names such as ``summary-…``."""
     found = topic_words(texts, k=3, rarity=rarity)
-    words_ = [re.sub(r"[^\w\u3400-\u9fff]+", "-", w.lower()).strip("-") for w in found]
-    stem_ = "-".join(w for w in words_ if w)[:60].strip("-") or "notes"
+    words_ = [_NOT_IN_NAME.sub("-", unicodedata.normalize("NFC", w.lower())).strip("-")
+              for w in found]
+    stem_ = _cut_name([w for w in words_ if w]) or "notes"
     if is_report_like and is_report_like(stem_):
         stem_ = f"about-{stem_}"
     # As the file system and the sandbox compare names: case aside, and NFC (a name typed on
@@ -234,6 +240,24 @@ def scene_name(texts: list[str], taken: set[str], rarity=None, is_report_like=No
     while key(name) in folded:
         name, n = f"{stem_}-{n}.md", n + 1
     return name
+
+
+def _cut_name(words_: list[str], limit: int = 60) -> str:
+    """``words_`` joined by ``-`` in at most ``limit`` characters, whole words only; a first
+    word longer than that (a run of Thai) is cut after a whole letter, never between a letter
+    and its marks."""
+    name = ""
+    for word in words_:
+        joined = f"{name}-{word}" if name else word
+        if len(joined) > limit:
+            break
+        name = joined
+    if not name and words_:
+        for letter in letters(words_[0]):
+            if len(name) + len(letter) > limit:
+                break
+            name += letter
+    return name.strip("-")
 
 
 def name_fits(name: str, texts: list[str], k: int = 3) -> bool:

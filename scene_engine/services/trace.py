@@ -46,8 +46,10 @@ class TraceError(SceneEngineError, LookupError):
 class Trace:
     """What ``trace_memory`` found. ``asked``: the id asked for (an alias, maybe); ``status``:
     "pending" | "processed" | "forgotten";
-    ``events``: oldest first, each ``{"kind", "time", "commit", ...}``; ``scenes``: the scenes
-    that hold it now; ``lines``: ``{"scene", "line", "text", "batch", "kind", "how"}`` carrying
+    ``events``: oldest first, each ``{"kind", "time", "commit", ...}`` (a person's change not
+    committed yet: ``time`` and ``commit`` "", ``"uncommitted": True``; "line removed by
+    hand": the line stating it is gone from the scene ``from``); ``scenes``: the scenes
+    that hold it now (``uncommitted``: those of them whose name is not committed yet); ``lines``: ``{"scene", "line", "text", "batch", "kind", "how"}`` carrying
     it now ("how": "whole" or "condensed" into a digest); ``fact``: an extracted memory's
     standing in the extraction ledger ("active", "superseded", "merged", "retracted"; "" for
     a memory added as it is)."""
@@ -59,6 +61,7 @@ class Trace:
     events: list[dict] = field(default_factory=list)
     scenes: list[str] = field(default_factory=list)
     lines: list[dict] = field(default_factory=list)
+    uncommitted: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """A JSON-ready dict (the memory as its journal record)."""
@@ -126,11 +129,16 @@ def trace_memory(store: Store, memory_id: str) -> Trace:
         elif kind == "repair" and took:
             tracked = _follow_release(trace, base, found, released, took, batches, tracked)
         elif tracked and history.is_person_commit(history.message_of(commit), commit.author.email):
-            tracked = _follow_hand_edit(trace, base, repo, commit, tracked)   # theirs, any way
+            tracked = _follow_hand_edit(trace, base, repo, commit, tracked,
+                                        memory, store.config.tz)   # theirs, any way
     on_disk = set(store.scene_names())
     folded = status in ("processed", "unknown")
+    moved: dict[str, str] = {}
+    if folded and tracked:
+        tracked, moved = _follow_uncommitted(trace, repo, store, memory, tracked)
     trace.scenes = sorted(tracked & on_disk) if folded else []
-    trace.lines = _current_lines(repo, store, memory, trace.scenes)
+    trace.uncommitted = [name for name in trace.scenes if name in moved]
+    trace.lines = _current_lines(repo, store, memory, trace.scenes, moved)
     if folded and not trace.lines:
         # Its scene went where history cannot follow (moved and rewritten by hand in one
         # step, so git sees a delete and an add): the scenes that state it now, by its words.
@@ -242,23 +250,77 @@ def _follow_merges(trace: Trace, base: dict, batch: int, merges: dict[str, list[
     return tracked
 
 
-def _follow_hand_edit(trace: Trace, base: dict, repo: Repo, commit: Commit, tracked: set[str]) -> set[str]:
-    """Renames and deletions of tracked scenes a person made."""
+def _follow_hand_edit(trace: Trace, base: dict, repo: Repo, commit: Commit, tracked: set[str],
+                      memory: Memory, tz) -> set[str]:
+    """Renames and deletions of tracked scenes a person made, and their edits that took out
+    the line stating ``memory``."""
     if not commit.parents:
         return tracked
-    out = repo.git.diff("--name-status", "--relative", "-M", commit.parents[0].hexsha,
-                        commit.hexsha, "--", "scenes")
-    for row in out.splitlines():
-        parts = row.split("\t")
-        old = parts[1].removeprefix("scenes/") if len(parts) > 1 else ""
-        if parts[0].startswith("R") and old in tracked:
-            new = parts[2].removeprefix("scenes/")
+    parent = commit.parents[0]
+    for status, old, new in history.changed_paths(repo, parent.hexsha, commit.hexsha, "scenes"):
+        old, new = old.removeprefix("scenes/"), new.removeprefix("scenes/")
+        if old not in tracked:
+            continue
+        if status == "R":
             tracked = (tracked - {old}) | {new}
             trace.events.append(base | {"kind": "renamed by hand", "from": old, "into": new})
-        elif parts[0] == "D" and old in tracked:
+        elif status == "D":
             tracked = tracked - {old}
             trace.events.append(base | {"kind": "deleted by hand", "from": old})
+        if status in ("R", "M") and _line_taken_out(
+                memory, tz, _blob_text(repo, parent, f"scenes/{old}"),
+                _blob_text(repo, commit, f"scenes/{new}")):
+            tracked = tracked - {new}
+            trace.events.append(base | {"kind": "line removed by hand", "from": new})
     return tracked
+
+
+def _follow_uncommitted(trace: Trace, repo: Repo, store: Store, memory: Memory,
+                        tracked: set[str]) -> tuple[set[str], dict[str, str]]:
+    """``_follow_hand_edit`` for what a person changed and has not committed yet (a scene
+    renamed with ``mv``, deleted, or its line taken out): (the scenes tracked now, {new name:
+    name in HEAD} of the scenes renamed)."""
+    base = {"time": "", "commit": "", "uncommitted": True}
+    moved: dict[str, str] = {}
+    head = repo.commit(history.head_sha(repo))
+    for status, old, new in history.uncommitted_changes(repo, "scenes"):
+        old, new = old.removeprefix("scenes/"), new.removeprefix("scenes/")
+        if old not in tracked:
+            continue
+        if status == "R":
+            tracked = (tracked - {old}) | {new}
+            moved[new] = old
+            trace.events.append(base | {"kind": "renamed by hand", "from": old, "into": new})
+        elif status == "D":
+            tracked = tracked - {old}
+            trace.events.append(base | {"kind": "deleted by hand", "from": old})
+        if status in ("R", "M"):
+            try:
+                now = read_regular_text(store.scenes_dir / new, errors="replace")
+            except OSError:
+                continue
+            if _line_taken_out(memory, store.config.tz,
+                               _blob_text(repo, head, f"scenes/{old}"), now):
+                tracked = tracked - {new}
+                trace.events.append(base | {"kind": "line removed by hand", "from": new})
+    return tracked, moved
+
+
+def _blob_text(repo: Repo, commit: Commit, path: str) -> str:
+    """The text of ``path`` in ``commit`` ("" when it has no such file)."""
+    try:
+        blob = commit.tree / history.tree_path(repo, path)
+    except KeyError:
+        return ""
+    return blob.data_stream.read().decode("utf-8", "replace")
+
+
+def _line_taken_out(memory: Memory, tz, before: str, after: str) -> bool:
+    """True when a line of the scene text ``before`` states ``memory`` and no line of
+    ``after`` does (a person deleted or rewrote it)."""
+    def stated(text: str) -> bool:
+        return any(_states(memory, line, tz) for line in parse_scene(text).body.split("\n"))
+    return bool(before) and stated(before) and not stated(after)
 
 
 def _mentioning(store: Store, memory: Memory, names: set[str]) -> list[str]:
@@ -275,14 +337,19 @@ def _mentioning(store: Store, memory: Memory, names: set[str]) -> list[str]:
     return found
 
 
-def _current_lines(repo: Repo, store: Store, memory: Memory, scenes: list[str]) -> list[dict]:
+def _current_lines(repo: Repo, store: Store, memory: Memory, scenes: list[str],
+                   moved: dict[str, str] | None = None) -> list[dict]:
     """Lines of ``scenes`` now that state the memory (a sentence holding nearly all of its
     words, numbers included), or a digest fact condensed from it, with the batch that last
-    wrote them."""
+    wrote them. ``moved``: {name: name in HEAD} of scenes renamed and not committed yet."""
     rows = []
     for scene in scenes:
         try:
-            blame = history.blame_lines(repo, f"scenes/{scene}")
+            if moved and scene in moved:   # blamed under its committed name
+                blame = history.blame_lines(repo, f"scenes/{moved[scene]}",
+                                            contents=store.scenes_dir / scene)
+            else:
+                blame = history.blame_lines(repo, f"scenes/{scene}")
         except history.NotCommitted:   # a scene not committed yet carries no batch's line
             continue
         body = parse_scene(read_regular_text(store.scenes_dir / scene, errors="replace"))
@@ -481,6 +548,19 @@ def _placed_in(repo: Repo, row: dict, memories: list[Memory], path: str) -> list
     return [m for m in memories if m.seq in placed]
 
 
+def _why_nowhere(trace: Trace) -> str:
+    """Why a traced memory is in no scene, when the last thing that happened to it says:
+    a person took its line out or deleted its scene (``" (its line was removed by hand from
+    x.md, in 1a2b3c4d)"``); else ""."""
+    last = trace.events[-1] if trace.events and trace.status != "pending" else {}
+    if last.get("kind") not in ("line removed by hand", "deleted by hand"):
+        return ""
+    when = f"in {last['commit'][:8]}" if last["commit"] else "not committed yet"
+    if last["kind"] == "deleted by hand":
+        return f" ({last['from']} was deleted by hand, {when})"
+    return f" (its line was removed by hand from {last['from']}, {when})"
+
+
 def render(trace: Trace) -> str:
     """The trace as lines a person reads."""
     m = trace.memory
@@ -493,7 +573,7 @@ def render(trace: Trace) -> str:
         lines.append(f"extracted: {trace.fact}; scope {m.scope}; from messages {sources}")
     lines.append("history:")
     for e in trace.events:
-        when = f"  {e['time'][:19]} {e['commit'][:8]}"
+        when = f"  {e['time'][:19]} {e['commit'][:8]}" if e["commit"] else "  (uncommitted)"
         if e["kind"] == "batch":
             where = ", ".join(e.get("scenes") or []) or "no scene"
             reason = f" ({e['reason']})" if e.get("reason") else ""
@@ -514,7 +594,9 @@ def render(trace: Trace) -> str:
             lines.append(f"{when} {e['kind']} of batch {e['batch']}")
     if not trace.events:
         lines.append("  (no batch has taken it yet)")
-    lines.append("now in: " + (", ".join(trace.scenes) or "no scene"))
+    lines.append("now in: " + (", ".join(name + (" (uncommitted)" if name in trace.uncommitted
+                                                  else "") for name in trace.scenes)
+                               or "no scene" + _why_nowhere(trace)))
     for row in trace.lines:
         who = f"batch {row['batch']}" if row["batch"] else row["kind"]
         how = ", condensed" if row.get("how") == "condensed" else ""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -640,6 +641,88 @@ def log_entries(repo: Repo, include_adds: bool = False) -> list[dict]:
     return entries
 
 
+def changed_paths(repo: Repo, old: str, new: str, *paths: str) -> list[tuple[str, str, str]]:
+    """The files under ``paths`` (relative to the store root) that changed from commit
+    ``old`` to ``new`` (``new`` "" for the work tree), renames found: ``(status, path, path
+    now)`` with status ``A``, ``M``, ``D`` or ``R`` (``path now`` differs only for ``R``),
+    paths relative to the store root. Read NUL-separated (``-z``), so any name comes back as
+    it is: Chinese, an emoji, spaces, tabs or a newline, never git's quoted ``"\\345..."``."""
+    out = repo.git.diff("--name-status", "-z", "--relative", "-M", old, *([new] if new else []),
+                        "--", *paths)
+    return _name_status(out)
+
+
+def uncommitted_changes(repo: Repo, *paths: str) -> list[tuple[str, str, str]]:
+    """``changed_paths`` from HEAD to the work tree, files git does not track yet counted: a
+    scene a person renamed with ``mv`` and has not committed is a rename (``R``), not a
+    deletion. Compared in a temporary index started from HEAD (the person's index is never
+    touched; editors' files are left out). [] before the first commit or when git cannot
+    write its temporary index (a read-only repository: nothing is known to have moved)."""
+    git = _git()
+    head = head_sha(repo)
+    if not head:
+        return []
+    root = git_cwd(repo)
+    index = Path(repo.git_dir) / f"{TEMP_INDEX}{os.getpid()}-{threading.get_ident()}"
+    env = {"GIT_INDEX_FILE": str(index)}
+    try:
+        repo.git.read_tree(head, env=env)
+        present = [p for p in paths if (root / p).exists()]
+        specs = _without_editor_files(root, present)
+        if specs:
+            repo.git.add("-A", "--", *specs, env=env)
+        missing = [p for p in paths if p not in present]
+        if missing:
+            repo.git.rm("--cached", "-r", "--quiet", "--ignore-unmatch", "--", *missing,
+                        env=env)
+        out = repo.git.diff("--cached", "--name-status", "-z", "--relative", "-M", head,
+                            "--", *paths, env=env)
+    except (git.GitCommandError, OSError):
+        return []
+    finally:
+        index.unlink(missing_ok=True)
+    return _name_status(out)
+
+
+def _name_status(out: str) -> list[tuple[str, str, str]]:
+    """``git diff --name-status -z`` as ``(status, path, path now)`` rows."""
+    fields = out.split("\0")
+    found, i = [], 0
+    while i < len(fields) and fields[i]:
+        status = fields[i][0]
+        if status in "RC":
+            found.append((status, fields[i + 1], fields[i + 2]))
+            i += 3
+        else:
+            found.append((status, fields[i + 1], fields[i + 1]))
+            i += 2
+    return found
+
+
+def unquote_path(text: str) -> str:
+    """A path as git prints it where it cannot take ``-z`` (``blame --porcelain``'s
+    ``filename``): as it is, or C-quoted when it holds anything but printable ASCII
+    (``"scenes/\\345\\256\\266.md"`` -> ``scenes/家.md``), the quotes and escapes undone."""
+    if len(text) < 2 or not (text[0] == text[-1] == '"'):
+        return text
+    body, out, i = text[1:-1], bytearray(), 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 == len(body):
+            out += ch.encode("utf-8")
+            i += 1
+        elif body[i + 1] in "01234567":
+            out.append(int(body[i + 1:i + 4], 8))
+            i += 4
+        else:
+            out += _C_ESCAPES.get(body[i + 1], body[i + 1]).encode("utf-8")
+            i += 2
+    return out.decode("utf-8", "surrogateescape")
+
+
+_C_ESCAPES = {"a": "\a", "b": "\b", "t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r"}
+
+
 def touches(repo: Repo, sha: str, paths: tuple[str, ...]) -> bool:
     """True when commit ``sha`` changes a file under ``paths`` (relative to the store root)."""
     return bool(repo.git.diff_tree("--root", "--no-commit-id", "--name-only", "-r", sha,
@@ -653,8 +736,10 @@ def is_person_commit(message: str, author_email: str | None = None) -> bool:
     return commit_kind(message, author_email) not in ENGINE_KINDS
 
 
-def blame_lines(repo: Repo, path: str) -> list[dict]:
-    """Each line of ``path`` (relative to the store root) with the commit that last changed it.
+def blame_lines(repo: Repo, path: str, contents: Path | None = None) -> list[dict]:
+    """Each line of ``path`` (relative to the store root) with the commit that last changed it;
+    ``contents``: the file that holds its text now, when that is another (a scene renamed by
+    hand and not committed yet: ``path`` is its name in HEAD).
 
     Entry: ``line`` (1-based), ``text``, ``commit`` (sha, or "" when not committed yet),
     ``kind`` (see ``commit_kind``), ``batch`` (number or None), ``seqs`` (the journal numbers
@@ -676,7 +761,8 @@ def blame_lines(repo: Repo, path: str) -> list[dict]:
         # -C: a line a batch carried over from a scene it renamed or merged away (deleted in
         # the same commit) keeps the commit that wrote it; git's rename detection alone misses
         # a small scene renamed with a new entry and summary.
-        out = repo.git.blame("--line-porcelain", "-w", "-C", "--", path)
+        out = repo.git.blame("--line-porcelain", "-w", "-C",
+                             *(["--contents", str(contents)] if contents else []), "--", path)
     except git.GitCommandError as exc:
         raise HistoryError(f"cannot blame {path}: {git_said(exc)}") from exc
     rows: list[dict] = []
@@ -689,7 +775,7 @@ def blame_lines(repo: Repo, path: str) -> list[dict]:
                          "kind": info["kind"], "batch": info["batch"], "seqs": info["seqs"],
                          "path": name})
         elif raw.startswith("filename "):   # from the top of the work tree
-            name = raw[len("filename "):].removeprefix(prefix)
+            name = unquote_path(raw[len("filename "):]).removeprefix(prefix)
         elif raw and len(raw.split(" ", 1)[0]) == 40 and raw[0] in "0123456789abcdef":
             sha, name = raw.split(" ", 1)[0], path
     return rows

@@ -25,9 +25,9 @@ from frontmatter.default_handlers import YAMLHandler
 if TYPE_CHECKING:
     # python-frontmatter types its picks as variables (a class is no base for mypy); they are
     # PyYAML's C-accelerated safe classes when built, else these, with the same interface.
-    from yaml import SafeDumper, SafeLoader
+    from yaml import SafeLoader
 else:
-    from frontmatter.default_handlers import SafeDumper, SafeLoader
+    from frontmatter.default_handlers import SafeLoader
 
 MAX_HEAT = 2**63 - 1   # the largest whole number the index (SQLite) can hold
 
@@ -229,13 +229,41 @@ def _as_summary(value: Any, line: int, written: str | None = None) -> str:
     return written if written is not None else str(value)   # `No`, `1.10`, `2024-05-01`
 
 
-class _SceneDumper(SafeDumper):
-    """Safe dumper: ISO-8601 ``T`` timestamps, multi-line text as readable literal blocks."""
+class _SceneDumper(yaml.SafeDumper):
+    """Safe dumper: ISO-8601 ``T`` timestamps, multi-line text as readable literal blocks,
+    every character written as itself. PyYAML's pure-Python emitter: libyaml's (the C one)
+    takes a character beyond the BMP (an emoji) for unprintable and writes ``"\\U0001F431"``."""
+
+    def write_double_quoted(self, text: str, split: bool = True) -> None:
+        """PyYAML's, but a character beyond the BMP is printable too (PyYAML escapes it even
+        with ``allow_unicode``); never folded (headers are dumped at an unbounded width)."""
+        self.write_indicator('"', True)
+        out = []
+        for ch in text:
+            if ch in _ESCAPED or not _printable(ch):
+                code = ord(ch)
+                out.append("\\" + self.ESCAPE_REPLACEMENTS[ch] if ch in self.ESCAPE_REPLACEMENTS
+                           else f"\\x{code:02X}" if code <= 0xFF
+                           else f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}")
+            else:
+                out.append(ch)
+        data = "".join(out)
+        self.column += len(data)
+        self.stream.write(data)
+        self.write_indicator('"', False)
 
     def ignore_aliases(self, data: Any) -> bool:
         # `created` and `updated` are often the same object: write the value twice, never
         # `&id001` / `*id001`, which an editor user would not recognise.
         return True
+
+
+_ESCAPED = frozenset('"\\\x85\u2028\u2029\ufeff')
+
+
+def _printable(ch: str) -> bool:
+    return ("\x20" <= ch <= "\x7e" or "\xa0" <= ch <= "\ud7ff" or "\ue000" <= ch <= "\ufffd"
+            or "\U00010000" <= ch <= "\U0010ffff")
 
 
 def _represent_datetime(dumper: yaml.SafeDumper, value: datetime) -> yaml.ScalarNode:
