@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pathlib
 import re
+import subprocess
 import unicodedata
 from datetime import UTC, datetime
 
@@ -427,6 +428,10 @@ def _break_index(store, how: str) -> None:
         record["aliases"] = ["hand-alias"]
         lines[0] = json.dumps(record)
         segment.write_text("\n".join(lines) + "\n", "utf-8")
+        # Committed by the person (as a sync from another device would bring it): an
+        # uncommitted rewrite of a journal line is refused by every write.
+        subprocess.run(["git", "-c", "user.name=P", "-c", "user.email=p@x", "commit", "-qam",
+                        "alias by hand"], cwd=store.root, check=True)
 
 
 @pytest.mark.parametrize("how", ["current", "deleted", "corrupt", "journal edited by hand"])
