@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sandbox import DELETED, Change, Sandbox
+from sandbox import DELETED, Change, NameRefused, Sandbox, validate_name
 from scene_engine.batch.conservation import (
     KEEP_COVERAGE,
     MERGE_COVERAGE,
@@ -78,6 +78,20 @@ class RuleContext:
         return next((n for n in self.existing if n.casefold() == folded), None)
 
 
+def name_problem(name: str) -> str | None:
+    """Why the engine would never give a scene the name ``name`` (``sandbox.validate_name``: a
+    Windows device name, too long, a character some system refuses), for a person; None when
+    the name is fine. Such a file a person already has is left alone by batches, never a
+    reason for one to fail (doctor says what to do)."""
+    try:
+        validate_name(name, (".md",))
+    except NameRefused as exc:
+        rule = str(exc).split(". ")[0].rstrip(".")
+        return (f"{rule}, so no batch writes it; it stays as it is (recall "
+                "still reads it): rename it, e.g. `git mv`, for batches to add to it")
+    return None
+
+
 def is_report_like(name: str) -> bool:
     """True for names such as ``BATCH-3.md`` or ``summary_2024.md`` (see REPORT_PREFIXES)."""
     stem = unicodedata.normalize("NFKC", name).casefold().removesuffix(".md").lstrip("_- ")
@@ -137,8 +151,9 @@ class ScenePolicy:
     def __call__(self, change: Change) -> str | None:
         ctx = self.context
         if change.name.casefold() in {n.casefold() for n in ctx.frozen}:
-            return (f"{change.name} has a header that cannot be read; it is left as it is for "
-                    "a person to fix. Do not write, replace or delete it: put these facts in "
+            return (f"{change.name} cannot be read as a scene (its header, or git conflict "
+                    "markers in it); it is left as it is for a person to fix. Do not write, "
+                    "replace or delete it: put these facts in "
                     "another scene.")
         existing = None if change.created else ctx.canonical(change.name)
         if existing and not ctx.seen(existing):

@@ -15,7 +15,7 @@ import warnings
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from scene_engine.batch.rules import merged_from
+from scene_engine.batch.rules import merged_from, name_problem
 from scene_engine.core.errors import plain_error
 from scene_engine.core.fs import read_regular, read_regular_text
 from scene_engine.core.plural import count
@@ -64,6 +64,10 @@ def _check_scenes(store: Store) -> list[str]:
     problems += _ambiguous_names(names)
     taken_in: dict[str, str] = {}       # a name some scene's merged_from lists -> that scene
     for name in names:
+        unnamed = name_problem(name)
+        if unnamed:     # a person's file under a name the engine never gives: left alone
+            problems.append(f"scenes: {name}: {unnamed}")
+            broken += 1
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", SceneHeaderWarning)
@@ -82,7 +86,7 @@ def _check_scenes(store: Store) -> list[str]:
         if scene.header is None and not caught:
             problems.append(f"scene {name} has no header (start it with `---`, "
                             "`summary: ...`, `---`)")
-        broken += scene.header is None
+        broken += scene.header is None and not unnamed
         taken_in.update((m.casefold(), name) for m in merged_from(scene))
     # A scene merged away or renamed that exists again (an editor saving an old buffer, a
     # restored backup): the same facts twice, under a name the survivor claims.
