@@ -95,3 +95,50 @@ def test_a_scene_with_conflict_markers_is_left_alone_and_named(tmp_path, where):
     assert (root / "scenes" / "garden.md").read_text("utf-8") == text
     assert result.output.count(f"conflict markers at lines {lines}") == 1
     assert "garden.md" in result.output
+
+
+# ---------------------------------------------------------------- item 2: over the cap
+
+def all_lines(root) -> set[str]:
+    return {line.strip() for p in (root / "scenes").glob("*.md")
+            for line in p.read_text("utf-8").split("\n") if line.strip()}
+
+
+@pytest.mark.parametrize("scenes", [15, 17])
+def test_a_store_over_its_cap_by_a_persons_scenes_merges_down_keeping_their_words(
+        tmp_path, scenes):
+    root = new_store(tmp_path)
+    for i in range(1, scenes + 1):
+        write_scene(root, f"n{i}.md", f"About topic{i}", f"Some notes about topic{i}.")
+    commit_by_hand(root)
+    doctor = cli(root, "doctor")
+    assert f"merges {scenes - 14} scene" in doctor.output, doctor.output
+    result = ingest(root, "Picked the first ripe tomatoes.")
+    assert result.exit_code == 0, result.output
+    assert len(list((root / "scenes").glob("*.md"))) == 14
+    lines = all_lines(root)
+    for i in range(1, scenes + 1):          # every word a person wrote, summaries too
+        assert f"Some notes about topic{i}." in lines
+        assert any(line.endswith(f"About topic{i}") for line in lines)
+    assert cli(root, "doctor").exit_code == 0
+    assert ingest(root, "Watered the tomatoes.").exit_code == 0
+
+
+def test_a_store_over_its_cap_that_cannot_merge_still_folds_and_doctor_says_so(tmp_path):
+    root = new_store(tmp_path)
+    for i in range(1, 16):
+        (root / "scenes" / f"n{i}.md").write_text(
+            f"---\nsummary: About topic{i}\npinned: true\n---\nSome notes about topic{i}.\n",
+            "utf-8")
+    commit_by_hand(root)
+    before = all_lines(root)
+    doctor = cli(root, "doctor")
+    assert "open no new scene" in doctor.output and "merges them down" not in doctor.output
+    for content in ("Picked the first ripe tomatoes.", "More notes about topic3 today."):
+        result = ingest(root, content)
+        assert result.exit_code == 0, result.output
+        assert "0 created" in result.output
+        assert pending(root) == 0
+    assert len(list((root / "scenes").glob("*.md"))) == 15
+    assert before <= all_lines(root)
+    assert "open no new scene" in cli(root, "doctor").output

@@ -435,7 +435,10 @@ def validate_batch(pending: dict, context: RuleContext) -> list[str]:
                          + person_line_problems(existing, pending, context)
                          + shrink_problems(existing, pending, context))
     count = live_count(pending, context.existing)
-    if count >= context.max_scenes:
+    # A store a person's own scenes put over the cap may stay there while a batch adds no
+    # scene (no two may merge without losing what they hold): it never blocks the batch.
+    if count >= context.max_scenes and (count > len(context.existing)
+                                        or new_names(pending, context.existing)):
         problems.append(f"there will be {count} scenes; the limit is {context.max_scenes - 1}. "
                         "Merge related scenes: write the merged text into one and `[DELETED]` "
                         "into the others.")

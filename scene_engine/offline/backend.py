@@ -173,6 +173,15 @@ class OfflineBackend:
                              may_skip=False)
 
 
+def cap_outlook(job) -> tuple[int, bool]:
+    """What the next offline batch does about the scene cap, for ``doctor``: (scenes it
+    merges away to come under the cap, True when it cannot come under it and so opens no new
+    scene). Nothing is written."""
+    worker = _OfflineWorker(job)
+    worker.come_under_cap()
+    return len(worker.deleted), worker.stuck or len(worker._live()) > worker.limit
+
+
 class _OfflineWorker:
     def __init__(self, job):
         self.job = job
@@ -182,6 +191,7 @@ class _OfflineWorker:
         self.tz = job.config.tz
         # Scenes with unreadable headers still count against the cap but are never touched.
         self.limit = job.context.max_scenes - 1 - len(job.context.frozen)
+        self.stuck = False   # over the cap, and no two scenes can merge (``fold``)
         self.drafts: dict[str, Draft] = {}
         self.texts = dict(job.scene_texts)   # name -> current text (not yet read through the box)
         self.deleted: list[str] = []
@@ -275,6 +285,17 @@ class _OfflineWorker:
         return out
 
     # -- folding
+    def come_under_cap(self) -> None:
+        """The cap was lowered, or a person's own scenes went over it: merge scenes until
+        there is room for the batch's new scene, moving a person's summary into the merged
+        body when it must (every word of theirs kept). When no two scenes can merge, set
+        ``stuck``: the batch still folds its memories into the scenes there are and opens no
+        new one (``doctor`` runs this too, to say which the next batch will do)."""
+        while len(self._live()) > self.limit and len(self._live()) > 1:
+            if not self._merge_closest() and not self._merge_closest(move_summary=True):
+                self.stuck = True
+                return
+
     def fold(self, memories: list[Memory]) -> list[Memory]:
         """Route each memory to a scene, oldest instant first; return the memories deferred
         to a later batch.
@@ -288,12 +309,7 @@ class _OfflineWorker:
         more scenes; otherwise it joins the closest scene that can hold it. Every batch that
         defers also creates a scene, so deferral ends once the scene count reaches the cap.
         """
-        while len(self._live()) > self.limit and len(self._live()) > 1:
-            if not self._merge_closest():      # the cap was lowered: come back under it first
-                raise OfflineError(
-                    f"there are {len(self._live())} scenes and the cap is now {self.limit}, but "
-                    "no two scenes can be merged without losing what they hold. Merge two "
-                    "scenes by hand or raise max_scenes.")
+        self.come_under_cap()
         unmatched = []
         for memory in sorted(memories, key=lambda m: (m.created_at, m.seq)):
             candidates = self._candidates(memory)
@@ -450,7 +466,10 @@ class _OfflineWorker:
         return any(self._add(name, memory, deep) for name in names)
 
     def _can_create(self) -> bool:
-        """Room for one more scene, or two scenes to merge to make room."""
+        """Room for one more scene, or two scenes to merge to make room (never when the store
+        is over its cap and no two of its scenes can merge: ``fold``)."""
+        if self.stuck:
+            return False
         return len(self._live()) < self.limit or len(self._live()) >= 2
 
     def _add(self, name: str, memory: Memory, deep: bool = False) -> bool:
@@ -560,10 +579,12 @@ class _OfflineWorker:
         return (set(self._live()) | set(self.deleted) | set(self.job.context.existing)
                 | earlier | renamed | self.job.context.reserved)
 
-    def _merge_closest(self, least: float = 0.0) -> bool:
+    def _merge_closest(self, least: float = 0.0, move_summary: bool = False) -> bool:
         """Fold one scene into its closest peer and delete it (frees one place); False if no
         pair at least ``least`` alike (cosine) can merge without losing what the merged-away
-        scene holds.
+        scene holds. With ``move_summary`` a scene whose summary a person wrote may be the
+        one merged away: its summary goes into the merged body, word for word, as a line of
+        its own (``_merged``).
 
         Pairs whose merged text fits ``max_scene_chars`` come first, most similar first; then
         the smallest pairs, condensed. Pinned scenes and this batch's new scene take no part.
@@ -589,9 +610,9 @@ class _OfflineWorker:
             keep, drop = (a, b) if size[a] >= size[b] else (b, a)   # the bigger name says more
             if drop in keeper_only:
                 keep, drop = drop, keep
-            if drop in keeper_only:
+            if drop in keeper_only and not move_summary:
                 continue
-            merged = self._merged(keep, drop)
+            merged = self._merged(keep, drop, move_summary=drop in keeper_only)
             if merged is not None:
                 self.drafts[keep] = merged
                 self.drafts[drop].changed = False
@@ -601,16 +622,18 @@ class _OfflineWorker:
                 return True
         return False
 
-    def _merged(self, keep: str, drop: str) -> Draft | None:
+    def _merged(self, keep: str, drop: str, move_summary: bool = False) -> Draft | None:
         """``keep`` with ``drop`` folded in, or None when it cannot hold ``drop``'s content
-        (too little of its words after condensing, or a header key both set differently)."""
+        (too little of its words after condensing, or a header key both set differently).
+        ``move_summary``: ``drop``'s summary (a person's) opens its text in the merged body."""
         kept, dropped = self._draft(keep), self._draft(drop)
         for key, value in dropped.meta.items():
             if key not in ENGINE_KEYS and key in kept.meta and kept.meta[key] != value:
                 return None
         extra = [Entry("", dropped.heading, person=True)] if dropped.heading else []
+        summary = str(dropped.meta.get("summary") or "").strip() if move_summary else ""
         merged = replace(kept, entries=[*kept.entries, *extra, *dropped.entries],
-                         head="\n\n".join(p for p in (kept.head, dropped.head) if p),
+                         head="\n\n".join(p for p in (kept.head, summary, dropped.head) if p),
                          tail="\n\n".join(p for p in (kept.tail, dropped.tail) if p),
                          merged_from=[*kept.merged_from, drop, *dropped.merged_from],
                          threads=[*kept.threads, *dropped.threads],

@@ -94,11 +94,34 @@ def _check_scenes(store: Store) -> list[str]:
                  "(merged_from); merge what is new in it by hand and delete it"
                  for name in names if taken_in.get(name.casefold(), name) != name]
     if len(names) >= store.config.max_scenes:
-        problems.append(
-            f"scenes: {len(names)} scenes, at or over the cap of {store.config.max_scenes - 1}; "
-            + (f"{broken} have no readable header and cannot be merged: fix or remove them"
-               if broken else "the next batch merges them down"))
+        problems.append(f"scenes: {len(names)} scenes, at or over the cap of "
+                        f"{store.config.max_scenes - 1}; {_cap_outlook(store, broken)}")
     return problems
+
+
+def _cap_outlook(store: Store, broken: int) -> str:
+    """What the next batch does about a store at or over its scene cap (the offline backend's
+    own plan, ``offline.backend.cap_outlook``, worked out without writing)."""
+    from scene_engine.batch.transaction import build_job
+    from scene_engine.offline.backend import cap_outlook
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            merges, stuck = cap_outlook(build_job(store, 0, []))
+    except Exception as exc:   # what cannot be worked out is said, not guessed
+        return f"cannot tell what the next batch does about it ({plain_error(exc)})"
+    held = (f"{broken} cannot be merged (a person must fix them first); " if broken else "")
+    if not stuck and not merges:
+        return held + "the next batch folds new memories into the scenes it may change"
+    if not stuck:
+        return held + (f"the next batch merges {count(merges, 'scene')} into other scenes, "
+                       "keeping every line a person wrote")
+    done = f"after merging {count(merges, 'scene')} " if merges else ""
+    return (held + f"{done}no two scenes can be merged without losing what they hold "
+            "(pinned, or header keys set differently), so batches fold new memories into "
+            "the scenes there are and open no new scene: merge two by hand, or raise "
+            "max_scenes")
 
 
 def _ambiguous_names(names: list[str]) -> list[str]:
