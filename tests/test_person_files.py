@@ -142,3 +142,23 @@ def test_a_store_over_its_cap_that_cannot_merge_still_folds_and_doctor_says_so(t
     assert len(list((root / "scenes").glob("*.md"))) == 15
     assert before <= all_lines(root)
     assert "open no new scene" in cli(root, "doctor").output
+
+
+# ---------------------------------------------------------------- item 4: one timeline
+
+@pytest.mark.parametrize("copied", ["flat-marvila-percent.md", "run-rain-strengthen.md"])
+def test_a_merge_after_a_hand_copied_scene_keeps_one_timeline_heading(tmp_path, copied):
+    root = tmp_path / "d"
+    assert runner.invoke(app, ["demo", str(root)]).exit_code == 0
+    scenes = root / "scenes"
+    (scenes / "my-notes-copy.md").write_text((scenes / copied).read_text("utf-8"), "utf-8")
+    write_scene(root, "knitting.md", "Knitting notes", "I knit scarves in winter.")
+    commit_by_hand(root, "hand edit: copy")
+    result = ingest(root, "Ran a 10 km run in the rain again.")
+    assert result.exit_code == 0, result.output
+    assert "merged" in result.output and "0 merged" not in result.output
+    for path in scenes.glob("*.md"):
+        headings = [line for line in path.read_text("utf-8").split("\n")
+                    if line.startswith("## Timeline")]
+        assert len(headings) <= 1, (path.name, headings)
+    assert cli(root, "doctor").exit_code == 0

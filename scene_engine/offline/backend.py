@@ -40,7 +40,14 @@ from scene_engine.offline import threads
 from scene_engine.offline.prose import summary as scene_summary
 from scene_engine.offline.rollup import condense
 from scene_engine.offline.routing import entry_terms, routing_terms, topic_evidence
-from scene_engine.offline.timeline import Draft, Entry, ordered, parse_draft, render_body
+from scene_engine.offline.timeline import (
+    TIMELINE,
+    Draft,
+    Entry,
+    ordered,
+    parse_draft,
+    render_body,
+)
 from scene_engine.offline.words import analyzer, name_fits, rare_word
 from scene_engine.offline.words import scene_name as _word_name
 from scene_engine.store.memories import Memory
@@ -630,7 +637,11 @@ class _OfflineWorker:
         for key, value in dropped.meta.items():
             if key not in ENGINE_KEYS and key in kept.meta and kept.meta[key] != value:
                 return None
-        extra = [Entry("", dropped.heading, person=True)] if dropped.heading else []
+        # A person's own timeline heading in the scene merged away stays, word for word,
+        # unless it is the very heading the merged scene has: one timeline, one heading.
+        heading = kept.heading or f"## {TIMELINE} ({self.zone})"
+        extra = [Entry("", dropped.heading, person=True)] \
+            if dropped.heading and dropped.heading.strip() != heading.strip() else []
         summary = str(dropped.meta.get("summary") or "").strip() if move_summary else ""
         merged = replace(kept, entries=[*kept.entries, *extra, *dropped.entries],
                          head="\n\n".join(p for p in (kept.head, summary, dropped.head) if p),
