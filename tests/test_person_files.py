@@ -95,6 +95,10 @@ def test_a_scene_with_conflict_markers_is_left_alone_and_named(tmp_path, where):
     assert (root / "scenes" / "garden.md").read_text("utf-8") == text
     assert result.output.count(f"conflict markers at lines {lines}") == 1
     assert "garden.md" in result.output
+    shown = cli(root, "show", "garden.md")
+    assert shown.stdout == text and f"conflict markers at lines {lines}" in shown.stderr
+    listed = cli(root, "list")
+    assert f"conflict markers at lines {lines}" in listed.stdout
 
 
 # ---------------------------------------------------------------- item 2: over the cap
