@@ -62,6 +62,9 @@ class RuleContext:
     # Names of gone scenes the persona still names: a new scene that took one would be where
     # a person's click on the persona's link lands (a hand rename freed the name).
     reserved: set[str] = field(default_factory=set)
+    # Set by a backend that found the store over its cap and no two scenes it may merge
+    # (``offline.backend``): the batch may then leave the count as it is, adding no scene.
+    cap_stuck: bool = False
 
     def allowance(self) -> int:
         """New scenes this batch may add (``new_scene_allowance`` for this store)."""
@@ -435,10 +438,11 @@ def validate_batch(pending: dict, context: RuleContext) -> list[str]:
                          + person_line_problems(existing, pending, context)
                          + shrink_problems(existing, pending, context))
     count = live_count(pending, context.existing)
-    # A store a person's own scenes put over the cap may stay there while a batch adds no
-    # scene (no two may merge without losing what they hold): it never blocks the batch.
-    if count >= context.max_scenes and (count > len(context.existing)
-                                        or new_names(pending, context.existing)):
+    # A store a person's own scenes put over the cap, with no two scenes that may merge
+    # without losing what they hold (``cap_stuck``), may stay there while a batch adds no
+    # scene: it never blocks the batch.
+    if count >= context.max_scenes and not (context.cap_stuck and count <= len(context.existing)
+                                            and not new_names(pending, context.existing)):
         problems.append(f"there will be {count} scenes; the limit is {context.max_scenes - 1}. "
                         "Merge related scenes: write the merged text into one and `[DELETED]` "
                         "into the others.")

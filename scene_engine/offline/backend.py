@@ -186,7 +186,7 @@ def cap_outlook(job) -> tuple[int, bool]:
     scene). Nothing is written."""
     worker = _OfflineWorker(job)
     worker.come_under_cap()
-    return len(worker.deleted), worker.stuck or len(worker._live()) > worker.limit
+    return len(worker.deleted), worker.stuck
 
 
 class _OfflineWorker:
@@ -300,8 +300,9 @@ class _OfflineWorker:
         new one (``doctor`` runs this too, to say which the next batch will do)."""
         while len(self._live()) > self.limit and len(self._live()) > 1:
             if not self._merge_closest() and not self._merge_closest(move_summary=True):
-                self.stuck = True
-                return
+                break
+        if len(self._live()) > self.limit:   # frozen scenes alone may fill the cap too
+            self.stuck = self.job.context.cap_stuck = True
 
     def fold(self, memories: list[Memory]) -> list[Memory]:
         """Route each memory to a scene, oldest instant first; return the memories deferred
