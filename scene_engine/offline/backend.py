@@ -644,7 +644,10 @@ class _OfflineWorker:
         extra = [Entry("", dropped.heading, person=True)] \
             if dropped.heading and dropped.heading.strip() != heading.strip() else []
         summary = str(dropped.meta.get("summary") or "").strip() if move_summary else ""
-        merged = replace(kept, entries=[*kept.entries, *extra, *dropped.entries],
+        # A line both scenes hold word for word (a hand-copied scene) is written once.
+        held = {(e.day, e.text.strip()) for e in kept.entries}
+        fresh = [e for e in dropped.entries if (e.day, e.text.strip()) not in held]
+        merged = replace(kept, entries=[*kept.entries, *extra, *fresh],
                          head="\n\n".join(p for p in (kept.head, summary, dropped.head) if p),
                          tail="\n\n".join(p for p in (kept.tail, dropped.tail) if p),
                          merged_from=[*kept.merged_from, drop, *dropped.merged_from],
