@@ -148,6 +148,20 @@ def test_a_store_over_its_cap_that_cannot_merge_still_folds_and_doctor_says_so(t
     assert "open no new scene" in cli(root, "doctor").output
 
 
+@pytest.mark.parametrize("scenes", [14, 15])
+def test_scenes_a_person_must_fix_filling_the_cap_doctor_and_batch_agree(tmp_path, scenes):
+    root = new_store(tmp_path)
+    for i in range(1, scenes + 1):
+        (root / "scenes" / f"n{i}.md").write_text(
+            f"---\nsummary: About topic{i}\n---\nNotes {i}.\n{MARKED_BODY}", "utf-8")
+    commit_by_hand(root)
+    assert "every batch fails" in cli(root, "doctor").output
+    result = ingest(root, "Picked the first ripe tomatoes.")
+    assert result.exit_code != 0
+    assert "n1.md" in result.output and "scenes doctor" in result.output
+    assert pending(root) == 1
+
+
 # ---------------------------------------------------------------- item 4: one timeline
 
 @pytest.mark.parametrize("copied", ["flat-marvila-percent.md", "run-rain-strengthen.md"])

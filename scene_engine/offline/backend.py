@@ -380,6 +380,14 @@ class _OfflineWorker:
             # batch may open a scene for it, and may condense this batch's entries.
             if len(self._live()) >= self.limit and self._place(memory, names, deep=True):
                 continue
+            frozen = sorted(self.job.context.frozen)
+            if not self.placed and not self._live() and frozen:
+                raise OfflineError(
+                    f"memory {memory.id} fits in no scene: every scene is one a person must "
+                    f"fix first ({', '.join(frozen[:3])}{' ...' if len(frozen) > 3 else ''}; "
+                    "`scenes doctor` says what each needs), and they fill the cap of "
+                    f"{self.job.context.max_scenes - 1}. Fix one, or raise max_scenes; the "
+                    "memories stay pending.")
             if not self.placed:
                 raise OfflineError(
                     f"memory {memory.id} fits in no scene: every scene is full of text a "

@@ -93,9 +93,14 @@ def _check_scenes(store: Store) -> list[str]:
     problems += [f"scenes: {name} exists again, but {taken_in[name.casefold()]} took it in "
                  "(merged_from); merge what is new in it by hand and delete it"
                  for name in names if taken_in.get(name.casefold(), name) != name]
-    if len(names) >= store.config.max_scenes:
-        problems.append(f"scenes: {len(names)} scenes, at or over the cap of "
-                        f"{store.config.max_scenes - 1}; {_cap_outlook(store, broken)}")
+    cap = store.config.max_scenes - 1
+    if len(names) > cap:
+        problems.append(f"scenes: {len(names)} scenes, at or over the cap of {cap}; "
+                        f"{_cap_outlook(store, broken)}")
+    elif names and broken == len(names) == cap:     # no new scene, none a batch may change
+        problems.append(f"scenes: all {len(names)} scenes fill the cap of {cap} and a person "
+                        "must fix each first, so every batch fails until one is fixed or "
+                        "max_scenes raised")
     return problems
 
 
@@ -108,7 +113,8 @@ def _cap_outlook(store: Store, broken: int) -> str:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            merges, stuck = cap_outlook(build_job(store, 0, []))
+            job = build_job(store, 0, [])
+            merges, stuck = cap_outlook(job)
     except Exception as exc:   # what cannot be worked out is said, not guessed
         return f"cannot tell what the next batch does about it ({plain_error(exc)})"
     held = (f"{broken} cannot be merged (a person must fix them first); " if broken else "")
@@ -117,6 +123,9 @@ def _cap_outlook(store: Store, broken: int) -> str:
     if not stuck:
         return held + (f"the next batch merges {count(merges, 'scene')} into other scenes, "
                        "keeping every line a person wrote")
+    if not job.scene_texts:
+        return held + ("no scene is left that a batch may change, so every batch fails until "
+                       "a person fixes one of them or raises max_scenes")
     done = f"after merging {count(merges, 'scene')} " if merges else ""
     return (held + f"{done}no two scenes can be merged without losing what they hold "
             "(pinned, or header keys set differently), so batches fold new memories into "
