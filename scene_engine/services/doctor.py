@@ -113,8 +113,12 @@ def _cap_outlook(store: Store, broken: int) -> str:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            job = build_job(store, 0, [])
-            merges, stuck = cap_outlook(job)
+            repo = history.open_repo(store.root)
+            try:
+                job = build_job(store, 0, [], repo=repo)
+                merges, stuck = cap_outlook(job)
+            finally:
+                repo.close()
     except Exception as exc:   # what cannot be worked out is said, not guessed
         return f"cannot tell what the next batch does about it ({plain_error(exc)})"
     held = (f"{broken} cannot be merged (a person must fix them first); " if broken else "")
