@@ -14,7 +14,6 @@ from pathlib import Path
 import git
 import pytest
 
-from scene_engine.batch.contract import BatchError
 from scene_engine.batch.rules import is_report_like
 from scene_engine.batch.transaction import run_batch
 from scene_engine.offline.backend import OfflineBackend
