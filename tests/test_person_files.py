@@ -180,3 +180,15 @@ def test_a_merge_after_a_hand_copied_scene_keeps_one_timeline_heading(tmp_path, 
                     if line.startswith("## Timeline")]
         assert len(headings) <= 1, (path.name, headings)
     assert cli(root, "doctor").exit_code == 0
+
+
+def test_doctor_names_a_timeline_heading_written_twice(tmp_path):
+    root = new_store(tmp_path)
+    (root / "scenes" / "runs.md").write_text(
+        "---\nsummary: Runs\n---\n## Timeline (UTC)\n## Timeline (UTC)\n- 2026-01-01: Ran.\n",
+        "utf-8")
+    commit_by_hand(root)
+    doctor = cli(root, "doctor")
+    assert doctor.exit_code != 0
+    assert 'runs.md: the heading "## Timeline (UTC)" is there 2 times (lines 4, 5)' \
+        in doctor.output

@@ -10,6 +10,7 @@ the extraction ledger names only memories of the journal.
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 import warnings
 from collections import Counter
@@ -26,6 +27,8 @@ from scene_engine.store.layout import is_utf8_name
 from scene_engine.store.memories import Journal, Memory
 from scene_engine.store.scene import SceneHeaderWarning, read_scene
 from scene_engine.store.store import State, Store
+
+_TIMELINE_HEADING = re.compile(r"^## Timeline(?: \([^)]*\))?$")
 
 if TYPE_CHECKING:
     from git import Repo
@@ -87,6 +90,7 @@ def _check_scenes(store: Store) -> list[str]:
             problems.append(f"scene {name} has no header (start it with `---`, "
                             "`summary: ...`, `---`)")
         broken += scene.header is None and not unnamed
+        problems += _repeated_timeline(store, name, scene)
         taken_in.update((m.casefold(), name) for m in merged_from(scene))
     # A scene merged away or renamed that exists again (an editor saving an old buffer, a
     # restored backup): the same facts twice, under a name the survivor claims.
@@ -135,6 +139,21 @@ def _cap_outlook(store: Store, broken: int) -> str:
             "(pinned, or header keys set differently), so batches fold new memories into "
             "the scenes there are and open no new scene: merge two by hand, or raise "
             "max_scenes")
+
+
+def _repeated_timeline(store: Store, name: str, scene) -> list[str]:
+    """A scene whose timeline heading is there more than once (an older engine's merge of a
+    hand-copied scene wrote it again): one section is meant, a person keeps one by hand."""
+    if scene.header is None or "## Timeline" not in scene.body:
+        return []
+    text = read_regular_text(store.scenes_dir / name).replace("\r\n", "\n")
+    seen: dict[str, list[int]] = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        if _TIMELINE_HEADING.match(line.strip()):
+            seen.setdefault(line.strip(), []).append(number)
+    return [f"scene {name}: the heading \"{heading}\" is there {len(lines)} times (lines "
+            f"{', '.join(map(str, lines))}); delete all but the first by hand (the lines under "
+            "them stay)" for heading, lines in seen.items() if len(lines) > 1]
 
 
 def _ambiguous_names(names: list[str]) -> list[str]:
