@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sandbox import DELETED, Change, Sandbox
+from sandbox import DELETED, Change, NameRefused, Sandbox, validate_name
 from scene_engine.batch.conservation import (
     KEEP_COVERAGE,
     MERGE_COVERAGE,
@@ -62,6 +62,9 @@ class RuleContext:
     # Names of gone scenes the persona still names: a new scene that took one would be where
     # a person's click on the persona's link lands (a hand rename freed the name).
     reserved: set[str] = field(default_factory=set)
+    # Set by a backend that found the store over its cap and no two scenes it may merge
+    # (``offline.backend``): the batch may then leave the count as it is, adding no scene.
+    cap_stuck: bool = False
 
     def allowance(self) -> int:
         """New scenes this batch may add (``new_scene_allowance`` for this store)."""
@@ -76,6 +79,20 @@ class RuleContext:
         """The existing scene's spelling of ``name`` (case-insensitive), or None if new."""
         folded = name.casefold()
         return next((n for n in self.existing if n.casefold() == folded), None)
+
+
+def name_problem(name: str) -> str | None:
+    """Why the engine would never give a scene the name ``name`` (``sandbox.validate_name``: a
+    Windows device name, too long, a character some system refuses), for a person; None when
+    the name is fine. Such a file a person already has is left alone by batches, never a
+    reason for one to fail (doctor says what to do)."""
+    try:
+        validate_name(name, (".md",))
+    except NameRefused as exc:
+        rule = str(exc).split(". ")[0].rstrip(".")
+        return (f"{rule}, so no batch writes it; it stays as it is (recall "
+                "still reads it): rename it, e.g. `git mv`, for batches to add to it")
+    return None
 
 
 def is_report_like(name: str) -> bool:
@@ -137,8 +154,9 @@ class ScenePolicy:
     def __call__(self, change: Change) -> str | None:
         ctx = self.context
         if change.name.casefold() in {n.casefold() for n in ctx.frozen}:
-            return (f"{change.name} has a header that cannot be read; it is left as it is for "
-                    "a person to fix. Do not write, replace or delete it: put these facts in "
+            return (f"{change.name} cannot be read as a scene (its header, or git conflict "
+                    "markers in it); it is left as it is for a person to fix. Do not write, "
+                    "replace or delete it: put these facts in "
                     "another scene.")
         existing = None if change.created else ctx.canonical(change.name)
         if existing and not ctx.seen(existing):
@@ -420,7 +438,11 @@ def validate_batch(pending: dict, context: RuleContext) -> list[str]:
                          + person_line_problems(existing, pending, context)
                          + shrink_problems(existing, pending, context))
     count = live_count(pending, context.existing)
-    if count >= context.max_scenes:
+    # A store a person's own scenes put over the cap, with no two scenes that may merge
+    # without losing what they hold (``cap_stuck``), may stay there while a batch adds no
+    # scene: it never blocks the batch.
+    if count >= context.max_scenes and not (context.cap_stuck and count <= len(context.existing)
+                                            and not new_names(pending, context.existing)):
         problems.append(f"there will be {count} scenes; the limit is {context.max_scenes - 1}. "
                         "Merge related scenes: write the merged text into one and `[DELETED]` "
                         "into the others.")

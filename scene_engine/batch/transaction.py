@@ -31,6 +31,7 @@ from scene_engine.batch.rules import (
     RuleContext,
     ScenePolicy,
     merged_from,
+    name_problem,
     parse_checked,
     persona_names,
     successors,
@@ -43,7 +44,16 @@ from scene_engine.index.refresh import refresh_index
 from scene_engine.store import history
 from scene_engine.store.history import compress_seqs
 from scene_engine.store.memories import Journal, Memory
-from scene_engine.store.scene import BEFORE, EPILOGUE, PREAMBLE, Scene, parse_scene, render_scene
+from scene_engine.store.scene import (
+    BEFORE,
+    EPILOGUE,
+    PREAMBLE,
+    Scene,
+    conflict_marker_lines,
+    conflict_reason,
+    parse_scene,
+    render_scene,
+)
 from scene_engine.store.store import State, Store, render_state
 from scene_engine.store.unit import StoreUnit, locked
 
@@ -145,9 +155,15 @@ def build_job(store: Store, number: int, memories: list[Memory],
     config = store.config
     every = read_scene_texts(store)
     # each header parsed once per batch; None: unreadable (bad header, not UTF-8, ambiguous)
-    metas = {n: _meta(n, t) if t is not None else None for n, t in every.items()}
+    # A name the engine would never give a scene (a Windows device name, too long, a character
+    # some system refuses) is still a person's file: left alone, never a reason to fail.
+    unnamed = {n: p for n in every if (p := name_problem(n))}
+    metas = {n: _meta(n, t) if t is not None and n not in unnamed else None
+             for n, t in every.items()}
     # A scene whose header cannot be read is a person's to fix: listed, never read or written.
     frozen = {n for n, meta in metas.items() if meta is None}
+    for name, why in sorted({**unnamed, **_marked(every)}.items()):
+        warnings.warn(f"batch {number} leaves scenes/{name} alone: {why}", stacklevel=2)
     headers = {n: meta for n, meta in metas.items() if meta is not None}
     texts = {n: t for n, t in every.items() if t is not None and n in headers}
     related = related_scenes(texts, memories, RELATED_SCENES)
@@ -295,6 +311,16 @@ def _header(new: Scene, before: Scene | None, sources: list[Scene], now: datetim
                 if slot in origin.raw and slot not in raw:
                     raw[slot] = origin.raw[slot]
     return meta, {k: v for k, v in raw.items() if v is not None}
+
+
+def _marked(every: dict[str, str | None]) -> dict[str, str]:
+    """name -> why, for each scene holding git conflict markers (``conflict_marker_lines``)."""
+    found = {}
+    for name, text in every.items():
+        markers = conflict_marker_lines(text.replace("\r\n", "\n").split("\n")) if text else []
+        if markers:
+            found[name] = conflict_reason(markers)
+    return found
 
 
 def _meta(name: str, text: str) -> dict | None:

@@ -40,7 +40,14 @@ from scene_engine.offline import threads
 from scene_engine.offline.prose import summary as scene_summary
 from scene_engine.offline.rollup import condense
 from scene_engine.offline.routing import entry_terms, routing_terms, topic_evidence
-from scene_engine.offline.timeline import Draft, Entry, ordered, parse_draft, render_body
+from scene_engine.offline.timeline import (
+    TIMELINE,
+    Draft,
+    Entry,
+    ordered,
+    parse_draft,
+    render_body,
+)
 from scene_engine.offline.words import analyzer, name_fits, rare_word
 from scene_engine.offline.words import scene_name as _word_name
 from scene_engine.store.memories import Memory
@@ -174,6 +181,15 @@ class OfflineBackend:
                              may_skip=False)
 
 
+def cap_outlook(job) -> tuple[int, bool]:
+    """What the next offline batch does about the scene cap, for ``doctor``: (scenes it
+    merges away to come under the cap, True when it cannot come under it and so opens no new
+    scene). Nothing is written."""
+    worker = _OfflineWorker(job)
+    worker.come_under_cap()
+    return len(worker.deleted), worker.stuck
+
+
 class _OfflineWorker:
     def __init__(self, job):
         self.job = job
@@ -183,6 +199,7 @@ class _OfflineWorker:
         self.tz = job.config.tz
         # Scenes with unreadable headers still count against the cap but are never touched.
         self.limit = job.context.max_scenes - 1 - len(job.context.frozen)
+        self.stuck = False   # over the cap, and no two scenes can merge (``fold``)
         self.drafts: dict[str, Draft] = {}
         self.texts = dict(job.scene_texts)   # name -> current text (not yet read through the box)
         self.deleted: list[str] = []
@@ -276,6 +293,18 @@ class _OfflineWorker:
         return out
 
     # -- folding
+    def come_under_cap(self) -> None:
+        """The cap was lowered, or a person's own scenes went over it: merge scenes until
+        there is room for the batch's new scene, moving a person's summary into the merged
+        body when it must (every word of theirs kept). When no two scenes can merge, set
+        ``stuck``: the batch still folds its memories into the scenes there are and opens no
+        new one (``doctor`` runs this too, to say which the next batch will do)."""
+        while len(self._live()) > self.limit and len(self._live()) > 1:
+            if not self._merge_closest() and not self._merge_closest(move_summary=True):
+                break
+        if len(self._live()) > self.limit:   # frozen scenes alone may fill the cap too
+            self.stuck = self.job.context.cap_stuck = True
+
     def fold(self, memories: list[Memory]) -> list[Memory]:
         """Route each memory to a scene, oldest instant first; return the memories deferred
         to a later batch.
@@ -289,12 +318,7 @@ class _OfflineWorker:
         more scenes; otherwise it joins the closest scene that can hold it. Every batch that
         defers also creates a scene, so deferral ends once the scene count reaches the cap.
         """
-        while len(self._live()) > self.limit and len(self._live()) > 1:
-            if not self._merge_closest():      # the cap was lowered: come back under it first
-                raise OfflineError(
-                    f"there are {len(self._live())} scenes and the cap is now {self.limit}, but "
-                    "no two scenes can be merged without losing what they hold. Merge two "
-                    "scenes by hand or raise max_scenes.")
+        self.come_under_cap()
         unmatched = []
         for memory in sorted(memories, key=lambda m: (m.created_at, m.seq)):
             candidates = self._candidates(memory)
@@ -357,6 +381,14 @@ class _OfflineWorker:
             # batch may open a scene for it, and may condense this batch's entries.
             if len(self._live()) >= self.limit and self._place(memory, names, deep=True):
                 continue
+            frozen = sorted(self.job.context.frozen)
+            if not self.placed and not self._live() and frozen:
+                raise OfflineError(
+                    f"memory {memory.id} fits in no scene: every scene is one a person must "
+                    f"fix first ({', '.join(frozen[:3])}{' ...' if len(frozen) > 3 else ''}; "
+                    "`scenes doctor` says what each needs), and they fill the cap of "
+                    f"{self.job.context.max_scenes - 1}. Fix one, or raise max_scenes; the "
+                    "memories stay pending.")
             if not self.placed:
                 raise OfflineError(
                     f"memory {memory.id} fits in no scene: every scene is full of text a "
@@ -451,7 +483,10 @@ class _OfflineWorker:
         return any(self._add(name, memory, deep) for name in names)
 
     def _can_create(self) -> bool:
-        """Room for one more scene, or two scenes to merge to make room."""
+        """Room for one more scene, or two scenes to merge to make room (never when the store
+        is over its cap and no two of its scenes can merge: ``fold``)."""
+        if self.stuck:
+            return False
         return len(self._live()) < self.limit or len(self._live()) >= 2
 
     def _add(self, name: str, memory: Memory, deep: bool = False) -> bool:
@@ -561,10 +596,12 @@ class _OfflineWorker:
         return (set(self._live()) | set(self.deleted) | set(self.job.context.existing)
                 | earlier | renamed | self.job.context.reserved)
 
-    def _merge_closest(self, least: float = 0.0) -> bool:
+    def _merge_closest(self, least: float = 0.0, move_summary: bool = False) -> bool:
         """Fold one scene into its closest peer and delete it (frees one place); False if no
         pair at least ``least`` alike (cosine) can merge without losing what the merged-away
-        scene holds.
+        scene holds. With ``move_summary`` a scene whose summary a person wrote may be the
+        one merged away: its summary goes into the merged body, word for word, as a line of
+        its own (``_merged``).
 
         Pairs whose merged text fits ``max_scene_chars`` come first, most similar first; then
         the smallest pairs, condensed. Pinned scenes and this batch's new scene take no part.
@@ -590,9 +627,9 @@ class _OfflineWorker:
             keep, drop = (a, b) if size[a] >= size[b] else (b, a)   # the bigger name says more
             if drop in keeper_only:
                 keep, drop = drop, keep
-            if drop in keeper_only:
+            if drop in keeper_only and not move_summary:
                 continue
-            merged = self._merged(keep, drop)
+            merged = self._merged(keep, drop, move_summary=drop in keeper_only)
             if merged is not None:
                 self.drafts[keep] = merged
                 self.drafts[drop].changed = False
@@ -602,16 +639,25 @@ class _OfflineWorker:
                 return True
         return False
 
-    def _merged(self, keep: str, drop: str) -> Draft | None:
+    def _merged(self, keep: str, drop: str, move_summary: bool = False) -> Draft | None:
         """``keep`` with ``drop`` folded in, or None when it cannot hold ``drop``'s content
-        (too little of its words after condensing, or a header key both set differently)."""
+        (too little of its words after condensing, or a header key both set differently).
+        ``move_summary``: ``drop``'s summary (a person's) opens its text in the merged body."""
         kept, dropped = self._draft(keep), self._draft(drop)
         for key, value in dropped.meta.items():
             if key not in ENGINE_KEYS and key in kept.meta and kept.meta[key] != value:
                 return None
-        extra = [Entry("", dropped.heading, person=True)] if dropped.heading else []
-        merged = replace(kept, entries=[*kept.entries, *extra, *dropped.entries],
-                         head="\n\n".join(p for p in (kept.head, dropped.head) if p),
+        # A person's own timeline heading in the scene merged away stays, word for word,
+        # unless it is the very heading the merged scene has: one timeline, one heading.
+        heading = kept.heading or f"## {TIMELINE} ({self.zone})"
+        extra = [Entry("", dropped.heading, person=True)] \
+            if dropped.heading and dropped.heading.strip() != heading.strip() else []
+        summary = str(dropped.meta.get("summary") or "").strip() if move_summary else ""
+        # A line both scenes hold word for word (a hand-copied scene) is written once.
+        held = {(e.day, e.text.strip()) for e in kept.entries}
+        fresh = [e for e in dropped.entries if (e.day, e.text.strip()) not in held]
+        merged = replace(kept, entries=[*kept.entries, *extra, *fresh],
+                         head="\n\n".join(p for p in (kept.head, summary, dropped.head) if p),
                          tail="\n\n".join(p for p in (kept.tail, dropped.tail) if p),
                          merged_from=[*kept.merged_from, drop, *dropped.merged_from],
                          threads=[*kept.threads, *dropped.threads],

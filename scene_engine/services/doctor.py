@@ -10,12 +10,13 @@ the extraction ledger names only memories of the journal.
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 import warnings
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from scene_engine.batch.rules import merged_from
+from scene_engine.batch.rules import merged_from, name_problem
 from scene_engine.core.errors import plain_error
 from scene_engine.core.fs import read_regular, read_regular_text
 from scene_engine.core.plural import count
@@ -27,6 +28,8 @@ from scene_engine.store.memories import Journal, Memory
 from scene_engine.store.numbering import journal_edits
 from scene_engine.store.scene import SceneHeaderWarning, read_scene
 from scene_engine.store.store import State, Store
+
+_TIMELINE_HEADING = re.compile(r"^## Timeline(?: \([^)]*\))?$")
 
 if TYPE_CHECKING:
     from git import Repo
@@ -65,6 +68,10 @@ def _check_scenes(store: Store) -> list[str]:
     problems += _ambiguous_names(names)
     taken_in: dict[str, str] = {}       # a name some scene's merged_from lists -> that scene
     for name in names:
+        unnamed = name_problem(name)
+        if unnamed:     # a person's file under a name the engine never gives: left alone
+            problems.append(f"scenes: {name}: {unnamed}")
+            broken += 1
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", SceneHeaderWarning)
@@ -83,19 +90,71 @@ def _check_scenes(store: Store) -> list[str]:
         if scene.header is None and not caught:
             problems.append(f"scene {name} has no header (start it with `---`, "
                             "`summary: ...`, `---`)")
-        broken += scene.header is None
+        broken += scene.header is None and not unnamed
+        problems += _repeated_timeline(store, name, scene)
         taken_in.update((m.casefold(), name) for m in merged_from(scene))
     # A scene merged away or renamed that exists again (an editor saving an old buffer, a
     # restored backup): the same facts twice, under a name the survivor claims.
     problems += [f"scenes: {name} exists again, but {taken_in[name.casefold()]} took it in "
                  "(merged_from); merge what is new in it by hand and delete it"
                  for name in names if taken_in.get(name.casefold(), name) != name]
-    if len(names) >= store.config.max_scenes:
-        problems.append(
-            f"scenes: {len(names)} scenes, at or over the cap of {store.config.max_scenes - 1}; "
-            + (f"{broken} have no readable header and cannot be merged: fix or remove them"
-               if broken else "the next batch merges them down"))
+    cap = store.config.max_scenes - 1
+    if len(names) > cap:
+        problems.append(f"scenes: {len(names)} scenes, at or over the cap of {cap}; "
+                        f"{_cap_outlook(store, broken)}")
+    elif names and broken == len(names) == cap:     # no new scene, none a batch may change
+        problems.append(f"scenes: all {len(names)} scenes fill the cap of {cap} and a person "
+                        "must fix each first, so every batch fails until one is fixed or "
+                        "max_scenes raised")
     return problems
+
+
+def _cap_outlook(store: Store, broken: int) -> str:
+    """What the next batch does about a store at or over its scene cap (the offline backend's
+    own plan, ``offline.backend.cap_outlook``, worked out without writing)."""
+    from scene_engine.batch.transaction import build_job
+    from scene_engine.offline.backend import cap_outlook
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            repo = history.open_repo(store.root)
+            try:
+                job = build_job(store, 0, [], repo=repo)
+                merges, stuck = cap_outlook(job)
+            finally:
+                repo.close()
+    except Exception as exc:   # what cannot be worked out is said, not guessed
+        return f"cannot tell what the next batch does about it ({plain_error(exc)})"
+    held = (f"{broken} cannot be merged (a person must fix them first); " if broken else "")
+    if not stuck and not merges:
+        return held + "the next batch folds new memories into the scenes it may change"
+    if not stuck:
+        return held + (f"the next batch merges {count(merges, 'scene')} into other scenes, "
+                       "keeping every line a person wrote")
+    if not job.scene_texts:
+        return held + ("no scene is left that a batch may change, so every batch fails until "
+                       "a person fixes one of them or raises max_scenes")
+    done = f"after merging {count(merges, 'scene')} " if merges else ""
+    return (held + f"{done}no two scenes can be merged without losing what they hold "
+            "(pinned, or header keys set differently), so batches fold new memories into "
+            "the scenes there are and open no new scene: merge two by hand, or raise "
+            "max_scenes")
+
+
+def _repeated_timeline(store: Store, name: str, scene) -> list[str]:
+    """A scene whose timeline heading is there more than once (an older engine's merge of a
+    hand-copied scene wrote it again): one section is meant, a person keeps one by hand."""
+    if scene.header is None or "## Timeline" not in scene.body:
+        return []
+    text = read_regular_text(store.scenes_dir / name).replace("\r\n", "\n")
+    seen: dict[str, list[int]] = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        if _TIMELINE_HEADING.match(line.strip()):
+            seen.setdefault(line.strip(), []).append(number)
+    return [f"scene {name}: the heading \"{heading}\" is there {len(lines)} times (lines "
+            f"{', '.join(map(str, lines))}); delete all but the first by hand (the lines under "
+            "them stay)" for heading, lines in seen.items() if len(lines) > 1]
 
 
 def _ambiguous_names(names: list[str]) -> list[str]:

@@ -31,9 +31,12 @@ def scene_rows(store: Store) -> list[dict]:
                              "summary": "(not readable as UTF-8: see `scenes doctor`)"})
                 continue
         updated: Any = scene.meta.get("updated")   # a datetime, or what a person wrote
+        marked = "git conflict markers" in (scene.header_error or "")
         rows.append({"name": name, "heat": int(scene.meta.get("heat") or 0),
                      "updated": updated.isoformat() if hasattr(updated, "isoformat") else updated,
-                     "summary": scene.meta.get("summary") or ""})
+                     "summary": f"(unreadable: {scene.header_error.split(' (')[0]}; see "
+                                "`scenes doctor`)" if marked and scene.header_error
+                     else scene.meta.get("summary") or ""})
     rows.sort(key=lambda r: (-r["heat"], r["name"]))
     return rows
 
@@ -93,5 +96,11 @@ def scene_text(store: Store, name: str, listing: str = "`scenes list`") -> str:
     """The scene ``name`` means as it is on disk (``scenes show``, MCP ``read_scene``).
     Raises ``InputError`` (``find_scene``) and ``OSError``."""
     from scene_engine.core.fs import read_regular_text
+    from scene_engine.store.scene import conflict_marker_lines, conflict_reason
 
-    return read_regular_text(store.scenes_dir / find_scene(store, name, listing))
+    found = find_scene(store, name, listing)
+    text = read_regular_text(store.scenes_dir / found)
+    markers = conflict_marker_lines(text.replace("\r\n", "\n").split("\n"))
+    if markers:     # shown as it is, and said: two sides of a merge are in it
+        warnings.warn(f"{found}: {conflict_reason(markers)}", stacklevel=2)
+    return text

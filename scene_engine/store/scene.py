@@ -13,6 +13,7 @@ safe PyYAML loader and dumper.
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
@@ -86,6 +87,37 @@ class _HeaderError(ValueError):
         self.line, self.reason = line, reason
 
 
+_CONFLICT_OPEN = re.compile(r"^<{7}(?: |$)")
+_CONFLICT_MIDDLE = re.compile(r"^(?:={7}|\|{7})(?: |$)")
+_CONFLICT_CLOSE = re.compile(r"^>{7}(?: |$)")
+
+
+def conflict_marker_lines(lines: list[str]) -> list[int]:
+    """1-based numbers of the git conflict marker lines in ``lines`` (a file's lines, LF-split):
+    each ``<<<<<<<`` line, the ``|||||||``/``=======`` lines after it and the ``>>>>>>>`` line
+    that closes it. A lone ``=======`` (a Markdown heading underline) is not a marker."""
+    found: list[int] = []
+    block: list[int] = []
+    for number, line in enumerate(lines, 1):
+        line = line.rstrip("\r")
+        if _CONFLICT_OPEN.match(line):
+            block = [number]
+        elif block and _CONFLICT_MIDDLE.match(line):
+            block.append(number)
+        elif block and _CONFLICT_CLOSE.match(line):
+            found += [*block, number]
+            block = []
+    return found
+
+
+def conflict_reason(markers: list[int]) -> str:
+    """What a person reads about a scene holding git conflict markers at lines ``markers``."""
+    shown = ", ".join(map(str, markers[:9])) + (" ..." if len(markers) > 9 else "")
+    return (f"git conflict markers at lines {shown} (a merge of two copies left both sides in "
+            "the file); batches leave this scene alone until a person resolves them by hand, "
+            "keeping what both sides hold, and deletes the marker lines")
+
+
 def parse_scene(text: str, name: str = "<scene>") -> Scene:
     """Parse a scene file's text into a ``Scene``.
 
@@ -97,6 +129,12 @@ def parse_scene(text: str, name: str = "<scene>") -> Scene:
     """
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     lines = text.split("\n")
+    markers = conflict_marker_lines(lines)
+    if markers:     # two sides of a merge in one file: no side is the scene until a person picks
+        reason = conflict_reason(markers)
+        warnings.warn(SceneHeaderWarning(name, markers[0], reason), stacklevel=2)
+        return Scene(name=name, meta={}, body=text, header=None,
+                     header_error=f"line {markers[0]}: {reason}")
     start = next((i for i, line in enumerate(lines) if line.strip()), None)
     opener = lines[start].rstrip() if start is not None else None
     if start is None or opener not in _OPENERS:
