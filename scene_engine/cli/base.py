@@ -184,10 +184,18 @@ def show_warning(message, category, filename, lineno, file=None, line=None) -> N
     typer.echo(f"warning: {message}", err=True)
 
 
+def _store_dir(value: str | None) -> Path | None:
+    """``--dir``'s value as a folder; an empty one is a usage error (Path("") would be the
+    current folder, a store the user did not name)."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("must name a folder (it is empty)", param_hint="'--dir'")
+    return Path(value) if value is not None else None
+
+
 @app.callback()
 def main_options(
-    directory: Annotated[Path | None, typer.Option(
-        "--dir", metavar="DIR",
+    directory: Annotated[str | None, typer.Option(
+        "--dir", metavar="DIR", callback=_store_dir,
         help="The store (default: $SCENE_ENGINE_DIR, then the current folder).")] = None,
     version: Annotated[bool, typer.Option(
         "--version", is_eager=True, callback=_version,
@@ -196,7 +204,7 @@ def main_options(
     """Readable long-term memory for LLM agents."""
     import warnings
 
-    OPTIONS["dir"] = directory
+    OPTIONS["dir"] = Path(directory) if directory is not None else None
     _INTERRUPT["reported"] = False
     warnings.showwarning = show_warning
     # Every command says its warnings (Python says one only once a process, and tests and

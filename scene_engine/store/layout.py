@@ -123,7 +123,7 @@ def find_root(root: Path | None = None) -> Path:
         here = Path.cwd()
         found = next((p for p in (here, *here.parents) if _is_store(p)), None)
         if found is None:   # a prefixed store: its folder is in the same git work tree
-            top = next((p for p in (here, *here.parents) if (p / ".git").exists()), None)
+            top = next((p for p in (here, *here.parents) if _exists(p / ".git")), None)
             for p in (here, *here.parents) if top is not None else ():
                 found = prefixed_store(p)
                 if found is not None or p == top:
@@ -142,7 +142,19 @@ MAX_PREFIX_DEPTH = 3   # folders in a ``--prefix`` (``memory/``, ``notes/agent/m
 
 
 def _is_store(folder: Path) -> bool:
-    return (folder / META_DIR / "state.json").is_file()
+    """True when ``folder`` holds a store; a folder that cannot be read holds none (the
+    lookup scans folders it was not asked about: ``/proc``, another user's home)."""
+    try:
+        return (folder / META_DIR / "state.json").is_file()
+    except OSError:
+        return False
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def prefixed_store(folder: Path) -> Path | None:
@@ -161,7 +173,10 @@ def prefixed_store(folder: Path) -> Path | None:
             except OSError:
                 continue
             for entry in entries:
-                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                try:
+                    if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                        continue
+                except OSError:   # unreadable: not a store, and nothing to scan below it
                     continue
                 candidate = Path(entry.path)
                 if _is_store(candidate) and _recorded_prefix(candidate) == \
