@@ -74,3 +74,63 @@ def test_an_empty_dir_is_a_usage_error(root, value, monkeypatch):
     done = subprocess.run([*COMMAND, "--dir", value, "search", "x"], cwd=root,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--dir" in done.stderr, done
+
+
+# ---------------------------------------------------------------- 2. options that need another
+
+@pytest.mark.parametrize("args, named", [
+    (["mcp", "--port", "8000", "--host", "0.0.0.0"], ["--host", "--port", "--http"]),
+    (["mcp", "--port", "8765"], ["--port", "--http"]),
+    (["mcp", "--host", "::1"], ["--host", "--http"]),
+    (["persona", "--model", "gpt-4o"], ["--model", "--force"]),
+    (["persona", "--backend", "llm"], ["--backend", "--force"]),
+    (["review", "--title", "T"], ["--title", "--merge"]),
+    (["review", "abc", "--keep", "left", "--summary", "S"], ["--summary", "--merge"]),
+    (["review", "--keep", "left"], ["--keep", "PAIR"]),
+    (["review", "--merges", "--undo", "m1"], ["--undo", "--merges"]),
+    (["review", "abc", "--undo", "m1"], ["PAIR", "--undo"]),
+    (["log", "--transcript", "1", "--adds"], ["--adds", "--transcript"]),
+])
+def test_an_option_that_means_something_only_with_another_is_a_usage_error(root, args, named):
+    before = sorted(p.name for p in root.rglob("*"))
+    result = scenes(root, *args)
+    assert result.exit_code == 2, result.output
+    for word in named:
+        assert word in result.stderr, (word, result.stderr)
+    assert sorted(p.name for p in root.rglob("*")) == before
+
+
+# ---------------------------------------------------------------- 3. contradictory backends
+
+@pytest.mark.parametrize("command", [["run"], ["ingest", "-"], ["extract", "-"],
+                                     ["persona", "--force"]])
+@pytest.mark.parametrize("extra, named", [
+    (["--backend", "offline", "--model", "gpt-4o"], "--model"),
+    (["--backend", "offline", "--api-base", "http://127.0.0.1:9"], "--api-base"),
+])
+def test_backend_offline_with_a_model_option_is_a_usage_error(root, command, extra, named,
+                                                             monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    stdin = memories(2) if command[0] == "ingest" else '[{"role": "user", "content": "hi"}]'
+    result = scenes(root, *command, *extra, stdin=stdin)
+    assert result.exit_code == 2, result.output
+    assert "--backend offline" in result.stderr and named in result.stderr
+    assert "OPENAI_API_KEY" not in result.output
+
+
+@pytest.mark.parametrize("command", [["run"], ["ingest", "-"]])
+@pytest.mark.parametrize("extra", [["--call-timeout", "5"], ["--batch-timeout", "9"],
+                                   ["--backend", "offline", "--call-timeout", "5"]])
+def test_a_model_limit_without_a_model_is_a_usage_error(root, command, extra):
+    result = scenes(root, *command, *extra, stdin=memories(2))
+    assert result.exit_code == 2 and extra[-2] in result.stderr, result.output
+    assert json.loads(scenes(root, "status", "--json").stdout)["pending"] == 0
+
+
+def test_backend_offline_wins_over_a_model_in_config(root):
+    config = root / ".scene-engine" / "config.toml"
+    config.write_text(config.read_text("utf-8").replace('model = ""', 'model = "openai/gpt-4o"'),
+                      "utf-8")
+    scenes(root, "add", "-", stdin=memories(2))
+    result = scenes(root, "run", "--backend", "offline")
+    assert result.exit_code == 0 and "batches committed" in result.stdout, result.output
