@@ -134,3 +134,41 @@ def test_backend_offline_wins_over_a_model_in_config(root):
     scenes(root, "add", "-", stdin=memories(2))
     result = scenes(root, "run", "--backend", "offline")
     assert result.exit_code == 0 and "batches committed" in result.stdout, result.output
+
+
+# ---------------------------------------------------------------- 4. counts and nouns
+
+def test_an_interrupt_as_a_batch_commits_keeps_the_count_to_the_lines_shown(root, monkeypatch):
+    import scene_engine.services.run as run_module
+
+    real, calls = run_module.run_batch, []
+
+    def fourth_commits_then_interrupt(store, backend, size=None):
+        calls.append(1)
+        result = real(store, backend, size=size)
+        if len(calls) == 4:
+            raise KeyboardInterrupt    # committed, but before its line could be printed
+        return result
+
+    monkeypatch.setattr(run_module, "run_batch", fourth_commits_then_interrupt)
+    scenes(root, "add", "-", stdin=memories(6))
+    result = scenes(root, "run", "--batch-size", "1")
+    assert result.exit_code == 130, result.output
+    printed = [line for line in result.output.splitlines() if line.startswith("batch ")]
+    assert len(printed) == 3, result.output
+    said = result.stderr.splitlines()[-1]
+    assert "4 batches committed" not in said, said
+    assert "3 batches listed above and batch 4, committed as the interrupt came" in said, said
+    assert json.loads(scenes(root, "status", "--json").stdout)["batches"] == 4
+
+
+def test_the_offline_summary_agrees_with_its_count(root):
+    distinct = ["Bought a kayak paddle.", "Renewed my passport at the consulate.",
+                "Tried a violin lesson."]
+    lines = "\n".join(json.dumps({"id": f"d{i}", "content": text}) for i, text in
+                      enumerate(distinct))
+    scenes(root, "ingest", "-", "--batch-size", "3", stdin=lines)
+    log = scenes(root, "log").stdout
+    assert "1 unrelated memory waits for a scene of its own." in log, log
+    assert "2 unrelated memories wait for scenes of their own." in log, log
+    assert "memories wait for a scene of its own" not in log, log

@@ -163,8 +163,8 @@ class OfflineBackend:
         summary = (f"Folded {count(folded, 'memory')} into {count(len(changed), 'scene')}: "
                    f"{', '.join(changed) or 'none changed'}.")
         if deferred:
-            summary += (f" {len(deferred)} unrelated {'memory waits' if len(deferred) == 1 else 'memories wait'}"
-                        " for a scene of its own.")
+            summary += (" 1 unrelated memory waits for a scene of its own." if len(deferred) == 1
+                        else f" {len(deferred)} unrelated memories wait for scenes of their own.")
         if worker.renamed:     # the log's "1 renamed" says which
             summary += " " + " ".join(f"Renamed {old} to {new} (its topic moved)."
                                       for old, new in worker.renamed)

@@ -32,6 +32,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from scene_engine.core.fs import read_regular_text
+from scene_engine.core.plural import count
 from scene_engine.core.when import MONTH_ABBREVIATIONS, readable, resolve
 from scene_engine.index.analysis import CJK_RUN, fold, question_terms, text_terms
 from scene_engine.store.layout import StoreError
@@ -552,7 +553,7 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     found = Recall(text=text.rstrip() + "\n", budget=budget, persona=persona_text,
                    scenes=scene_map.shown, passages=chosen)
     if ranked and not chosen:    # found, but no passage fits: say so, not an empty answer
-        found.warning = (f"{len(ranked)} passages match, but none fits in {budget} characters "
+        found.warning = (f"{count(len(ranked), 'passage')} {'matches' if len(ranked) == 1 else 'match'}, but none fits in {budget} characters "
                          "after the persona and the scene map; ask with a larger --budget")
     return found
 

@@ -91,8 +91,8 @@ def _check_scenes(store: Store) -> list[str]:
                  for name in names if taken_in.get(name.casefold(), name) != name]
     if len(names) >= store.config.max_scenes:
         problems.append(
-            f"scenes: {len(names)} scenes, at or over the cap of {store.config.max_scenes - 1}; "
-            + (f"{broken} have no readable header and cannot be merged: fix or remove them"
+            f"scenes: {count(len(names), 'scene')}, at or over the cap of {store.config.max_scenes - 1}; "
+            + (f"{broken} {'has' if broken == 1 else 'have'} no readable header and cannot be merged: fix or remove them"
                if broken else "the next batch merges them down"))
     return problems
 

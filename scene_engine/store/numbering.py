@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scene_engine.core.plural import count
 from scene_engine.store.memories import SEGMENT, _record, journal_rows
 from scene_engine.store.store import State, Store, StoreError
 
@@ -54,7 +55,7 @@ def numbering_problem(folder: Path, next_seq: int) -> str:
         lines = journal_rows(path.read_bytes())
         last = place == len(paths) - 1
         if not last and len(lines) != SEGMENT:
-            return f"{rel} holds {len(lines)} records, not {SEGMENT}"
+            return f"{rel} holds {count(len(lines), 'record')}, not {SEGMENT}"
         checked = range(len(lines)) if last else sorted({0, len(lines) - 1})
         for offset in checked:
             number, line = lines[offset]
@@ -64,7 +65,7 @@ def numbering_problem(folder: Path, next_seq: int) -> str:
                         f"#{place * SEGMENT + offset} belongs")
         total += len(lines)
     if total != next_seq:
-        return f"the journal holds {total} memories but state.json counts {next_seq}"
+        return f"the journal holds {count(total, 'memory')} but state.json counts {next_seq}"
     return ""
 
 
