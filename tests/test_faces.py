@@ -172,3 +172,26 @@ def test_the_offline_summary_agrees_with_its_count(root):
     assert "1 unrelated memory waits for a scene of its own." in log, log
     assert "2 unrelated memories wait for scenes of their own." in log, log
     assert "memories wait for a scene of its own" not in log, log
+
+
+# ---------------------------------------------------------------- 5. advice that leads somewhere
+
+def test_during_an_unfinished_merge_the_advice_is_to_commit_it_before_repair(tmp_path):
+    from test_two_devices import jsonl, sh, two_devices
+
+    one, two = two_devices(tmp_path, a_folds=True)
+    sh(one, "pull", "-q", "--no-rebase", "--no-edit", str(two), "main", check=False)
+    assert (one / ".git" / "MERGE_HEAD").exists()          # the conflict is not committed
+    said = scenes(one, "status", "--json").output
+    doctor = scenes(one, "doctor")
+    added = scenes(one, "add", "-", stdin=jsonl([("late-1", "A late memory.")], 9))
+    for text in (said, doctor.output, added.output):
+        if "scenes repair" in text:
+            assert "finish the git merge" in text and "git commit" in text, text
+    assert "finish the git merge" in said and "finish the git merge" in doctor.output
+    refused = scenes(one, "repair")
+    assert refused.exit_code == 1 and "middle of a merge" in refused.stderr
+    sh(one, "add", "-A")                                   # what the advice says
+    sh(one, "commit", "-q", "-m", "merge with the other copy")
+    assert scenes(one, "repair").exit_code == 0
+    assert "finish the git" not in scenes(one, "doctor").output

@@ -22,7 +22,7 @@ from scene_engine.core.plural import count
 from scene_engine.services.persona import MAX_PERSONA_CHARS, dangling_links, scene_link
 from scene_engine.store import history, recovery
 from scene_engine.store.history import expand_seqs
-from scene_engine.store.layout import is_utf8_name
+from scene_engine.store.layout import is_utf8_name, repair_advice, repair_order
 from scene_engine.store.memories import Journal, Memory
 from scene_engine.store.scene import SceneHeaderWarning, read_scene
 from scene_engine.store.store import State, Store
@@ -44,7 +44,7 @@ def check_store(store: Store) -> list[str]:
                             f"{plain_error(exc)}")
     if recovery.pending_intent(store) is not None:
         problems.append("an interrupted batch awaits recovery (the next run or add rolls it back)")
-    return problems
+    return repair_order(store.root, problems)
 
 
 def _check_scenes(store: Store) -> list[str]:
@@ -174,10 +174,11 @@ def _check_state(store: Store) -> list[str]:
         return problems + _cursor_and_ids(state, journal)
     if len(journal) != state.next_seq:
         problems.append(f"state: journal holds {count(len(journal), 'memory')} but state says "
-                        f"{state.next_seq}; `scenes repair` numbers the journal anew")
+                        f"{state.next_seq}; {repair_advice(store.root)}")
     if [m.seq for m in journal] != list(range(len(journal))):
         problems.append("state: journal numbers are not 0, 1, 2, ... in order (a git merge "
-                        "of two copies of the store?); `scenes repair` numbers them anew")
+                        "of two copies of the store?); "
+                        + repair_advice(store.root, "numbers them anew"))
     return problems + _cursor_and_ids(state, journal)
 
 

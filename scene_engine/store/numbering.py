@@ -26,6 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scene_engine.core.plural import count
+from scene_engine.store.layout import repair_advice
 from scene_engine.store.memories import SEGMENT, _record, journal_rows
 from scene_engine.store.store import State, Store, StoreError
 
@@ -77,8 +78,8 @@ def check_numbering(store: Store, state: State | None = None) -> None:
     if problem:
         raise NumberingError(
             f"the memory journal's numbers are out of step ({problem}), as after a git merge "
-            "of two copies of this store; nothing was written. `scenes repair` numbers the "
-            "journal anew: what the batches in effect took stays folded (by id), every other "
+            "of two copies of this store; nothing was written. "
+            + repair_advice(store.root) + ": what the batches in effect took stays folded (by id), every other "
             "memory is pending again")
 
 
