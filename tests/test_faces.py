@@ -176,6 +176,7 @@ def test_the_offline_summary_agrees_with_its_count(root):
 
 # ---------------------------------------------------------------- 5. advice that leads somewhere
 
+@pytest.mark.slow
 def test_during_an_unfinished_merge_the_advice_is_to_commit_it_before_repair(tmp_path):
     from test_two_devices import jsonl, sh, two_devices
 
@@ -195,3 +196,64 @@ def test_during_an_unfinished_merge_the_advice_is_to_commit_it_before_repair(tmp
     sh(one, "commit", "-q", "-m", "merge with the other copy")
     assert scenes(one, "repair").exit_code == 0
     assert "finish the git" not in scenes(one, "doctor").output
+
+
+def test_undo_after_a_scene_deleted_by_hand_says_deletion_and_how_to_restore(root):
+    scenes(root, "ingest", "-", stdin=memories(1))
+    (name,) = [p.name for p in (root / "scenes").glob("*.md")]
+    (root / "scenes" / name).unlink()
+    refused = scenes(root, "undo")
+    assert refused.exit_code == 1, refused.output
+    assert "deleted by hand" in refused.stderr and "uncommitted edits" not in refused.stderr
+    assert "Undo those commits" not in refused.stderr
+    assert f"git checkout -- scenes/{name}" in refused.stderr
+    subprocess.run(["git", "checkout", "--", f"scenes/{name}"], cwd=root, check=True)
+    assert scenes(root, "undo").exit_code == 0            # the advice was the way
+
+
+def test_undo_after_an_uncommitted_edit_names_the_edit_not_commits(root):
+    scenes(root, "ingest", "-", stdin=memories(1))
+    (path,) = list((root / "scenes").glob("*.md"))
+    path.write_text(path.read_text("utf-8").replace("walked", "strolled"), "utf-8")
+    refused = scenes(root, "undo")
+    assert refused.exit_code == 1 and "uncommitted edits" in refused.stderr, refused.output
+    assert "Undo those commits" not in refused.stderr and "undo those commits" not in \
+        refused.stderr
+
+
+def test_log_transcript_of_a_batch_that_does_not_exist_or_has_none(root):
+    missing = scenes(root, "log", "--transcript", "999")
+    assert missing.exit_code == 2 and "there is no batch 999" in missing.stderr, missing.output
+    assert "pruned" not in missing.stderr and "transcripts" not in missing.stderr
+    scenes(root, "ingest", "-", stdin=memories(1))
+    offline = scenes(root, "log", "--transcript", "1")
+    assert offline.exit_code == 1 and "offline backend" in offline.stderr, offline.output
+    assert "pruned" not in offline.stderr
+
+
+BROKEN = "---\nsummary: [unclosed\nheat: 3\n---\nWalked the dog in the park by the lake.\n"
+
+
+@pytest.mark.parametrize("args", [["list"], ["list", "--json"], ["status"], ["status", "--json"],
+                                  ["search", "park"], ["search", "park", "--json"],
+                                  ["recall", "park"]])
+def test_every_read_of_a_scene_with_a_broken_header_names_it(root, args):
+    (root / "scenes" / "park-walks.md").write_text(BROKEN, "utf-8")
+    scenes(root, "reindex")
+    result = scenes(root, *args)
+    assert result.exit_code == 0, result.output
+    said = result.output if args == ["status", "--json"] else result.stderr   # its warnings
+    assert "park-walks.md" in said and "header" in said, result.output
+    assert "<scene>" not in result.output
+
+
+def test_a_header_warning_names_the_file_not_a_placeholder(root):
+    scenes(root, "ingest", "-", stdin=memories(1))
+    (path,) = list((root / "scenes").glob("*.md"))
+    path.write_text(BROKEN, "utf-8")
+    subprocess.run(["git", "commit", "-qam", "broke it"], cwd=root, check=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "p", "GIT_AUTHOR_EMAIL": "p@x",
+                        "GIT_COMMITTER_NAME": "p", "GIT_COMMITTER_EMAIL": "p@x"})
+    for args in (["ingest", "-"], ["trace", "m0"]):
+        result = scenes(root, *args, stdin=memories(1, start=5))
+        assert "<scene>" not in result.output and "scene.md," not in result.output, result.output

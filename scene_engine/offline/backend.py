@@ -554,8 +554,8 @@ class _OfflineWorker:
         batch, existing when it began, any an existing scene lists in ``merged_from`` (a
         reused name would read as if that scene had been merged into the other one), and a
         gone scene's the persona still links to (``RuleContext.reserved``)."""
-        earlier = {m for text in self.texts.values()
-                   for m in merged_from(parse_scene(text, name="scene.md"))}
+        earlier = {m for name, text in self.texts.items()
+                   for m in merged_from(parse_scene(text, name=name))}
         renamed = {new for _, new in self.renamed}
         return (set(self._live()) | set(self.deleted) | set(self.job.context.existing)
                 | earlier | renamed | self.job.context.reserved)

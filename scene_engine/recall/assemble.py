@@ -358,7 +358,7 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
         hot = [] if scoped else index.hottest(12)
         k = max(MEMORY_CANDIDATES, budget // CHARS_PER_CANDIDATE)
         found = index.search_memories(query, k=k, any_term=True, scope=scope)
-        unread = [index.journal_warning(), _ledger_warning(store)]
+        unread = [index.journal_warning(), _ledger_warning(store), index.header_warning()]
         gone = not_current(store)
         found = [m for m in found if m.id not in gone]
         found += _quoted_memories(index, bodies, {m.id for m in found} | gone)

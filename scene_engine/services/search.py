@@ -108,7 +108,7 @@ def search(directory: Path | StorePaths | None, query: str, k: int = SEARCH_K,
     try:
         hits = index.search_memories(query, k=k, scope=scope) if memories \
             else index.search(query, k=k)
-        unread = index.journal_warning() if memories else None   # a line it cannot search
+        unread = index.journal_warning() if memories else index.header_warning()
     finally:
         index.close()
     kind = "memory" if memories else "scene"

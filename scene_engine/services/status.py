@@ -30,7 +30,14 @@ def status(store: Store) -> dict:
             "persona": store.persona_path.exists(), "queued": inbox.queued(store),
             "review": len(open_pairs(events)), "root": str(store.root),
             "warnings": repair_order(store.root, journal_problems(store) + unread
-                                     + _numbering(store, state))}
+                                     + _numbering(store, state) + _headers(store))}
+
+
+def _headers(store: Store) -> list[str]:
+    from scene_engine.services.listing import header_problem
+
+    said = header_problem(store)
+    return [said] if said else []
 
 
 def _numbering(store: Store, state) -> list[str]:
