@@ -257,3 +257,50 @@ def test_a_header_warning_names_the_file_not_a_placeholder(root):
     for args in (["ingest", "-"], ["trace", "m0"]):
         result = scenes(root, *args, stdin=memories(1, start=5))
         assert "<scene>" not in result.output and "scene.md," not in result.output, result.output
+
+
+# ---------------------------------------------------------------- 6. MCP arguments of the wrong type
+
+WRONG_TYPES = [   # (tool, arguments, words the answer must hold)
+    ("search", {"query": 12345}, "query must be text"),
+    ("search", {"query": ["a", "b"]}, "query must be text"),
+    ("search", {"query": None}, "query is missing"),
+    ("search", {"query": "x", "k": "10"}, "k must be a whole number"),
+    ("search", {"query": "x", "k": True}, "k must be a whole number"),
+    ("search", {"query": "x", "memories": "yes"}, "memories must be true or false"),
+    ("search", {"query": "x", "scope": 5}, "scope must be text"),
+    ("recall", {"query": 12345}, "query must be text"),
+    ("recall", {"query": {"q": 1}}, "query must be text"),
+    ("recall", {"query": "x", "budget": "100"}, "budget must be a whole number"),
+    ("recall", {"query": "x", "scope": 7}, "scope must be text"),
+    ("read_scene", {"name": 5}, "name must be text"),
+    ("read_scene", {"name": ""}, "name must be non-empty text"),
+    ("log", {"limit": "5"}, "limit must be a whole number"),
+    ("log", {"limit": 2.5}, "limit must be a whole number"),
+    ("undo", {"batch": [1]}, "batch must be a batch number or a commit"),
+    ("undo", {"forget": "yes"}, "forget must be true or false"),
+    ("remember", {"content": 123}, "`content` is required and must be text"),
+    ("remember", {"content": "x", "scope": 5}, "`scope` must be text"),
+    ("remember", {"content": "x", "id": 5}, "`id`"),
+]
+
+
+@pytest.mark.slow
+def test_every_mcp_argument_of_the_wrong_type_is_said_as_such(tmp_path):
+    import anyio
+    from test_mcp import Client, server
+
+    store = tmp_path / "store"
+    assert scenes(None, "init", str(store)).exit_code == 0
+
+    async def main():
+        async with Client(server(store, "--no-fold", "--allow-undo"),
+                          read_timeout_seconds=60) as client:
+            return [await client.call_tool(tool, args) for tool, args, _ in WRONG_TYPES]
+
+    answers = anyio.run(main)
+    for (tool, arguments, says), answer in zip(WRONG_TYPES, answers, strict=True):
+        text = answer.content[0].text
+        assert answer.is_error and says in text, (tool, arguments, text)
+        if says != "name must be non-empty text":
+            assert "empty" not in text, (tool, arguments, text)

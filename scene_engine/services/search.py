@@ -25,8 +25,13 @@ MIN_HITS, MAX_HITS = 1, 10_000
 
 def query_problem(query: Any) -> str:
     """Why ``query`` cannot be searched for or recalled (a usage error, exit 2), or "": an
-    empty or blank query asks for nothing (it is not "no match")."""
-    if not isinstance(query, str) or not query.strip():
+    empty or blank query asks for nothing (it is not "no match"); a query that is not text
+    (a number, a list) is said as such, not as empty."""
+    if query is None:
+        return "the query is missing: give the words to look for"
+    if not isinstance(query, str):
+        return f"the query must be text (the words to look for), not {query!r}"
+    if not query.strip():
         return "the query is empty: give the words to look for"
     return ""
 

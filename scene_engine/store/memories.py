@@ -309,7 +309,9 @@ def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
     mem_id = value.get("id")
     if mem_id is None:
         mem_id = derived_id(content, created, *(value.get(key) for key in KIND_FIELDS))
-    elif not isinstance(mem_id, str) or not mem_id.strip():
+    elif not isinstance(mem_id, str):
+        raise ValueError(f"`id` must be text, not {mem_id!r} (leave it out for a derived id)")
+    elif not mem_id.strip():
         raise ValueError("`id` must be non-empty text")
     elif len(mem_id) > MAX_ID_CHARS or re.search(r"[\x00-\x1f\x7f]", mem_id):
         raise ValueError(f"`id` must be at most {MAX_ID_CHARS} printable characters")
