@@ -304,3 +304,52 @@ def test_every_mcp_argument_of_the_wrong_type_is_said_as_such(tmp_path):
         assert answer.is_error and says in text, (tool, arguments, text)
         if says != "name must be non-empty text":
             assert "empty" not in text, (tool, arguments, text)
+
+
+# ---------------------------------------------------------------- 7. the Python API's arguments
+
+def test_add_memories_takes_text_or_bytes_and_refuses_anything_else(tmp_path):
+    from scene_engine import add_memories, init_store
+    from scene_engine.core.errors import InputError
+
+    store = init_store(tmp_path / "s")
+    assert add_memories(store, '{"id": "t1", "content": "Text in, as str."}').added == 1
+    assert add_memories(store, b'{"id": "t2", "content": "Bytes in."}').added == 1
+    for bad in (None, [{"content": "x"}], {"content": "x"}, 12, ("a",)):
+        with pytest.raises(InputError, match="JSON list or JSONL text"):
+            add_memories(store, bad)                        # type: ignore[arg-type]
+    with pytest.raises(InputError, match="open store"):
+        add_memories(str(store.root), b'{"content": "x"}')  # type: ignore[arg-type]
+    assert store.load_state().next_seq == 2                 # nothing more was added
+
+
+@pytest.mark.parametrize("query, budget, says", [
+    ("", 4000, "the query is empty"), ("   ", 4000, "the query is empty"),
+    (None, 4000, "the query is missing"), (12, 4000, "the query must be text"),
+    ("x", "100", "budget must be a whole number"), ("x", 50, "budget must be a whole number"),
+    ("x", True, "budget must be a whole number"),
+])
+def test_recall_refuses_what_the_command_line_refuses_in_its_words(tmp_path, query, budget,
+                                                                   says):
+    from scene_engine import init_store
+    from scene_engine.core.errors import InputError
+    from scene_engine.recall import recall
+
+    store = init_store(tmp_path / "s")
+    with pytest.raises(InputError, match=says):
+        recall(store, query, budget=budget)
+    with pytest.raises(InputError, match="open store"):
+        recall(str(store.root), "x")                         # type: ignore[arg-type]
+    if isinstance(query, str) and budget == 4000:            # the CLI refuses it too
+        result = scenes(store.root, "recall", query, "--budget", str(budget))
+        assert result.exit_code == 2
+
+
+@pytest.mark.parametrize("root", [123, "", " ", b"bytes"])
+def test_open_store_refuses_a_root_that_is_not_a_folder_name(root):
+    from scene_engine import open_store
+    from scene_engine.core.errors import SceneEngineError
+
+    with pytest.raises(SceneEngineError) as caught:
+        open_store(root)
+    assert caught.value.exit_code == 2

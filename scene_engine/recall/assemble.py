@@ -29,8 +29,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from scene_engine.core.errors import InputError
 from scene_engine.core.fs import read_regular_text
 from scene_engine.core.plural import count
 from scene_engine.core.when import MONTH_ABBREVIATIONS, readable, resolve
@@ -324,6 +325,23 @@ def _persona_part(store: Store, limit: int) -> str:
     return "\n".join(out)
 
 
+def _check_arguments(store: Any, query: Any, budget: Any, scope: Any) -> None:
+    """Refuse what the command line refuses, in its words (``core.checks``), with
+    ``InputError``: a Python caller gets no raw ``TypeError`` or ``AttributeError``."""
+    from scene_engine.core.checks import MAX_BUDGET, MIN_BUDGET, check_number, check_query
+    from scene_engine.store.layout import StorePaths
+    from scene_engine.store.memories import label_problem
+
+    if not isinstance(store, StorePaths):
+        raise InputError(f"recall needs an open store (scene_engine.open_store(DIR)), not "
+                         f"{store!r}")
+    check_query(query)
+    check_number(budget, "budget", MIN_BUDGET, MAX_BUDGET)
+    problem = label_problem(scope, "scope").replace("`scope`", "the scope")
+    if problem:
+        raise InputError(problem)
+
+
 def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
            index: SceneIndex | None = None, scope: str | None = None) -> Recall:
     """Build the recall text for ``query`` in at most ``budget`` characters.
@@ -336,11 +354,12 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
     and brought up to date (``index.open_for_reading``: never needs write access; a busy
     index answers as it is, with ``Recall.warning`` set). An interrupted batch is rolled back
     first (``recovery.ensure_recovered``: one ``stat`` when there is none), so its
-    half-written scenes are never recalled. Raises ``ValueError`` for a budget under 100
-    characters, ``index.IndexUnavailable`` when no index can be read or built.
+    half-written scenes are never recalled. Raises ``InputError`` (also a ``ValueError``)
+    for an empty query or one that is not text, a budget that is not a whole number from 100
+    to 10,000,000, a scope that is not one, or a ``store`` that is not a store, in the
+    command line's words; ``index.IndexUnavailable`` when no index can be read or built.
     """
-    if budget < 100:
-        raise ValueError("the recall budget must be at least 100 characters")
+    _check_arguments(store, query, budget, scope)
     from scene_engine.index.scenes import read_index
     from scene_engine.store.recovery import ensure_recovered
 

@@ -117,6 +117,9 @@ def find_root(root: Path | None = None) -> Path:
     from the current folder, any folder inside ``FOLDER``) finds it too (``prefixed_store``).
     Raises ``NotAStoreError`` (exit 2) when no store is meant.
     """
+    if root is not None and (not isinstance(root, str | os.PathLike) or not os.fspath(root)
+                             or (isinstance(root, str) and not root.strip())):
+        raise NotAStoreError(f"a store is named by its folder (a path or text), not {root!r}")
     if root is None and os.environ.get("SCENE_ENGINE_DIR"):
         root = Path(os.environ["SCENE_ENGINE_DIR"])
     if root is None:
