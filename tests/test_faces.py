@@ -353,3 +353,43 @@ def test_open_store_refuses_a_root_that_is_not_a_folder_name(root):
     with pytest.raises(SceneEngineError) as caught:
         open_store(root)
     assert caught.value.exit_code == 2
+
+
+# ---------------------------------------------------------------- 8. what add and recall say
+
+def test_add_json_gives_the_ids_added_and_the_commit(root):
+    result = scenes(root, "add", "-", "--json", stdin=memories(2))
+    report = json.loads(result.stdout)
+    assert report["added"] == 2 and report["ids"] == ["m0", "m1"], report
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert report["commit"] == head
+    again = json.loads(scenes(root, "add", "-", "--json", stdin=memories(2)).stdout)
+    assert again["added"] == 0 and again["ids"] == [] and again["commit"] is None, again
+    ingest = json.loads(scenes(root, "ingest", "-", "--json", stdin=memories(1, start=7)).stdout)
+    assert ingest["added"]["ids"] == ["m7"] and ingest["added"]["commit"], ingest
+
+
+@pytest.mark.parametrize("text", ["", "\n", "[]", " [ ] \n"])
+def test_an_input_with_no_memory_is_refused_alike(root, text):
+    result = scenes(root, "add", "-", stdin=text)
+    assert result.exit_code == 2 and "nothing added" in result.stderr, result.output
+    from scene_engine import add_memories, open_store
+    from scene_engine.core.errors import InputError
+
+    with pytest.raises(InputError):
+        add_memories(open_store(root), text)
+
+
+def test_recall_says_when_the_persona_does_not_fit_the_budget(root):
+    scenes(root, "ingest", "-", stdin=memories(3))
+    assert (root / "persona.md").exists()
+    full = scenes(root, "recall", "zebra")
+    assert "## Persona" in full.stdout and "persona does not fit" not in full.stderr
+    small = scenes(root, "recall", "zebra", "--budget", "200")
+    assert small.exit_code == 0 and "## Persona" not in small.stdout
+    assert "the persona does not fit in 200 characters" in small.stderr, small.output
+    need = int(small.stderr.split("--budget ")[1].split()[0])
+    assert "## Persona" in scenes(root, "recall", "zebra", "--budget", str(need)).stdout
+    as_json = json.loads(scenes(root, "recall", "zebra", "--budget", "200", "--json").stdout)
+    assert "persona does not fit" in as_json["warning"]

@@ -58,6 +58,7 @@ _NAMES_TIME = re.compile(
     r"\((?:the |\d)|\b(?:19|20)\d\d\b|\d+\s*[年月日号]|\b(?:January|February|March|April|May|"
     r"June|July|August|September|October|November|December)\b")
 PERSONA_SHARE = 0.08      # at most this share of the budget for the persona
+MAX_RECALL_BUDGET = 10_000_000   # core.checks.MAX_BUDGET
 MAP_SHARE = 0.1           # ... and for the scene map
 PERSONA_MAX = 400         # ... and never more than this many characters (a paragraph)
 MAP_MAX = 600             # (about five scenes with their summaries)
@@ -571,9 +572,23 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     text = header + scene_map.text() + (title + body if chosen else "")
     found = Recall(text=text.rstrip() + "\n", budget=budget, persona=persona_text,
                    scenes=scene_map.shown, passages=chosen)
+    said = []
+    if persona and not persona_text:   # a persona there, but not even its first sentence fits
+        if _persona_part(store, PERSONA_MAX):
+            low, high = 0, PERSONA_MAX        # the least room that shows its first sentence
+            while high - low > 1:
+                middle = (low + high) // 2
+                low, high = (low, middle) if _persona_part(store, middle) else (middle, high)
+            need = min(-(-high * 100 // round(PERSONA_SHARE * 100)), MAX_RECALL_BUDGET)
+            said.append(f"the persona does not fit in {budget} characters (a recall gives it "
+                        f"{round(PERSONA_SHARE * 100)}% of the budget); ask with --budget "
+                        f"{need} or more to get it")
     if ranked and not chosen:    # found, but no passage fits: say so, not an empty answer
-        found.warning = (f"{count(len(ranked), 'passage')} {'matches' if len(ranked) == 1 else 'match'}, but none fits in {budget} characters "
-                         "after the persona and the scene map; ask with a larger --budget")
+        said.append(f"{count(len(ranked), 'passage')} "
+                    f"{'matches' if len(ranked) == 1 else 'match'}, but none fits in {budget} "
+                    "characters after the persona and the scene map; ask with a larger "
+                    "--budget")
+    found.warning = "; ".join(said) or None
     return found
 
 

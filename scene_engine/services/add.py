@@ -9,7 +9,7 @@ recallable before the add returns.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from scene_engine.core.errors import InputError
@@ -149,9 +149,11 @@ def _append(unit: StoreUnit, journal: Journal, lined: list[tuple[int, Memory]], 
             # "hand edit" commit from the next batch, not a place in this one.
             shown = (f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})" if fresh
                      else "none (known ids added as aliases)")
-            history.commit(unit.repo, f"add: {count(len(fresh), 'memory')}\n\nMemories-Added: "
-                                      f"{shown}\n",
-                           paths=("memories", ".scene-engine/state.json"))
+            sha = history.commit(unit.repo, f"add: {count(len(fresh), 'memory')}\n\n"
+                                            f"Memories-Added: {shown}\n",
+                                 paths=("memories", ".scene-engine/state.json"))
+            report = replace(report, commit=sha)
+    report = replace(report, ids=tuple(m.id for m in fresh))
     if writes and index is not None:
         try:                     # the new memories are searchable now (one segment re-read)
             index.sync()
@@ -192,4 +194,5 @@ def add_until_interrupted(store: Store, data: bytes) -> AddOutcome:
 
 def add_json(report: AddReport) -> dict:
     """An ``AddReport`` as ``add --json`` gives it."""
-    return {"added": report.added, "known": report.known, "duplicates": report.duplicates}
+    return {"added": report.added, "ids": list(report.ids), "known": report.known,
+            "duplicates": report.duplicates, "commit": report.commit or None}
