@@ -573,16 +573,16 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     found = Recall(text=text.rstrip() + "\n", budget=budget, persona=persona_text,
                    scenes=scene_map.shown, passages=chosen)
     said = []
-    if persona and not persona_text:   # a persona there, but not even its first sentence fits
-        if _persona_part(store, PERSONA_MAX):
-            low, high = 0, PERSONA_MAX        # the least room that shows its first sentence
-            while high - low > 1:
-                middle = (low + high) // 2
-                low, high = (low, middle) if _persona_part(store, middle) else (middle, high)
-            need = min(-(-high * 100 // round(PERSONA_SHARE * 100)), MAX_RECALL_BUDGET)
-            said.append(f"the persona does not fit in {budget} characters (a recall gives it "
-                        f"{round(PERSONA_SHARE * 100)}% of the budget); ask with --budget "
-                        f"{need} or more to get it")
+    # A persona there, but not even its first sentence fits: say so, and what budget would.
+    if persona and not persona_text and _persona_part(store, PERSONA_MAX):
+        low, high = 0, PERSONA_MAX        # the least room that shows its first sentence
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if _persona_part(store, middle) else (middle, high)
+        need = min(-(-high * 100 // round(PERSONA_SHARE * 100)), MAX_RECALL_BUDGET)
+        said.append(f"the persona does not fit in {budget} characters (a recall gives it "
+                    f"{round(PERSONA_SHARE * 100)}% of the budget); ask with --budget "
+                    f"{need} or more to get it")
     if ranked and not chosen:    # found, but no passage fits: say so, not an empty answer
         said.append(f"{count(len(ranked), 'passage')} "
                     f"{'matches' if len(ranked) == 1 else 'match'}, but none fits in {budget} "
