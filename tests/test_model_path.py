@@ -318,7 +318,7 @@ def test_log_transcript_prints_it_readably(fake_llm, store):
     assert "| Night shifts added." in out
     assert "end: committed" in out and "3 requests" in out
     missing = cli(store, "log", "--transcript", "7")
-    assert missing.exit_code == 1 and "no transcript for batch 7" in missing.stderr
+    assert missing.exit_code == 2 and "there is no batch 7" in missing.stderr
 
 
 def test_run_verbose_prints_tool_calls_as_they_happen(fake_llm, store):

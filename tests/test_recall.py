@@ -78,6 +78,12 @@ def test_a_query_with_no_match_still_gives_persona_and_map(demo):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(query=st.text(min_size=0, max_size=40), budget=st.integers(min_value=100, max_value=5000))
 def test_recall_never_exceeds_its_budget_and_keeps_sentences_whole(demo, query, budget):
+    if not query.strip():                 # refused as the command line refuses it
+        from scene_engine.core.errors import InputError
+
+        with pytest.raises(InputError, match="the query is empty"):
+            recall(demo, query, budget=budget)
+        return
     with SceneIndex(demo.index_path, demo.scenes_dir) as index:
         result = recall(demo, query, budget=budget, index=index)
     assert len(result.text) <= budget
@@ -125,7 +131,7 @@ def test_cli_recall_json_and_budget(demo):
     result = runner.invoke(app, ["--dir", str(demo.root), "recall", "Porto", "--budget", "800",
                                  "--json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)     # a warning goes to stderr
     assert data["chars"] == len(data["text"]) <= 800
     assert any("Porto" in p["text"] for p in data["passages"])
     bad = runner.invoke(app, ["--dir", str(demo.root), "recall", "x", "--budget", "10"])

@@ -70,9 +70,9 @@ def rolled(tmp_path_factory):
 
 
 def recall_both(store, query, budget):
-    text = invoke("--dir", store.root, "recall", query, "--budget", budget).output
+    text = invoke("--dir", store.root, "recall", query, "--budget", budget).stdout
     data = json.loads(invoke("--dir", store.root, "recall", query, "--budget", budget,
-                             "--json").output)
+                             "--json").stdout)     # a warning (the persona did not fit): stderr
     assert data["text"] == text
     return text, data
 

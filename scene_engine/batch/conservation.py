@@ -121,12 +121,12 @@ class Authorship:
     summary: bool = False
 
 
-def authorship(text: str, person: frozenset[str]) -> Authorship:
+def authorship(text: str, person: frozenset[str], name: str = "scene") -> Authorship:
     """The ``Authorship`` of a scene whose file text is ``text``, given ``person``: every line
     a person's commit ever added (``history.person_texts``)."""
     if not person:
         return Authorship()
-    scene = parse_scene(text, name="scene.md")
+    scene = parse_scene(text, name=name)
     header = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
     header = header[: len(header) - len(scene.body.split("\n"))] if scene.header else []
     body = tuple(line.strip() for line in scene.body.split("\n") if line.strip() in person)

@@ -437,20 +437,20 @@ def validate_batch(pending: dict, context: RuleContext) -> list[str]:
             problems += (pinned_problems(existing, content, context)
                          + person_line_problems(existing, pending, context)
                          + shrink_problems(existing, pending, context))
-    count = live_count(pending, context.existing)
+    live = live_count(pending, context.existing)
     # A store a person's own scenes put over the cap, with no two scenes that may merge
     # without losing what they hold (``cap_stuck``), may stay there while a batch adds no
     # scene: it never blocks the batch.
-    if count >= context.max_scenes and not (context.cap_stuck and count <= len(context.existing)
+    if live >= context.max_scenes and not (context.cap_stuck and live <= len(context.existing)
                                             and not new_names(pending, context.existing)):
-        problems.append(f"there will be {count} scenes; the limit is {context.max_scenes - 1}. "
+        problems.append(f"there will be {live} scenes; the limit is {context.max_scenes - 1}. "
                         "Merge related scenes: write the merged text into one and `[DELETED]` "
                         "into the others.")
     created = created_names(pending, context.existing)
     added = new_names(pending, context.existing)
     allowed = context.allowance()
     if len(added) > allowed:
-        problems.append(f"{len(added)} new scenes ({', '.join(sorted(added))}); at most "
+        problems.append(f"{count(len(added), 'new scene')} ({', '.join(sorted(added))}); at most "
                         f"{allowed} this batch. Fold the others into existing scenes and delete "
                         "them.")
     unread = unread_problem(context, context.read | context.shown) if added else None

@@ -215,7 +215,7 @@ def _authorship_of(repo: Repo, texts: dict[str, str]):
             if not person:
                 person.append(history.person_texts(repo))
             text = texts.get(name)
-            cache[name] = authorship(text, person[0]) if text else Authorship()
+            cache[name] = authorship(text, person[0], name) if text else Authorship()
         return cache[name]
 
     return lookup

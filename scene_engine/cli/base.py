@@ -45,6 +45,30 @@ def fail(message: str, code: int) -> NoReturn:
     raise SceneEngineError(message, exit_code=code)
 
 
+def given(name: str) -> bool:
+    """True when the option with parameter name ``name`` was given on the command line (or
+    by its environment variable), not left at its default."""
+    # Typer carries its own copy of click (typer._click, pinned by constraints.txt).
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    source = get_current_context().get_parameter_source(name)
+    return source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+def only_with(needed: str, present: bool, *names: str) -> None:
+    """Refuse (exit 2) the options ``names`` (parameter names) when they were given but mean
+    something only with ``needed`` (an option, or a phrase such as "a PAIR"), which is not
+    ``present``: an option is never silently ignored."""
+    if present:
+        return
+    shown = [f"--{name.replace('_', '-')}" for name in names if given(name)]
+    if shown:
+        what = " and ".join(shown)
+        verb = "mean" if len(shown) > 1 else "means"
+        fail(f"{what} {verb} something only with {needed}: add {needed} or leave {what} out", 2)
+
+
 def interrupted(exc: BaseException, detail: str = "") -> NoReturn:
     """Report Ctrl-C (exit 130) or SIGTERM (exit 143) as one ``interrupted`` line on stderr
     (``detail`` after a colon), never a traceback; raises ``typer.Exit``."""
@@ -184,10 +208,18 @@ def show_warning(message, category, filename, lineno, file=None, line=None) -> N
     typer.echo(f"warning: {message}", err=True)
 
 
+def _store_dir(value: str | None) -> Path | None:
+    """``--dir``'s value as a folder; an empty one is a usage error (Path("") would be the
+    current folder, a store the user did not name)."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("must name a folder (it is empty)", param_hint="'--dir'")
+    return Path(value) if value is not None else None
+
+
 @app.callback()
 def main_options(
-    directory: Annotated[Path | None, typer.Option(
-        "--dir", metavar="DIR",
+    directory: Annotated[str | None, typer.Option(
+        "--dir", metavar="DIR", callback=_store_dir,
         help="The store (default: $SCENE_ENGINE_DIR, then the current folder).")] = None,
     version: Annotated[bool, typer.Option(
         "--version", is_eager=True, callback=_version,
@@ -196,7 +228,7 @@ def main_options(
     """Readable long-term memory for LLM agents."""
     import warnings
 
-    OPTIONS["dir"] = directory
+    OPTIONS["dir"] = Path(directory) if directory is not None else None
     _INTERRUPT["reported"] = False
     warnings.showwarning = show_warning
     # Every command says its warnings (Python says one only once a process, and tests and

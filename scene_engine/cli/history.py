@@ -12,6 +12,7 @@ from scene_engine.cli.base import (
     JsonOpt,
     app,
     echo_json,
+    fail,
     handled,
     open_cli_store,
     read_cli_store,
@@ -31,6 +32,9 @@ def log(as_json: JsonOpt = False,
     from scene_engine.services import history
 
     if transcript is not None:
+        if adds:
+            fail("--adds lists `add` commits in the batch list; --transcript shows one "
+                 "batch's exchange instead: leave one of them out", 2)
         path, events = history.transcript(open_cli_store(), transcript)
         if as_json:
             echo_json(events)

@@ -20,6 +20,7 @@ from scene_engine.cli.base import (
     fail,
     handled,
     interrupted,
+    only_with,
     open_cli_store,
     read_input,
 )
@@ -150,6 +151,10 @@ def ingest(source: Annotated[str | None, typer.Argument(
     if (source is None) == (conversation is None):
         fail("give a memories FILE or --conversation FILE (one of them)", 2)
     store = open_cli_store()
+    from scene_engine.services.backends import configured_backend
+
+    # The options are checked before anything is added: a usage error adds nothing.
+    configured_backend(store.config, backend, model, api_base, call_timeout, batch_timeout)
     if conversation is not None:
         report = _extract(store, conversation, backend, model, api_base)
         head = {"extracted": report.as_dict() | {"ids": report.added_ids}}
@@ -222,6 +227,13 @@ def review(pair: Annotated[str | None, typer.Argument(
     """The de-duplication review queue: list it, decide a pair, or undo a merge."""
     from scene_engine.services import review as queue
 
+    only_with("--merge", merge, "title", "summary")
+    only_with("a PAIR", pair is not None, "keep", "merge")
+    asked = [name for name, on in (("PAIR", pair is not None), ("--undo", undo_merge is not None),
+                                   ("--merges", list_merges)) if on]
+    if len(asked) > 1:
+        fail(f"{' and '.join(asked)} ask for different things (decide a pair, undo a merge, "
+             "list the merges): give one of them", 2)
     store = open_cli_store()
     if undo_merge is not None:
         event = queue.undo_merge(store, undo_merge)

@@ -18,6 +18,7 @@ from scene_engine.cli.base import (
     app,
     echo_json,
     handled,
+    only_with,
     open_cli_store,
     read_cli_store,
 )
@@ -89,6 +90,7 @@ def persona(force: Annotated[bool, typer.Option("--force", help="Regenerate now.
     from scene_engine.services import persona as portrait
     from scene_engine.services.backends import configured_backend
 
+    only_with("--force", force, "backend", "model", "api_base")
     store = open_cli_store() if force else read_cli_store()
     if force:
         portrait.regenerate_now(store, configured_backend(store.config, backend, model,

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from scene_engine.cli.base import app, handled, open_cli_store
+from scene_engine.cli.base import app, handled, only_with, open_cli_store
 from scene_engine.core.plural import count
 
 
@@ -43,6 +43,7 @@ def mcp(http: Annotated[bool, typer.Option(
         serve,
     )
 
+    only_with("--http", http, "host", "port")
     store = open_cli_store()
     # stdout is the protocol's: everything said goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,

@@ -563,6 +563,13 @@ class SceneIndex:
             return []
         return self._guarded(lambda: memory_index.problems(self.conn))
 
+    def header_warning(self) -> str | None:
+        """One line naming the scenes whose header could not be read (``header_ok`` 0: their
+        heat, summary and dates are missing from what the index answers), or None."""
+        names = self._guarded(lambda: [row[0] for row in self.conn.execute(
+            "SELECT name FROM scenes WHERE header_ok = 0 ORDER BY name")])
+        return header_warning(names)
+
     def journal_warning(self) -> str | None:
         """``journal_problems`` as one line for a reader's warning (None when there is
         none)."""
@@ -634,6 +641,16 @@ def for_store(store: StorePaths, **options: Any) -> SceneIndex:
     memory journal. ``options`` as for ``SceneIndex``."""
     return SceneIndex(store.index_path, store.scenes_dir, memories_dir=store.memories_dir,
                       state_path=store.state_path, **options)
+
+
+def header_warning(names: list[str]) -> str | None:
+    """The warning for scenes whose header cannot be read, naming them, or None."""
+    if not names:
+        return None
+    one = len(names) == 1
+    return (f"{', '.join(names)} {'has a header' if one else 'have headers'} that cannot be "
+            f"read, so {'its' if one else 'their'} heat, summary and dates are missing here "
+            "(read as heat 0, no summary): `scenes doctor` says what is wrong")
 
 
 def read_index(store: StorePaths) -> tuple[SceneIndex, str | None]:

@@ -229,5 +229,9 @@ def check_undo(arguments: dict[str, Any]) -> None:
 
 
 def _need_text(value: Any, name: str) -> None:
-    if not isinstance(value, str) or not value.strip():
+    if value is None:
+        raise ToolInputError(f"{name} is missing: it must be non-empty text")
+    if not isinstance(value, str):
+        raise ToolInputError(f"{name} must be text, not {value!r}")
+    if not value.strip():
         raise ToolInputError(f"{name} must be non-empty text")

@@ -171,8 +171,8 @@ class OfflineBackend:
         summary = (f"Folded {count(folded, 'memory')} into {count(len(changed), 'scene')}: "
                    f"{', '.join(changed) or 'none changed'}.")
         if deferred:
-            summary += (f" {len(deferred)} unrelated {'memory waits' if len(deferred) == 1 else 'memories wait'}"
-                        " for a scene of its own.")
+            summary += (" 1 unrelated memory waits for a scene of its own." if len(deferred) == 1
+                        else f" {len(deferred)} unrelated memories wait for scenes of their own.")
         if worker.renamed:     # the log's "1 renamed" says which
             summary += " " + " ".join(f"Renamed {old} to {new} (its topic moved)."
                                       for old, new in worker.renamed)
@@ -590,8 +590,8 @@ class _OfflineWorker:
         batch, existing when it began, any an existing scene lists in ``merged_from`` (a
         reused name would read as if that scene had been merged into the other one), and a
         gone scene's the persona still links to (``RuleContext.reserved``)."""
-        earlier = {m for text in self.texts.values()
-                   for m in merged_from(parse_scene(text, name="scene.md"))}
+        earlier = {m for name, text in self.texts.items()
+                   for m in merged_from(parse_scene(text, name=name))}
         renamed = {new for _, new in self.renamed}
         return (set(self._live()) | set(self.deleted) | set(self.job.context.existing)
                 | earlier | renamed | self.job.context.reserved)

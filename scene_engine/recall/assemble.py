@@ -29,9 +29,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from scene_engine.core.errors import InputError
 from scene_engine.core.fs import read_regular_text
+from scene_engine.core.plural import count
 from scene_engine.core.when import MONTH_ABBREVIATIONS, readable, resolve
 from scene_engine.index.analysis import CJK_RUN, fold, question_terms, text_terms
 from scene_engine.store.layout import StoreError
@@ -56,6 +58,7 @@ _NAMES_TIME = re.compile(
     r"\((?:the |\d)|\b(?:19|20)\d\d\b|\d+\s*[年月日号]|\b(?:January|February|March|April|May|"
     r"June|July|August|September|October|November|December)\b")
 PERSONA_SHARE = 0.08      # at most this share of the budget for the persona
+MAX_RECALL_BUDGET = 10_000_000   # core.checks.MAX_BUDGET
 MAP_SHARE = 0.1           # ... and for the scene map
 PERSONA_MAX = 400         # ... and never more than this many characters (a paragraph)
 MAP_MAX = 600             # (about five scenes with their summaries)
@@ -323,6 +326,23 @@ def _persona_part(store: Store, limit: int) -> str:
     return "\n".join(out)
 
 
+def _check_arguments(store: Any, query: Any, budget: Any, scope: Any) -> None:
+    """Refuse what the command line refuses, in its words (``core.checks``), with
+    ``InputError``: a Python caller gets no raw ``TypeError`` or ``AttributeError``."""
+    from scene_engine.core.checks import MAX_BUDGET, MIN_BUDGET, check_number, check_query
+    from scene_engine.store.layout import StorePaths
+    from scene_engine.store.memories import label_problem
+
+    if not isinstance(store, StorePaths):
+        raise InputError(f"recall needs an open store (scene_engine.open_store(DIR)), not "
+                         f"{store!r}")
+    check_query(query)
+    check_number(budget, "budget", MIN_BUDGET, MAX_BUDGET)
+    problem = label_problem(scope, "scope").replace("`scope`", "the scope")
+    if problem:
+        raise InputError(problem)
+
+
 def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
            index: SceneIndex | None = None, scope: str | None = None) -> Recall:
     """Build the recall text for ``query`` in at most ``budget`` characters.
@@ -335,11 +355,12 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
     and brought up to date (``index.open_for_reading``: never needs write access; a busy
     index answers as it is, with ``Recall.warning`` set). An interrupted batch is rolled back
     first (``recovery.ensure_recovered``: one ``stat`` when there is none), so its
-    half-written scenes are never recalled. Raises ``ValueError`` for a budget under 100
-    characters, ``index.IndexUnavailable`` when no index can be read or built.
+    half-written scenes are never recalled. Raises ``InputError`` (also a ``ValueError``)
+    for an empty query or one that is not text, a budget that is not a whole number from 100
+    to 10,000,000, a scope that is not one, or a ``store`` that is not a store, in the
+    command line's words; ``index.IndexUnavailable`` when no index can be read or built.
     """
-    if budget < 100:
-        raise ValueError("the recall budget must be at least 100 characters")
+    _check_arguments(store, query, budget, scope)
     from scene_engine.index.scenes import read_index
     from scene_engine.store.recovery import ensure_recovered
 
@@ -357,7 +378,7 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
         hot = [] if scoped else index.hottest(12)
         k = max(MEMORY_CANDIDATES, budget // CHARS_PER_CANDIDATE)
         found = index.search_memories(query, k=k, any_term=True, scope=scope)
-        unread = [index.journal_warning(), _ledger_warning(store)]
+        unread = [index.journal_warning(), _ledger_warning(store), index.header_warning()]
         gone = not_current(store)
         found = [m for m in found if m.id not in gone]
         found += _quoted_memories(index, bodies, {m.id for m in found} | gone)
@@ -551,9 +572,23 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     text = header + scene_map.text() + (title + body if chosen else "")
     found = Recall(text=text.rstrip() + "\n", budget=budget, persona=persona_text,
                    scenes=scene_map.shown, passages=chosen)
+    said = []
+    # A persona there, but not even its first sentence fits: say so, and what budget would.
+    if persona and not persona_text and _persona_part(store, PERSONA_MAX):
+        low, high = 0, PERSONA_MAX        # the least room that shows its first sentence
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if _persona_part(store, middle) else (middle, high)
+        need = min(-(-high * 100 // round(PERSONA_SHARE * 100)), MAX_RECALL_BUDGET)
+        said.append(f"the persona does not fit in {budget} characters (a recall gives it "
+                    f"{round(PERSONA_SHARE * 100)}% of the budget); ask with --budget "
+                    f"{need} or more to get it")
     if ranked and not chosen:    # found, but no passage fits: say so, not an empty answer
-        found.warning = (f"{len(ranked)} passages match, but none fits in {budget} characters "
-                         "after the persona and the scene map; ask with a larger --budget")
+        said.append(f"{count(len(ranked), 'passage')} "
+                    f"{'matches' if len(ranked) == 1 else 'match'}, but none fits in {budget} "
+                    "characters after the persona and the scene map; ask with a larger "
+                    "--budget")
+    found.warning = "; ".join(said) or None
     return found
 
 

@@ -9,9 +9,10 @@ recallable before the add returns.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from scene_engine.core.errors import InputError
 from scene_engine.core.interrupts import Terminated
 from scene_engine.core.plural import count
 from scene_engine.store import history, inbox
@@ -23,12 +24,15 @@ if TYPE_CHECKING:
     from scene_engine.index.scenes import SceneIndex
 
 
-def add_memories(store: Store, data: bytes | None,
+def add_memories(store: Store, data: bytes | str,
                  lock_timeout: float | None = None) -> AddReport:
-    """Validate ``data`` (JSON list or JSONL) whole, append the new memories, commit.
+    """Validate ``data`` (JSON list or JSONL, as UTF-8 bytes or as text) whole, append the
+    new memories, commit.
 
-    Memories waiting in the inbox (``inbox``) are appended first, each file its own commit;
-    ``data`` None appends just those. The new memories are indexed for search and recall
+    Memories waiting in the inbox (``inbox``) are appended first, each file its own commit.
+    Anything but bytes or text (None, a list or dict of records, a number) and a ``store``
+    that is not an open store are refused with ``InputError`` (exit 2's words, nothing
+    added): records in Python go through ``json.dumps`` first. The new memories are indexed for search and recall
     before it returns (a failure there only costs freshness: the next search catches up).
     ``lock_timeout``: seconds to wait for the store (None: ``lock.lock_timeout()``).
 
@@ -39,6 +43,21 @@ def add_memories(store: Store, data: bytes | None,
     type) as one already known (or earlier in the input) becomes an alias of it (the counts
     and ``same_as`` say which). The report is of ``data`` alone.
     """
+    if not isinstance(store, Store):
+        raise InputError(f"add_memories needs an open store (scene_engine.open_store(DIR)), "
+                         f"not {store!r}")
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")   # a lone surrogate: said by the parser
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise InputError(f"add_memories takes the memories as JSON list or JSONL text (str or "
+                         f"UTF-8 bytes), not {type(data).__name__}"
+                         + (": json.dumps(records) makes that text of a list or dict"
+                            if isinstance(data, list | dict | tuple) else ""))
+    return _add(store, bytes(data), lock_timeout)
+
+
+def _add(store: Store, data: bytes | None, lock_timeout: float | None = None) -> AddReport:
+    """``add_memories`` after its checks; ``data`` None appends just the inbox's memories."""
     memories = parse_lines(data) if data is not None else []
     report = AddReport(added=0, known=0, duplicates=0)
     with locked(store, timeout=lock_timeout) as unit:
@@ -64,7 +83,7 @@ def drain_inbox(store: Store, lock_timeout: float | None = None) -> int:
     data). Returns how many files were drained. Raises as ``add_memories``."""
     before = len(inbox.waiting(store))
     if before:
-        add_memories(store, None, lock_timeout=lock_timeout)
+        _add(store, None, lock_timeout=lock_timeout)
     return before - len(inbox.waiting(store))
 
 
@@ -130,9 +149,11 @@ def _append(unit: StoreUnit, journal: Journal, lined: list[tuple[int, Memory]], 
             # "hand edit" commit from the next batch, not a place in this one.
             shown = (f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})" if fresh
                      else "none (known ids added as aliases)")
-            history.commit(unit.repo, f"add: {count(len(fresh), 'memory')}\n\nMemories-Added: "
-                                      f"{shown}\n",
-                           paths=("memories", ".scene-engine/state.json"))
+            sha = history.commit(unit.repo, f"add: {count(len(fresh), 'memory')}\n\n"
+                                            f"Memories-Added: {shown}\n",
+                                 paths=("memories", ".scene-engine/state.json"))
+            report = replace(report, commit=sha)
+    report = replace(report, ids=tuple(m.id for m in fresh))
     if writes and index is not None:
         try:                     # the new memories are searchable now (one segment re-read)
             index.sync()
@@ -173,4 +194,5 @@ def add_until_interrupted(store: Store, data: bytes) -> AddOutcome:
 
 def add_json(report: AddReport) -> dict:
     """An ``AddReport`` as ``add --json`` gives it."""
-    return {"added": report.added, "known": report.known, "duplicates": report.duplicates}
+    return {"added": report.added, "ids": list(report.ids), "known": report.known,
+            "duplicates": report.duplicates, "commit": report.commit or None}

@@ -41,11 +41,38 @@ def make_backend(name: str, model: str = "", api_base: str = "") -> Backend:
     return LLMBackend(model=model, api_base=api_base or None)
 
 
-def _chosen(config: Config, backend_name: str | None, model: str | None) -> tuple[str, str]:
+def _chosen(config: Config, backend_name: str | None, model: str | None,
+            api_base: str | None = None, call_timeout: float | None = None,
+            batch_timeout: float | None = None) -> tuple[str, str]:
     """(backend name, model) from the options, else from ``config``: a model named anywhere
-    means the llm backend unless a backend is named."""
+    means the llm backend unless a backend is named. A backend named as an option wins over
+    config.toml (``--backend offline`` with a model in config.toml is offline). Raises
+    ``InputError`` for options that contradict it: ``--backend offline`` with ``--model`` or
+    ``--api-base``, or a model's limits (``--call-timeout``, ``--batch-timeout``) or
+    ``--api-base`` when no model is chosen anywhere: an option is never silently ignored."""
+    if backend_name == "offline":
+        extra = [flag for flag, value in (("--model", model), ("--api-base", api_base),
+                                          ("--call-timeout", call_timeout),
+                                          ("--batch-timeout", batch_timeout))
+                 if value is not None]
+        if extra:
+            what = " and ".join(extra)
+            raise InputError(f"--backend offline uses no model, so {what} would be ignored: "
+                             f"use --backend llm, or leave {what} out")
+        return "offline", ""
     model = model if model is not None else config.model
-    return backend_name or ("llm" if model else config.backend), model or ""
+    name = backend_name or ("llm" if model else config.backend)
+    if name == "offline" and not model:
+        extra = [flag for flag, value in (("--api-base", api_base),
+                                          ("--call-timeout", call_timeout),
+                                          ("--batch-timeout", batch_timeout))
+                 if value is not None]
+        if extra:
+            what = " and ".join(extra)
+            raise InputError(f"{what} {'mean' if len(extra) > 1 else 'means'} something only "
+                             "with a model: add --model MODEL (or --backend llm with model in "
+                             f"config.toml), or leave {what} out")
+    return name, model or ""
 
 
 def configured_backend(config: Config, backend_name: str | None = None,
@@ -55,7 +82,7 @@ def configured_backend(config: Config, backend_name: str | None = None,
     """The backend the options name, else the one ``config`` names, with the config's limits
     (``max_output_tokens``, ``call_timeout``, ``batch_timeout``; an option given wins) on a
     model backend. Raises ``InputError`` as ``make_backend``."""
-    name, chosen = _chosen(config, backend_name, model)
+    name, chosen = _chosen(config, backend_name, model, api_base, call_timeout, batch_timeout)
     backend = make_backend(name, chosen, api_base if api_base is not None else config.api_base)
     if isinstance(backend, ModelBackend):
         backend.budget = replace(
@@ -78,7 +105,7 @@ def extraction_settings(config: Config, backend_name: str | None = None,
     offline extractor, chosen as ``configured_backend`` chooses. Raises ``InputError`` for an
     unknown backend or ``llm`` with no model, ``SetupError`` when the model's set-up cannot
     work (checked before anything is extracted)."""
-    name, chosen = _chosen(config, backend_name, model)
+    name, chosen = _chosen(config, backend_name, model, api_base)
     if name not in NAMES:
         raise InputError(f"unknown backend {name!r}: use offline or llm")
     if name == "offline":

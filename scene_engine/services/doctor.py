@@ -23,7 +23,7 @@ from scene_engine.core.plural import count
 from scene_engine.services.persona import MAX_PERSONA_CHARS, dangling_links, scene_link
 from scene_engine.store import history, recovery
 from scene_engine.store.history import expand_seqs
-from scene_engine.store.layout import is_utf8_name
+from scene_engine.store.layout import is_utf8_name, repair_advice, repair_order
 from scene_engine.store.memories import Journal, Memory
 from scene_engine.store.numbering import journal_edits
 from scene_engine.store.scene import SceneHeaderWarning, read_scene
@@ -48,7 +48,7 @@ def check_store(store: Store) -> list[str]:
                             f"{plain_error(exc)}")
     if recovery.pending_intent(store) is not None:
         problems.append("an interrupted batch awaits recovery (the next run or add rolls it back)")
-    return problems
+    return repair_order(store.root, problems)
 
 
 def _check_scenes(store: Store) -> list[str]:
@@ -100,7 +100,7 @@ def _check_scenes(store: Store) -> list[str]:
                  for name in names if taken_in.get(name.casefold(), name) != name]
     cap = store.config.max_scenes - 1
     if len(names) > cap:
-        problems.append(f"scenes: {len(names)} scenes, at or over the cap of {cap}; "
+        problems.append(f"scenes: {count(len(names), 'scene')}, at or over the cap of {cap}; "
                         f"{_cap_outlook(store, broken)}")
     elif names and broken == len(names) == cap:     # no new scene, none a batch may change
         problems.append(f"scenes: all {len(names)} scenes fill the cap of {cap} and a person "
@@ -234,10 +234,11 @@ def _check_state(store: Store) -> list[str]:
         return problems + _cursor_and_ids(state, journal)
     if len(journal) != state.next_seq:
         problems.append(f"state: journal holds {count(len(journal), 'memory')} but state says "
-                        f"{state.next_seq}; `scenes repair` numbers the journal anew")
+                        f"{state.next_seq}; {repair_advice(store.root)}")
     if [m.seq for m in journal] != list(range(len(journal))):
         problems.append("state: journal numbers are not 0, 1, 2, ... in order (a git merge "
-                        "of two copies of the store?); `scenes repair` numbers them anew")
+                        "of two copies of the store?); "
+                        + repair_advice(store.root, "numbers them anew"))
     return problems + _cursor_and_ids(state, journal)
 
 

@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scene_engine.batch.transcript import describe_event, read_events, render, transcript_path
-from scene_engine.core.errors import SceneEngineError
+from scene_engine.batch.transcript import (
+    KEEP_BYTES,
+    describe_event,
+    read_events,
+    render,
+    transcript_path,
+)
+from scene_engine.core.errors import InputError, SceneEngineError
 from scene_engine.store.history import log_entries, open_repo
 
 if TYPE_CHECKING:
@@ -36,14 +42,28 @@ def log(store: Store, include_adds: bool = False, limit: int | None = None) -> l
 
 def transcript(store: Store, batch: int) -> tuple[Path, list[dict]]:
     """(path, events) of batch ``batch``'s model exchange, committed or failed. Raises
-    ``SceneEngineError`` when there is none (only model batches have one; old ones are
-    pruned)."""
+    ``InputError`` (exit 2) for a batch that does not exist, ``SceneEngineError`` for one
+    that has no transcript here, saying why: it ran on the offline backend (only model
+    batches write one), or the file is not on this machine (transcripts are not in git, and
+    the oldest are pruned)."""
     path = transcript_path(store.meta_dir, batch)
     try:
         return path, read_events(path)
     except FileNotFoundError:
-        raise SceneEngineError(f"no transcript for batch {batch} (only model batches have "
-                               f"one, and old ones are pruned); see {path.parent}") from None
+        pass
+    entry = next((e for e in log(store) if e["kind"] == "batch" and e.get("batch") == batch),
+                 None)
+    if entry is None:
+        newest = store.load_state().batch
+        raise InputError(f"there is no batch {batch}" + (
+            f" (the newest is batch {newest}); `scenes log` lists them" if newest
+            else "; no batch has run yet"))
+    if entry.get("model") == "offline":
+        raise SceneEngineError(f"batch {batch} has no transcript: it ran on the offline "
+                               "backend, and only model batches write one")
+    raise SceneEngineError(f"batch {batch} ({entry.get('model')}) has no transcript on this "
+                           "machine: transcripts are not in git (a copy made elsewhere has "
+                           f"none), and the oldest are pruned beyond {KEEP_BYTES >> 20} MB")
 
 
 def render_transcript(events: list[dict], batch: int) -> str:

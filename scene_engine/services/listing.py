@@ -18,11 +18,13 @@ def scene_rows(store: Store) -> list[dict]:
     """``[{"name", "heat", "updated", "summary"}]`` of every scene, hottest first (ties by
     name); ``updated`` is ISO text or None. A scene not readable as UTF-8 gets a row saying
     so (heat 0), never an exception."""
-    from scene_engine.store.scene import read_scene
+    from scene_engine.index.scenes import header_warning
+    from scene_engine.store.scene import SceneHeaderWarning, read_scene
 
     rows: list[dict[str, Any]] = []
+    broken: list[str] = []
     for name in store.scene_names():
-        with warnings.catch_warnings(record=True):
+        with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 scene = read_scene(store.scenes_dir / name)
@@ -30,6 +32,8 @@ def scene_rows(store: Store) -> list[dict]:
                 rows.append({"name": name, "heat": 0, "updated": None,
                              "summary": "(not readable as UTF-8: see `scenes doctor`)"})
                 continue
+        if any(issubclass(w.category, SceneHeaderWarning) for w in caught):
+            broken.append(name)
         updated: Any = scene.meta.get("updated")   # a datetime, or what a person wrote
         marked = "git conflict markers" in (scene.header_error or "")
         rows.append({"name": name, "heat": int(scene.meta.get("heat") or 0),
@@ -38,7 +42,29 @@ def scene_rows(store: Store) -> list[dict]:
                                 "`scenes doctor`)" if marked and scene.header_error
                      else scene.meta.get("summary") or ""})
     rows.sort(key=lambda r: (-r["heat"], r["name"]))
+    said = header_warning(broken)
+    if said:       # the rows of those scenes say heat 0, no summary: never silently
+        warnings.warn(said, stacklevel=2)
     return rows
+
+
+def header_problem(store: Store) -> str | None:
+    """The warning naming every scene whose header cannot be read (``index.scenes
+    .header_warning``), or None: what ``status`` adds to its warnings."""
+    from scene_engine.index.scenes import header_warning
+    from scene_engine.store.scene import SceneHeaderWarning, read_scene
+
+    broken = []
+    for name in store.scene_names():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                read_scene(store.scenes_dir / name)
+            except (UnicodeDecodeError, OSError):
+                continue
+        if any(issubclass(w.category, SceneHeaderWarning) for w in caught):
+            broken.append(name)
+    return header_warning(broken)
 
 
 def match_scene(store: Store, name: str) -> str | None:

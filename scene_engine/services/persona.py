@@ -101,7 +101,7 @@ def persona_reason(store: Store, requested: bool) -> str | None:
     named = sum(n.removesuffix(".md") in text for n in names)
     unnamed = len(names) - named
     if named * 2 < len(names) and unnamed >= MIN_UNNAMED and store.load_state().since_persona:
-        return f"it names {named} of the {len(names)} scenes"
+        return f"it names {named} of the {count(len(names), 'scene')}"
     return None
 
 

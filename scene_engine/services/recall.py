@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scene_engine.core.checks import MAX_BUDGET, MIN_BUDGET  # noqa: F401  (faces import them here)
 from scene_engine.services.search import check_number, check_query, check_scope
 
 if TYPE_CHECKING:
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     from scene_engine.store.store import Store
 
 RECALL_BUDGET = 4000     # characters by default
-MIN_BUDGET, MAX_BUDGET = 100, 10_000_000
 
 
 def recall(store: Store | Path | None, query: str, budget: int = RECALL_BUDGET,

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from scene_engine.core.plural import count
 from scene_engine.store.memories import SEGMENT, Journal, _lines
 from scene_engine.store.numbering import STATE_PATH, numbering_problem
 from scene_engine.store.store import State, Store, StoreError, render_state
@@ -342,7 +343,8 @@ def _repair(unit: StoreUnit) -> dict:
                (f" and {len(markers) - 1} more" if len(markers) > 1 else "") if markers
                else "") or numbering_problem(store.memories_dir, state.next_seq) or \
         claims_problem(records, claims, state) or \
-        (f"{len(losers)} batch commits share a number with another" if losers else "") or \
+        (f"{count(len(losers), 'batch commit')} {'shares' if len(losers) == 1 else 'share'} a "
+         "number with another" if losers else "") or \
         ("state.json holds git conflict markers" if sides else "") or \
         ("the extraction ledger's events are not numbered 1, 2, 3, ..." if events else "")
     if not problem:
@@ -394,8 +396,8 @@ def _write_repair(unit: StoreUnit, plan: Reconciled, fixed: State, events: str |
         for rel, text in (ledgers or {}).items():
             atomic_write_text(store.root / rel, text)
         store.save_state(fixed)
-        history.commit(unit.repo, f"repair: journal numbered anew, {fixed.pending} memories "
-                                  f"pending\n\nProblem: {problem}.{released}{trailer}\n",
+        history.commit(unit.repo, f"repair: journal numbered anew, "
+                                  f"{count(fixed.pending, 'memory')} pending\n\nProblem: {problem}.{released}{trailer}\n",
                        paths=("memories", STATE_PATH, LOG_PATH, *(ledgers or {})))
 
 

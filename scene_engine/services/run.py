@@ -63,12 +63,12 @@ def run_pending(store: Store, backend: Backend, max_batches: int | None = None,
                 persona.regenerate(store, backend, reason)
             break
         results.append(result)
+        if on_batch:     # said at once: an interrupt in the persona below finds it said
+            on_batch(result)
         reason = persona.persona_reason(store, result.persona_requested)
         if reason and not persona_kept:
             # "" = kept a hand-edited persona (it warned once); don't ask again this run.
             persona_kept = not persona.regenerate(store, backend, reason)
-        if on_batch:
-            on_batch(result)
     return results
 
 
@@ -160,13 +160,22 @@ class FoldRun:
         """What an interrupted run leaves: the batch in progress wrote nothing (it was never
         applied, or it was rolled back), the batches committed before stay. The count comes
         from the state (a batch can commit just before the interrupt is delivered), else
-        from the batches reported."""
+        from the batches reported; a batch committed as the interrupt came, before its line
+        was printed, is named apart, so the count agrees with the lines shown."""
+        shown = len(self.committed)
         try:
-            done = self.store.load_state().batch - self.before.batch
+            done = max(self.store.load_state().batch - self.before.batch, shown)
         except Exception:
-            done = len(self.committed)
+            done = shown
         kept = (f"{count(done, 'batch')} committed before the interrupt stay committed"
                 if done else "no batch was committed before it")
+        if done > shown:
+            unlisted = [str(self.before.batch + n) for n in range(shown + 1, done + 1)]
+            one = len(unlisted) == 1
+            late = (f"{'batch' if one else 'batches'} {' and '.join(unlisted)}, committed as "
+                    f"the interrupt came (`scenes log` shows {'it' if one else 'them'}),")
+            kept = (f"{count(shown, 'batch')} listed above and {late}" if shown else late) + \
+                " stay committed"
         return (f"the batch in progress was rolled back (nothing of it was written); {kept}"
                 f"{pending_note(self.store)}")
 

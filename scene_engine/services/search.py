@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scene_engine.core.checks import check_number, check_query, query_problem  # noqa: F401
 from scene_engine.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -21,30 +22,6 @@ if TYPE_CHECKING:
 
 SEARCH_K = 10            # hits by default
 MIN_HITS, MAX_HITS = 1, 10_000
-
-
-def query_problem(query: Any) -> str:
-    """Why ``query`` cannot be searched for or recalled (a usage error, exit 2), or "": an
-    empty or blank query asks for nothing (it is not "no match")."""
-    if not isinstance(query, str) or not query.strip():
-        return "the query is empty: give the words to look for"
-    return ""
-
-
-def check_query(query: Any) -> str:
-    """``query`` when it can be searched; raises ``InputError`` (``query_problem``)."""
-    problem = query_problem(query)
-    if problem:
-        raise InputError(problem)
-    return query
-
-
-def check_number(value: Any, name: str, low: int, high: int) -> int:
-    """``value`` when it is a whole number (not a bool) in ``low..high``; raises
-    ``InputError`` naming ``name`` and the range."""
-    if type(value) is not int or not low <= value <= high:
-        raise InputError(f"{name} must be a whole number from {low} to {high}, not {value!r}")
-    return value
 
 
 def check_scope(scope: Any) -> str | None:
@@ -108,7 +85,7 @@ def search(directory: Path | StorePaths | None, query: str, k: int = SEARCH_K,
     try:
         hits = index.search_memories(query, k=k, scope=scope) if memories \
             else index.search(query, k=k)
-        unread = index.journal_warning() if memories else None   # a line it cannot search
+        unread = index.journal_warning() if memories else index.header_warning()
     finally:
         index.close()
     kind = "memory" if memories else "scene"

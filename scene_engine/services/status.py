@@ -20,6 +20,7 @@ def status(store: Store) -> dict:
     copies: the counts are not to be trusted until ``scenes repair``)."""
     from scene_engine.extraction.events import read_intact
     from scene_engine.extraction.review import open_pairs
+    from scene_engine.store.layout import repair_order
 
     state = store.load_state()
     events, unread = read_intact(store)
@@ -28,7 +29,15 @@ def status(store: Store) -> dict:
             "memories": state.next_seq, "forgotten": len(state.forgotten),
             "persona": store.persona_path.exists(), "queued": inbox.queued(store),
             "review": len(open_pairs(events)), "root": str(store.root),
-            "warnings": journal_problems(store) + unread + _numbering(store, state)}
+            "warnings": repair_order(store.root, journal_problems(store) + unread
+                                     + _numbering(store, state) + _headers(store))}
+
+
+def _headers(store: Store) -> list[str]:
+    from scene_engine.services.listing import header_problem
+
+    said = header_problem(store)
+    return [said] if said else []
 
 
 def _numbering(store: Store, state) -> list[str]:
@@ -51,9 +60,11 @@ def _numbering(store: Store, state) -> list[str]:
         problem = numbering_problem(store.memories_dir, state.next_seq)
     except JournalError:          # a torn line: named in the journal's own warnings
         return []
+    from scene_engine.store.layout import repair_advice
+
     return [f"the memory journal's numbers are out of step ({problem}), as after a git "
-            "merge of two copies; the counts above are not to be trusted: `scenes repair` "
-            "numbers the journal anew"] if problem else []
+            "merge of two copies; the counts above are not to be trusted: "
+            + repair_advice(store.root)] if problem else []
 
 
 

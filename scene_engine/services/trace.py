@@ -352,7 +352,8 @@ def _current_lines(repo: Repo, store: Store, memory: Memory, scenes: list[str],
                 blame = history.blame_lines(repo, f"scenes/{scene}")
         except history.NotCommitted:   # a scene not committed yet carries no batch's line
             continue
-        body = parse_scene(read_regular_text(store.scenes_dir / scene, errors="replace"))
+        body = parse_scene(read_regular_text(store.scenes_dir / scene, errors="replace"),
+                           name=scene)
         first = len(blame) - len(body.body.rstrip("\n").split("\n")) if body.header else 0
         for row in blame[first:]:          # the body only: a summary is not a place
             how = _states(memory, row["text"], store.config.tz)

@@ -261,12 +261,33 @@ def _conflict_message(repo: Repo, commit: Commit, files: list[str], action: str 
         later.append(f"{c.hexsha[:8]} {history.message_of(c).splitlines()[0]}")
     dirty = set(history.dirty_paths(repo)) & set(files)
     shown = "; ".join(later[:10]) + (f"; and {len(later) - 10} more" if len(later) > 10 else "")
+    root = history.git_cwd(repo)
+    gone = sorted(p for p in dirty if not (root / p).exists())
+    edited = sorted(dirty - set(gone))
     blockers = [f"later commits ({shown})" if later else "",
-                f"your uncommitted edits of {', '.join(sorted(dirty))}" if dirty else ""]
+                f"your uncommitted edits of {', '.join(edited)}" if edited else "",
+                f"your uncommitted deletion of {', '.join(gone)}" if gone else ""]
     what = " and ".join(b for b in blockers if b) or "later changes"
-    return (f"cannot {action} {commit.hexsha[:8]} ({history.message_of(commit).splitlines()[0]}): {what} "
-            f"changed the same or neighbouring lines of {', '.join(files)}. Undo those commits "
-            "first (newest first), or edit the scene by hand. Nothing was changed.")
+    ways = []
+    if later:
+        ways.append("undo those commits first (newest first)")
+    if edited:
+        ways.append(f"commit your edits first (`git commit {' '.join(edited)}`) or put them "
+                    f"aside (`git checkout -- {' '.join(edited)}` drops them)")
+    if gone:
+        ways.append(f"bring the deleted {'file' if len(gone) == 1 else 'files'} back "
+                    f"(`git checkout -- {' '.join(gone)}`) or commit the deletion "
+                    f"(`git rm {' '.join(gone)}` and `git commit`) first")
+    ways.append("edit the scene by hand")
+    advice = "; or ".join(ways)
+    if later or edited:
+        why = f"{what} changed the same or neighbouring lines of {', '.join(files)}"
+    else:
+        why = (f"{', '.join(gone)} {'was' if len(gone) == 1 else 'were'} deleted by hand and "
+               "the deletion is not committed")
+    return (f"cannot {action} {commit.hexsha[:8]} "
+            f"({history.message_of(commit).splitlines()[0]}): {why}. "
+            f"{advice[:1].upper()}{advice[1:]}. Nothing was changed.")
 
 
 def _new_state(state: State, action: str, seqs: list[int], forget: bool) -> State:

@@ -117,13 +117,16 @@ def find_root(root: Path | None = None) -> Path:
     from the current folder, any folder inside ``FOLDER``) finds it too (``prefixed_store``).
     Raises ``NotAStoreError`` (exit 2) when no store is meant.
     """
+    if root is not None and (not isinstance(root, str | os.PathLike) or not os.fspath(root)
+                             or (isinstance(root, str) and not root.strip())):
+        raise NotAStoreError(f"a store is named by its folder (a path or text), not {root!r}")
     if root is None and os.environ.get("SCENE_ENGINE_DIR"):
         root = Path(os.environ["SCENE_ENGINE_DIR"])
     if root is None:
         here = Path.cwd()
         found = next((p for p in (here, *here.parents) if _is_store(p)), None)
         if found is None:   # a prefixed store: its folder is in the same git work tree
-            top = next((p for p in (here, *here.parents) if (p / ".git").exists()), None)
+            top = next((p for p in (here, *here.parents) if _exists(p / ".git")), None)
             for p in (here, *here.parents) if top is not None else ():
                 found = prefixed_store(p)
                 if found is not None or p == top:
@@ -142,7 +145,19 @@ MAX_PREFIX_DEPTH = 3   # folders in a ``--prefix`` (``memory/``, ``notes/agent/m
 
 
 def _is_store(folder: Path) -> bool:
-    return (folder / META_DIR / "state.json").is_file()
+    """True when ``folder`` holds a store; a folder that cannot be read holds none (the
+    lookup scans folders it was not asked about: ``/proc``, another user's home)."""
+    try:
+        return (folder / META_DIR / "state.json").is_file()
+    except OSError:
+        return False
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def prefixed_store(folder: Path) -> Path | None:
@@ -161,7 +176,10 @@ def prefixed_store(folder: Path) -> Path | None:
             except OSError:
                 continue
             for entry in entries:
-                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                try:
+                    if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                        continue
+                except OSError:   # unreadable: not a store, and nothing to scan below it
                     continue
                 candidate = Path(entry.path)
                 if _is_store(candidate) and _recorded_prefix(candidate) == \
@@ -184,6 +202,73 @@ def _recorded_prefix(store_root: Path) -> str:
     return value if isinstance(value, str) else ""
 
 
+# What git leaves in its folder while a person's merge, rebase, cherry-pick or revert is under
+# way (``history.IN_PROGRESS`` refuses every commit then), and what finishes each.
+_GIT_IN_PROGRESS = (
+    ("MERGE_HEAD", "merge", "`git add` the conflicted files as they are, then `git commit`"),
+    ("rebase-merge", "rebase", "`git rebase --continue`"),
+    ("rebase-apply", "rebase", "`git rebase --continue`"),
+    ("CHERRY_PICK_HEAD", "cherry-pick", "`git cherry-pick --continue`"),
+    ("REVERT_HEAD", "revert", "`git revert --continue`"),
+)
+
+
+def _git_dir(root: Path) -> Path | None:
+    """The git folder of the repository ``root`` is in (a worktree's own), or None."""
+    for folder in (root, *root.parents):
+        dot = folder / ".git"
+        try:
+            if dot.is_dir():
+                return dot
+            if dot.is_file():
+                text = dot.read_text(encoding="utf-8").strip()
+                if text.startswith("gitdir:"):
+                    found = Path(text.removeprefix("gitdir:").strip())
+                    return found if found.is_absolute() else folder / found
+        except OSError:
+            return None
+    return None
+
+
+def git_in_progress(root: Path) -> tuple[str, str] | None:
+    """(what, how to finish it) for a git merge, rebase, cherry-pick or revert under way in
+    the repository of the store at ``root``, or None."""
+    git_dir = _git_dir(Path(root).absolute())
+    if git_dir is None:
+        return None
+    for marker, what, finish in _GIT_IN_PROGRESS:
+        try:
+            if (git_dir / marker).exists():
+                return what, finish
+        except OSError:
+            continue
+    return None
+
+
+def repair_advice(root: Path, does: str = "numbers the journal anew") -> str:
+    """"`scenes repair` DOES", or, while a git merge (rebase, ...) is under way, which repair
+    refuses, the step before it: finish the merge (commit it), then repair."""
+    busy = git_in_progress(root)
+    if busy is None:
+        return f"`scenes repair` {does}"
+    what, finish = busy
+    return (f"finish the git {what} in progress first ({finish}; `scenes repair` refuses "
+            f"to run in the middle of it), then `scenes repair` {does}")
+
+
+def repair_order(root: Path, messages: list[str]) -> list[str]:
+    """``messages`` and, when one of them sends the person to ``scenes repair`` while a git
+    merge (rebase, ...) is under way, one more saying to finish that first: repair refuses
+    to run in the middle of it."""
+    busy = git_in_progress(root)
+    if busy is None or not any("`scenes repair`" in m and "finish the git" not in m
+                               for m in messages):
+        return messages
+    what, finish = busy
+    return [*messages, f"git: a {what} is in progress; finish it first ({finish}), then "
+                       f"`scenes repair` (it refuses to run in the middle of the {what})"]
+
+
 class StateUnreadable(StoreError):
     """``state.json`` is not a JSON object (torn, or edited by hand); the message says how to
     bring the committed one back."""
@@ -199,7 +284,8 @@ def state_problem(path: Path, what: str, text: str = "") -> str:
     in git, so the last committed version can come back."""
     if _MARKER.search(text):
         return (f"{path} holds git conflict markers left by a merge of two copies of this "
-                "store; `scenes repair` numbers the journal anew and takes both sides")
+                "store; " + repair_advice(path.parent.parent,
+                                          "numbers the journal anew and takes both sides"))
     return (f"{path}: {what}; it is in git: `git checkout -- {path}` brings back the last "
             "committed version (then `scenes doctor`)")
 

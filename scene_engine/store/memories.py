@@ -125,6 +125,8 @@ def parse_lines(data: bytes, now: datetime | None = None) -> list[tuple[int, Mem
         raise MemoryInputError([(line, f"invalid UTF-8 at byte {exc.start}")]) from exc
     text = text.removeprefix("\ufeff")
     items = _split_records(text)
+    if not items:   # `[]`, as an empty file: an input with no memory is a mistake, not a no-op
+        raise MemoryInputError([(1, "input is an empty JSON list: give at least one memory")])
     # A lone surrogate can only come in as a JSON escape (UTF-8 cannot carry one): without
     # such an escape in the text no record needs the per-record check.
     surrogates = _SURROGATE_ESCAPE.search(text) is not None
@@ -309,7 +311,9 @@ def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
     mem_id = value.get("id")
     if mem_id is None:
         mem_id = derived_id(content, created, *(value.get(key) for key in KIND_FIELDS))
-    elif not isinstance(mem_id, str) or not mem_id.strip():
+    elif not isinstance(mem_id, str):
+        raise ValueError(f"`id` must be text, not {mem_id!r} (leave it out for a derived id)")
+    elif not mem_id.strip():
         raise ValueError("`id` must be non-empty text")
     elif len(mem_id) > MAX_ID_CHARS or re.search(r"[\x00-\x1f\x7f]", mem_id):
         raise ValueError(f"`id` must be at most {MAX_ID_CHARS} printable characters")
@@ -397,13 +401,17 @@ class AddReport:
     aliases, so adding the same file again adds nothing). ``same_as``: ``(id given, id of the
     memory kept)`` for each record skipped or collapsed. ``conflicts``: ``(position in the
     input, message)`` for each known id sent with another memory; those are not added (a
-    memory is never rewritten), and ``engine.add_memories`` refuses the whole input for them."""
+    memory is never rewritten), and ``engine.add_memories`` refuses the whole input for them.
+    ``ids``: the ids of the memories added, in order; ``commit``: the add's commit ("" when
+    nothing was written), both set by ``services.add``."""
 
     added: int
     known: int
     duplicates: int
     same_as: tuple[tuple[str, str], ...] = ()
     conflicts: tuple[tuple[int, str], ...] = ()
+    ids: tuple[str, ...] = ()
+    commit: str = ""
 
 
 class Journal:

@@ -26,7 +26,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scene_engine.core.plural import count
 from scene_engine.store.history import rewritten_journal_lines
+from scene_engine.store.layout import repair_advice
 from scene_engine.store.memories import SEGMENT, _record, journal_rows
 from scene_engine.store.store import State, Store, StoreError
 
@@ -90,7 +92,7 @@ def numbering_problem(folder: Path, next_seq: int) -> str:
         lines = journal_rows(path.read_bytes())
         last = place == len(paths) - 1
         if not last and len(lines) != SEGMENT:
-            return f"{rel} holds {len(lines)} records, not {SEGMENT}"
+            return f"{rel} holds {count(len(lines), 'record')}, not {SEGMENT}"
         checked = range(len(lines)) if last else sorted({0, len(lines) - 1})
         for offset in checked:
             number, line = lines[offset]
@@ -100,7 +102,7 @@ def numbering_problem(folder: Path, next_seq: int) -> str:
                         f"#{place * SEGMENT + offset} belongs")
         total += len(lines)
     if total != next_seq:
-        return f"the journal holds {total} memories but state.json counts {next_seq}"
+        return f"the journal holds {count(total, 'memory')} but state.json counts {next_seq}"
     return ""
 
 
@@ -112,8 +114,8 @@ def check_numbering(store: Store, state: State | None = None) -> None:
     if problem:
         raise NumberingError(
             f"the memory journal's numbers are out of step ({problem}), as after a git merge "
-            "of two copies of this store; nothing was written. `scenes repair` numbers the "
-            "journal anew: what the batches in effect took stays folded (by id), every other "
+            "of two copies of this store; nothing was written. "
+            + repair_advice(store.root) + ": what the batches in effect took stays folded (by id), every other "
             "memory is pending again")
 
 
