@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from scene_engine.core.errors import plain_error
 from scene_engine.core.plural import count
@@ -51,7 +51,44 @@ class FoldStats:
     failures: list[str] = field(default_factory=list)
 
 
-class FoldWorker:
+class _DaemonLoop:
+    """A daemon thread running ``_loop`` until ``stop()``: the life cycle ``FoldWorker`` and
+    ``InboxJoiner`` share. ``_wake`` cuts a wait short; ``_stop`` ends the loop after the
+    step in progress. Use ``start()``/``stop()`` or ``with``."""
+
+    THREAD_NAME = "scene-engine"
+
+    def __init__(self) -> None:
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Start the thread (once)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name=self.THREAD_NAME,
+                                            daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Ask the thread to stop after the step it is in, and wait ``timeout`` seconds."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        raise NotImplementedError
+
+
+class FoldWorker(_DaemonLoop):
     """A daemon thread that folds pending memories of ``store`` when a trigger fires.
 
     ``backend``: a callable giving the backend to fold with (``engine.make_backend``; called at
@@ -59,6 +96,8 @@ class FoldWorker:
     (None: the store's config). ``on_event(text)``: told of each batch and failure (a log
     line). Use ``start()``/``stop()`` or ``with``.
     """
+
+    THREAD_NAME = "scene-engine-fold"
 
     def __init__(self, store: Store, backend: Callable[[], Backend], *,
                  fold_every: int | None = None, fold_idle: float | None = None,
@@ -70,32 +109,9 @@ class FoldWorker:
         self.fold_idle = fold_idle if fold_idle is not None else config.fold_idle
         self.on_event = on_event or (lambda text: log.info("%s", text))
         self.stats = FoldStats()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        super().__init__()
         self._failed_at: tuple[float, float] | None = None   # (newest add, when) of a failure
         self._failures_in_row = 0
-
-    def __enter__(self) -> FoldWorker:
-        self.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def start(self) -> None:
-        """Start the thread (once)."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="scene-engine-fold",
-                                            daemon=True)
-            self._thread.start()
-
-    def stop(self, timeout: float = 30.0) -> None:
-        """Ask the thread to stop after the batch it is in, and wait ``timeout`` seconds."""
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def added(self) -> None:
         """Memories were just added: look at the triggers now rather than within a second."""
@@ -179,7 +195,7 @@ MAX_JOIN_RETRY = 300   # seconds at most between tries after a join failed (not 
 
 
 
-class InboxJoiner:
+class InboxJoiner(_DaemonLoop):
     """A daemon thread that appends the inbox to the journal as soon as the store is free.
 
     A memory put in the inbox while a batch held the store must not wait for the next fold
@@ -191,36 +207,15 @@ class InboxJoiner:
     Use ``start()``/``stop()`` or ``with``.
     """
 
+    THREAD_NAME = "scene-engine-inbox"
+
     def __init__(self, store: Store, on_event: Callable[[str], None] | None = None):
         self.store = store
         self.on_event = on_event or (lambda text: log.warning("%s", text))
         self.joined = 0                    # inbox files appended so far
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        super().__init__()
         self._retry_at = 0.0               # monotonic time before which a failed join waits
         self._failures = 0
-
-    def __enter__(self) -> InboxJoiner:
-        self.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def start(self) -> None:
-        """Start the thread (once)."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="scene-engine-inbox",
-                                            daemon=True)
-            self._thread.start()
-
-    def stop(self, timeout: float = 30.0) -> None:
-        """Ask the thread to stop (after the join in progress) and wait ``timeout`` seconds."""
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def wake(self) -> None:
         """A memory was just put in the inbox: try to join it now."""
