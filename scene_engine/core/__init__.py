@@ -3,7 +3,8 @@
 ``errors`` (the one error root, ``SceneEngineError``, and exceptions as plain text), ``fs``
 (atomic writes, reads that never follow a link), ``interrupts`` (Ctrl-C and SIGTERM held back
 around a write and its commit), ``text`` (lexical features), ``when`` (relative time made
-absolute), ``plural`` (counts as a person reads them).
+absolute), ``plural`` (counts as a person reads them), ``ids`` (memory id ranges as digests cite
+them), ``checks`` (argument checks in the command line's words).
 
 May import: the standard library and third-party packages only; nothing of scene_engine.
 """

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
+from scene_engine.core.ids import NUMBERED, expand_range
 from scene_engine.core.text import STOP_WORDS, keywords
 from scene_engine.core.when import MONTH_ABBREVIATIONS
 from scene_engine.offline.threads import opens, settles
@@ -50,7 +51,7 @@ def cited(fact: str) -> tuple[str, list[str]]:
         return fact, []
     ids = []
     for token in (i.strip() for i in found.group(1).split(",")):
-        ids += _expand(token) if token else []
+        ids += expand_range(token) if token else []
     return fact[: found.start()], ids
 
 
@@ -59,9 +60,6 @@ def cite(fact: str, ids: list[str]) -> str:
     count up with the same prefix are written as a range, ``m0012..m0019``."""
     ids = list(dict.fromkeys(ids))
     return f"{fact} [{', '.join(_ranges(ids))}]" if ids else fact
-
-
-_NUMBERED = re.compile(r"^(.*?)(\d+)$")
 
 
 def _ranges(ids: list[str]) -> list[str]:
@@ -82,23 +80,14 @@ def _ranges(ids: list[str]) -> list[str]:
 
 
 def _id_order(memory_id: str) -> tuple:
-    found = _NUMBERED.match(memory_id)
+    found = NUMBERED.match(memory_id)
     return (found.group(1), len(found.group(2)), int(found.group(2))) if found else (memory_id, 0, 0)
 
 
 def _follows(before: str, after: str) -> bool:
-    a, b = _NUMBERED.match(before), _NUMBERED.match(after)
+    a, b = NUMBERED.match(before), NUMBERED.match(after)
     return bool(a and b and a.group(1) == b.group(1) and len(a.group(2)) == len(b.group(2))
                 and int(b.group(2)) == int(a.group(2)) + 1)
-
-
-def _expand(token: str) -> list[str]:
-    first, sep, last = token.partition("..")
-    a, b = _NUMBERED.match(first), _NUMBERED.match(last) if sep else None
-    if not (a and b and a.group(1) == b.group(1) and len(a.group(2)) == len(b.group(2))):
-        return [token]
-    width, prefix = len(a.group(2)), a.group(1)
-    return [f"{prefix}{n:0{width}d}" for n in range(int(a.group(2)), int(b.group(2)) + 1)]
 
 
 def digest_ids(text: str) -> list[str]:

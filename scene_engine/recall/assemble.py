@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from scene_engine.core.errors import InputError
 from scene_engine.core.fs import read_regular_text
+from scene_engine.core.ids import expand_range
 from scene_engine.core.plural import count
 from scene_engine.core.when import MONTH_ABBREVIATIONS, readable, resolve
 from scene_engine.index.analysis import CJK_RUN, fold, question_terms, text_terms
@@ -72,7 +73,6 @@ _TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
 _CLOSED = re.compile(r"\s*→\s*\d{4}-\d{2}-\d{2}: ")     # ``threads.ARROW`` and a day
 _SHORTEST_LINE = 8        # no passage line is shorter ("- " and a few words): stop looking
 _CUT = "…"                # how the engine marks a quote it cut short (``rollup.quote``)
-_NUMBERED = re.compile(r"^(.*?)(\d+)$")
 _MAP_HEADING = "## Scenes\n"
 
 # ``terms -> (documents, {term: documents holding it})``: the statistics IDF is taken from.
@@ -213,7 +213,7 @@ def _cited(fact: str) -> tuple[str, tuple[str, ...]]:
     if not found:
         return fact.strip(), ()
     tokens = (t.strip() for t in found.group(0).strip(" []").split(","))
-    return fact[: found.start()].strip(), tuple(i for t in tokens if t for i in _expand(t))
+    return fact[: found.start()].strip(), tuple(i for t in tokens if t for i in expand_range(t))
 
 
 @functools.lru_cache(maxsize=256)
@@ -227,17 +227,6 @@ def cited_ids(body: str) -> tuple[tuple[str, bool], ...]:
         for fact, ids in map(_cited, digest.group(2).split("; ") if digest else ()):
             out += [(i, not _MORE.match(fact)) for i in ids]
     return tuple(out)
-
-
-def _expand(token: str) -> list[str]:
-    """``m0012..m0019`` -> its ids (``rollup._expand``; not imported: rollup brings the
-    offline backend's word tables, and recall starts in a new process each call)."""
-    first, sep, last = token.partition("..")
-    a, b = _NUMBERED.match(first), _NUMBERED.match(last) if sep else None
-    if not (a and b and a.group(1) == b.group(1) and len(a.group(2)) == len(b.group(2))):
-        return [token]
-    width, prefix = len(a.group(2)), a.group(1)
-    return [f"{prefix}{n:0{width}d}" for n in range(int(a.group(2)), int(b.group(2)) + 1)]
 
 
 def rank_passages(query: str, passages: list[Passage],
