@@ -247,6 +247,19 @@ def test_every_read_of_a_scene_with_a_broken_header_names_it(root, args):
     assert "<scene>" not in result.output
 
 
+def test_the_mcp_scene_list_names_a_scene_with_a_broken_header_too(root):
+    from scene_engine.mcpserver import tools
+    from scene_engine.store.store import open_store
+
+    scenes(root, "ingest", "-", stdin=memories(1))
+    (root / "scenes" / "park-walks.md").write_text(BROKEN, "utf-8")
+    listed = tools.list_scenes(open_store(root))
+    assert "park-walks.md" in {row["name"] for row in listed["scenes"]}
+    assert "park-walks.md" in listed["warning"] and "header" in listed["warning"]
+    (root / "scenes" / "park-walks.md").unlink()
+    assert "warning" not in tools.list_scenes(open_store(root))
+
+
 def test_a_header_warning_names_the_file_not_a_placeholder(root):
     scenes(root, "ingest", "-", stdin=memories(1))
     (path,) = list((root / "scenes").glob("*.md"))

@@ -150,8 +150,8 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
     @server.tool()
     def list_scenes() -> dict:
         """Every scene with heat, last update and summary, hottest first: `{"scenes":
-        [...]}`."""
-        return {"scenes": call(tools.list_scenes)}
+        [...]}`, with `"warning"` naming a scene whose header cannot be read."""
+        return call(tools.list_scenes)
 
     @server.tool(check=tools.check_read_scene)
     def read_scene(name: Annotated[str, Field(description="Scene name, with or without "

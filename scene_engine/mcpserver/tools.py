@@ -131,11 +131,19 @@ def search(store: Store, query: str, k: int = 10, memories: bool = False,
         {"warning": "; ".join(found.warnings)} if found.warnings else {})
 
 
-def list_scenes(store: Store) -> list[dict]:
-    """``scenes list --json``: ``[{"name", "heat", "updated", "summary"}]``, hottest first."""
+def list_scenes(store: Store) -> dict:
+    """``scenes list --json`` as ``{"scenes": [{"name", "heat", "updated", "summary"}]}``,
+    hottest first, with ``"warning"`` naming each scene whose header cannot be read (the
+    command line prints it on stderr; an agent would otherwise see heat 0 and no summary)."""
+    import warnings
+
     from scene_engine.services.listing import scene_rows
 
-    return scene_rows(store)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows = scene_rows(store)
+    said = [str(w.message) for w in caught]
+    return {"scenes": rows, **({"warning": "; ".join(said)} if said else {})}
 
 
 def read_scene(store: Store, name: str) -> str:
