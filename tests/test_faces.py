@@ -336,6 +336,32 @@ def test_add_memories_takes_text_or_bytes_and_refuses_anything_else(tmp_path):
     assert store.load_state().next_seq == 2                 # nothing more was added
 
 
+def test_make_backend_and_run_pending_refuse_arguments_of_the_wrong_kind(tmp_path):
+    from scene_engine import add_memories, init_store, make_backend, run_pending
+    from scene_engine.core.errors import InputError
+
+    store = init_store(tmp_path / "s")
+    add_memories(store, '{"content": "Walked the dog in the park."}')
+    for args, says in (((None,), "backend name must be text"),
+                       (("llm", 5), "model must be text"),
+                       (("offline", "", b"http://x"), "api_base must be text")):
+        with pytest.raises(InputError, match=says):
+            make_backend(*args)                             # type: ignore[arg-type]
+    backend = make_backend("offline")
+    for kwargs, says in (({"store": str(store.root), "backend": backend}, "open store"),
+                         ({"store": store, "backend": "offline"}, "needs a backend"),
+                         ({"store": store, "backend": backend, "max_batches": "2"},
+                          "max_batches must be a whole number"),
+                         ({"store": store, "backend": backend, "size": 0},
+                          "size must be a whole number"),
+                         ({"store": store, "backend": backend, "on_batch": 3},
+                          "on_batch must be a function")):
+        with pytest.raises(InputError, match=says):
+            run_pending(**kwargs)                           # type: ignore[arg-type]
+    assert store.load_state().pending == 1                  # nothing ran
+    assert len(run_pending(store, backend)) == 1
+
+
 @pytest.mark.parametrize("query, budget, says", [
     ("", 4000, "the query is empty"), ("   ", 4000, "the query is empty"),
     (None, 4000, "the query is missing"), (12, 4000, "the query must be text"),

@@ -26,8 +26,11 @@ NAMES = ("offline", "llm")
 
 def make_backend(name: str, model: str = "", api_base: str = "") -> Backend:
     """``offline`` (default) or ``llm`` with a litellm model name (a model given with
-    ``offline`` means ``llm``). Raises ``InputError`` for another name or ``llm`` with no
-    model."""
+    ``offline`` means ``llm``). Raises ``InputError`` for another name, ``llm`` with no
+    model, or an argument that is not text (a Python caller gets no raw ``TypeError``)."""
+    for value, what in ((name, "the backend name"), (model, "model"), (api_base, "api_base")):
+        if not isinstance(value, str):
+            raise InputError(f"make_backend: {what} must be text, not {value!r}")
     if name not in NAMES:
         raise InputError(f"unknown backend {name!r}: use offline or llm")
     if name == "offline" and not model:

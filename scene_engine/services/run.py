@@ -41,14 +41,36 @@ def _prepare(store: Store, backend: Backend) -> None:
         raise BatchError(f"{exc}; nothing written") from exc
 
 
+def _check_arguments(store, backend, max_batches, size, on_batch) -> None:
+    """``run_pending``'s arguments in the Python API's words (``InputError``, exit 2)."""
+    from scene_engine.core.checks import check_number
+    from scene_engine.core.errors import InputError
+    from scene_engine.store.store import Store
+
+    if not isinstance(store, Store):
+        raise InputError(f"run_pending needs an open store (scene_engine.open_store(DIR)), "
+                         f"not {store!r}")
+    if not isinstance(backend, Backend):
+        raise InputError(f"run_pending needs a backend (scene_engine.make_backend(...)), "
+                         f"not {backend!r}")
+    for value, what in ((max_batches, "max_batches"), (size, "size")):
+        if value is not None:
+            check_number(value, what, 1, 1_000_000)
+    if on_batch is not None and not callable(on_batch):
+        raise InputError(f"on_batch must be a function of one batch result, not {on_batch!r}")
+
+
 def run_pending(store: Store, backend: Backend, max_batches: int | None = None,
                 size: int | None = None,
                 on_batch: Callable[[BatchResult], None] | None = None) -> list[BatchResult]:
     """Run batches until nothing is pending (or ``max_batches``); regenerate the persona when due.
 
     ``on_batch(result)`` is called after each committed batch (progress bars). Raises
-    ``BatchError`` on the first failed batch; the batches before it stay committed.
+    ``BatchError`` on the first failed batch; the batches before it stay committed, and
+    ``InputError`` (nothing run) for arguments of the wrong kind: a store that is not open,
+    a backend that is not one (``make_backend``), a count that is not a whole number.
     """
+    _check_arguments(store, backend, max_batches, size, on_batch)
     _prepare(store, backend)
     results: list[BatchResult] = []
     persona_kept = False
