@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from clirunner import CheckedRunner
+from test_cli import memories as cli_memories
 
 from scene_engine.cli import app
 
@@ -19,11 +20,12 @@ runner = CheckedRunner()
 COMMAND = [sys.executable, "-c", "from scene_engine.cli.entry import main; main()"]
 
 
+TOPICS = ("walked the dog in the park", "cooked curry for dinner", "我在图书馆看书")
+
+
 def memories(n: int, start: int = 0) -> str:
-    topics = ("walked the dog in the park", "cooked curry for dinner", "我在图书馆看书")
-    return "\n".join(json.dumps({"id": f"m{i}", "content": f"{topics[i % 3]} ({i})",
-                                 "created_at": 1_700_000_000 + 3600 * i}, ensure_ascii=False)
-                     for i in range(start, start + n))
+    """``test_cli.memories`` over this file's three topics, one of them Chinese."""
+    return cli_memories(n, start, TOPICS)
 
 
 @pytest.fixture

@@ -54,10 +54,8 @@ def _chosen(config: Config, backend_name: str | None, model: str | None,
     ``--api-base``, or a model's limits (``--call-timeout``, ``--batch-timeout``) or
     ``--api-base`` when no model is chosen anywhere: an option is never silently ignored."""
     if backend_name == "offline":
-        extra = [flag for flag, value in (("--model", model), ("--api-base", api_base),
-                                          ("--call-timeout", call_timeout),
-                                          ("--batch-timeout", batch_timeout))
-                 if value is not None]
+        extra = _given(("--model", model), ("--api-base", api_base),
+                       ("--call-timeout", call_timeout), ("--batch-timeout", batch_timeout))
         if extra:
             what = " and ".join(extra)
             raise InputError(f"--backend offline uses no model, so {what} would be ignored: "
@@ -66,10 +64,8 @@ def _chosen(config: Config, backend_name: str | None, model: str | None,
     model = model if model is not None else config.model
     name = backend_name or ("llm" if model else config.backend)
     if name == "offline" and not model:
-        extra = [flag for flag, value in (("--api-base", api_base),
-                                          ("--call-timeout", call_timeout),
-                                          ("--batch-timeout", batch_timeout))
-                 if value is not None]
+        extra = _given(("--api-base", api_base), ("--call-timeout", call_timeout),
+                       ("--batch-timeout", batch_timeout))
         if extra:
             what = " and ".join(extra)
             raise InputError(f"{what} {'mean' if len(extra) > 1 else 'means'} something only "
@@ -120,3 +116,8 @@ def extraction_settings(config: Config, backend_name: str | None = None,
 
     base = api_base if api_base is not None else (config.api_base or None)
     return ModelSettings(model=chosen, api_base=base, api_key=check_model(chosen, base, None))
+
+
+def _given(*options: tuple[str, object]) -> list[str]:
+    """The flags of ``(flag, value)`` pairs whose value was given (not None), in order."""
+    return [flag for flag, value in options if value is not None]
