@@ -481,11 +481,11 @@ def test_blame_names_the_memory_behind_each_line_not_the_whole_batch(tmp_path):
     assert "garden-2" in third and "garden-0" not in third and "garden-4" not in third
 
 
-def test_blame_of_a_digest_names_every_memory_it_cites(tmp_path):
+def test_blame_of_a_digest_names_the_memories_of_its_period_in_that_scene(tmp_path):
     from test_conservation_offline import add, fold
     from test_conservation_offline import new_store as settings_store
 
-    from scene_engine.offline.rollup import digest_ids
+    from scene_engine.batch.conservation import covers
 
     store = settings_store(tmp_path / "s", max_scene_chars=700, max_scenes=3)
     rows = [(f"r{i:02d}", f"Ran {5 + i % 7} km along the river in the park, run number {i}.",
@@ -493,15 +493,20 @@ def test_blame_of_a_digest_names_every_memory_it_cites(tmp_path):
     for start in range(0, 30, 10):
         add(store, *rows[start:start + 10])
         fold(store)
+    add(store, ("w1", "Started a new job at Northwind in Lisbon.", "2025-01-02T09:00:00Z"))
+    fold(store)
     found = []
     for name in store.scene_names():
         blamed = json.loads(ok(store.root, "blame", name, "--json").stdout)
         found += [r for r in blamed if "(digest)" in r["text"]]
     assert found, "the scene should have rolled up"
-    known = {r[0] for r in rows}
+    day = {r[0]: r[2][:10] for r in rows}
     for row in found:
-        cited = [i for i in digest_ids(row["text"].split(": ", 1)[1]) if i in known]
-        assert row["memories"] == list(dict.fromkeys(cited)) and row["found_by"] == "citation"
+        period = row["text"].split("- ", 1)[1].split(" ", 1)[0]
+        wanted = sorted(i for i, d in day.items() if covers(period, d))
+        # the runs of its period, in no id list in the text; not the job in the other scene
+        assert sorted(row["memories"]) == wanted and row["found_by"] == "period"
+        assert "w1" not in row["memories"] and not any(i in row["text"] for i in wanted)
 
 
 # ---------------------------------------------------------------- a git that refuses the store

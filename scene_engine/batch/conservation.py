@@ -27,6 +27,7 @@ from scene_engine.store.scene import parse_scene
 
 MERGE_COVERAGE = 0.5     # share of a merged-away scene's words the surviving scene must hold
 KEEP_COVERAGE = 0.5      # share of a rewritten scene's words the batch must still hold
+DIGEST_KEEP = 0.2        # ... of the words of dated lines a digest of their period took in
 ENGINE_KEYS = frozenset({"created", "updated", "heat", "summary", "merged_from"})
 
 
@@ -58,6 +59,59 @@ def content_terms(text: str, numbers: bool = False) -> frozenset[str]:
     if _NEGATION.search(text.lower()):
         found.add(NEGATION)
     return frozenset(found)
+
+
+_DATED_LINE = re.compile(
+    r"^\s*[-*]\s*(\d{4}(?:-\d{2}(?:-\d{2})?|-Q[1-4])?)( \(digest\))?\s*:")
+
+
+def covers(period: str, day: str) -> bool:
+    """True when ``day`` (``YYYY-MM-DD``, or a period's first day) lies in ``period``
+    (``YYYY``, ``YYYY-Qn``, ``YYYY-MM`` or a day): the lines a digest of ``period`` may
+    stand for."""
+    if "-Q" in period:
+        return (day[:4] == period[:4] and len(day) >= 7
+                and (int(day[5:7]) - 1) // 3 + 1 == int(period[-1]))
+    return day.startswith(period)
+
+
+def _start(period: str) -> str:
+    """The first month of a period as ``YYYY-MM`` (``2024-Q2`` -> ``2024-04``, ``2024`` ->
+    ``2024-01``), or the day itself."""
+    if "-Q" in period:
+        return f"{period[:4]}-{3 * int(period[-1]) - 2:02d}"
+    return f"{period}-01" if len(period) == 4 else period
+
+
+def held(old_body: str, new_bodies: list[str]) -> tuple[float, float]:
+    """How much of a scene body's words the bodies a batch writes still hold, with rollups
+    in mind (issue 23): (share of the words of its plain lines, share of the words of its
+    dated lines that a digest line of the new bodies covers by its period).
+
+    A digest is a condensed period by design (seed 000's hierarchical rollups): an old digest
+    line that a digest of the same or a wider period replaces is not counted at all, and dated
+    lines a digest took in need only keep ``DIGEST_KEEP`` of their words; every other line
+    keeps its share as before (``KEEP_COVERAGE``, ``MERGE_COVERAGE``). Each share is 1.0 when
+    there is nothing of its kind."""
+    periods = [found.group(1) for body in new_bodies for line in body.split("\n")
+               if (found := _DATED_LINE.match(line)) and found.group(2)]
+    plain, rolled = [], []
+    for line in old_body.split("\n"):
+        found = _DATED_LINE.match(line)
+        if found and any(covers(p, _start(found.group(1))) for p in periods):
+            if not found.group(2):       # an old digest a digest replaced counts for nothing
+                rolled.append(line)
+            continue
+        plain.append(line)
+    target = "\n".join(new_bodies)
+    return coverage("\n".join(plain), target), coverage("\n".join(rolled), target)
+
+
+def keeps(old_body: str, new_bodies: list[str], least: float = KEEP_COVERAGE) -> bool:
+    """True when ``new_bodies`` hold enough of ``old_body`` (``held``): ``least`` of its plain
+    words and ``DIGEST_KEEP`` of the words of the lines a digest took in."""
+    plain, rolled = held(old_body, new_bodies)
+    return plain >= least and rolled >= DIGEST_KEEP
 
 
 def coverage(source: str, target: str, numbers: bool = False) -> float:

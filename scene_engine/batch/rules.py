@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 
 from sandbox import DELETED, Change, NameRefused, Sandbox, validate_name
 from scene_engine.batch.conservation import (
+    DIGEST_KEEP,
     KEEP_COVERAGE,
     MERGE_COVERAGE,
     Authorship,
     content_terms,
-    coverage,
     dropped_facts,
+    held,
     lost_lines,
     quote,
 )
@@ -320,15 +321,15 @@ def deletion_problems(name: str, pending: dict, context: RuleContext) -> list[st
                 f"write its content into the scene that absorbs it, with `merged_from: "
                 f"[{name}]` in that scene's header, then write [DELETED] to {name}."]
     old_body = _body(name, context.old_texts.get(name, ""))
-    held = max(coverage(old_body, _body(n, c)) for n, c in survivors.items())
+    kept = max(held(old_body, [_body(n, c)])[0] for n, c in survivors.items())
     summary = _summary(name, context.old_texts.get(name, ""))
     if context.authorship(name).summary and not any(
             summary in c for c in survivors.values()):
         return [f"{name} has a summary a person wrote (\"{summary[:120]}\"): keep it word for "
                 f"word in the scene that absorbs {name} (as a line of its body)."]
-    if held < MERGE_COVERAGE:
+    if kept < MERGE_COVERAGE:
         return [f"{', '.join(sorted(survivors))} names {name} in merged_from but holds only "
-                f"{held:.0%} of its words (at least {MERGE_COVERAGE:.0%} needed): write "
+                f"{kept:.0%} of its words (at least {MERGE_COVERAGE:.0%} needed): write "
                 f"{name}'s facts into it before deleting {name}."]
     home = min(survivors, key=lambda n: len(_body(n, survivors[n])))
     return (_dropped_fact_problems(name, home, pending, context)
@@ -338,18 +339,19 @@ def deletion_problems(name: str, pending: dict, context: RuleContext) -> list[st
 def shrink_problems(name: str, pending: dict, context: RuleContext) -> list[str]:
     """A rewrite of ``name`` must keep its facts: at least ``KEEP_COVERAGE`` of the words it
     held are still in it or in another scene this batch writes (moved, not dropped)."""
-    old = content_terms(_body(name, context.old_texts.get(name, "")))
-    if not old:
+    old = _body(name, context.old_texts.get(name, ""))
+    if not content_terms(old):
         return []
-    kept: set[str] = set()
-    for other, text in pending.items():
-        if text is not DELETED:
-            kept |= content_terms(_body(other, text))
-    share = len(old & kept) / len(old)
+    bodies = [_body(other, text) for other, text in pending.items() if text is not DELETED]
+    share, rolled = held(old, bodies)
     if share < KEEP_COVERAGE:
         return [f"{name} would keep only {share:.0%} of the words it held (at least "
                 f"{KEEP_COVERAGE:.0%}): keep its facts — condense the wording, or move them "
                 "into another scene — rather than dropping them."]
+    if rolled < DIGEST_KEEP:
+        return [f"{name}'s digest lines keep only {rolled:.0%} of the words of the dated "
+                f"lines they took in (at least {DIGEST_KEEP:.0%}): a digest says each theme "
+                "of its period in a sentence, with its dates."]
     return _dropped_fact_problems(name, name, pending, context)
 
 

@@ -36,6 +36,7 @@ from typing import Any, TypedDict
 
 from scene_engine.core.fs import NotRegularFile, read_regular
 from scene_engine.index import memories as memory_index
+from scene_engine.index import places
 from scene_engine.index.analysis import (
     CJK_RUN,
     FTS_TOKENIZER,
@@ -46,7 +47,7 @@ from scene_engine.index.analysis import (
 )
 from scene_engine.store.layout import StoreError, StorePaths, is_utf8_name
 
-SCHEMA_VERSION = 11  # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes; 9: words_zh.txt; 10: conflict markers and repeated numbers named; 11: combining marks in words, letter pairs of Thai and other spaceless scripts
+SCHEMA_VERSION = 12  # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes; 9: words_zh.txt; 10: conflict markers and repeated numbers named; 11: combining marks in words, letter pairs of Thai and other spaceless scripts; 12: ledgers (where batches put memories)
 # A file modified this close to the moment it was indexed may change again within the clock's
 # granularity with the same size; don't trust size+mtime for it next time (git's "racy clean").
 RACY_NS = 2_000_000_000
@@ -81,6 +82,7 @@ CREATE VIRTUAL TABLE scene_fts USING fts5(
     name, summary, body, content='', tokenize='{FTS_TOKENIZER}'
 );
 {memory_index.SCHEMA}
+{places.SCHEMA}
 CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT);
 PRAGMA user_version = {SCHEMA_VERSION};
 """
@@ -351,6 +353,8 @@ class SceneIndex:
                 self._set_meta("scan", signature if settled else "")
             if self.memories_dir is not None:
                 memory_index.sync(self.conn, self.memories_dir, self.state_path, report)
+                if self.state_path is not None:
+                    places.sync(self.conn, Path(self.state_path).parent / "ledger")
         report.seconds = time.perf_counter() - started
         return report
 
@@ -554,6 +558,13 @@ class SceneIndex:
                 tiers.append((False, " OR ".join(t.fts for t in wide)))
             return memory_index.search(self.conn, tiers, k, gather=True, scope=scope)
         return self._guarded(run)
+
+    def memory_scenes(self, memory_id: str) -> list[str]:
+        """The scenes the batch ledgers say hold ``memory_id`` now (``places.scenes_of``);
+        [] when no ledger names it or this index was not given the journal."""
+        if self.memories_dir is None:
+            return []
+        return self._guarded(lambda: places.scenes_of(self.conn, memory_id))
 
     def journal_problems(self) -> list[str]:
         """The journal lines that are not whole records, one message each (the file and its

@@ -25,13 +25,7 @@ from collections import Counter
 from dataclasses import replace
 
 from scene_engine.batch.accounting import Declaration
-from scene_engine.batch.conservation import (
-    ENGINE_KEYS,
-    KEEP_COVERAGE,
-    MERGE_COVERAGE,
-    coverage,
-    is_pinned,
-)
+from scene_engine.batch.conservation import ENGINE_KEYS, MERGE_COVERAGE, is_pinned, keeps
 from scene_engine.batch.rules import is_report_like, merged_from
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.plural import count
@@ -95,7 +89,8 @@ def _summary(draft: Draft) -> str:
 
 
 def _plain(entry: Entry) -> str:
-    """An entry's words without digest citations and counts (what a summary quotes)."""
+    """An entry's words without an older digest's citations and counts (what a summary
+    quotes)."""
     if not entry.digest:
         return entry.text
     text = re.sub(r"^\d+ entries: ", "", entry.text)
@@ -216,7 +211,6 @@ class _OfflineWorker:
         self.docs = {n: _similarity_text(n, t) for n, t in self.texts.items()}
         self.vectors = Vectorizer(routing_terms).fit([*self.docs.values(), *(m.content for m in job.memories)])
         self._vectors: dict[str, dict[str, float]] = {}
-        self._by_day: dict[str, list[Memory]] | None = None    # the journal by day, when read
         self._spread: tuple[list[str], Counter] | None = None   # (live scenes, term -> scenes)
         self._entry_terms: dict[str, tuple[Counter[str], int]] = {}
         self._old_bodies: dict[str, str] = {}
@@ -370,7 +364,13 @@ class _OfflineWorker:
                 # common): the scene with most room, rather than roll one up for it.
                 near = [n for s, n in ranked if s >= SIMILAR_ENOUGH]
                 at_cap = len(self._live()) >= self.limit
-                if near and self._place(memory, self._roomiest(near, memory), deep=at_cap):
+                roomy = [n for _, n in ranked if self._has_room(n, memory)]
+                if self._place(memory, [n for n in near if n in roomy]):
+                    continue
+                # Rolling a scene up for a long memory costs that scene's detail: a scene
+                # with room takes it first, one it is clearly about only when none has room.
+                if self._place(memory, roomy) or (
+                        near and self._place(memory, near, deep=at_cap)):
                     continue
                 names = self._roomiest(names, memory)
             if not self.placed:     # nothing placed yet: any scene rather than fail the batch
@@ -390,13 +390,25 @@ class _OfflineWorker:
                     f"{self.job.context.max_scenes - 1}. Fix one, or raise max_scenes; the "
                     "memories stay pending.")
             if not self.placed:
-                raise OfflineError(
-                    f"memory {memory.id} fits in no scene: every scene is full of text a "
-                    f"person wrote or of this batch's memories, and no new scene can be made "
-                    f"(cap {self.limit}). Raise max_scene_chars or max_scenes, or shorten a "
-                    "scene by hand; the memories stay pending.")
+                raise OfflineError(self._no_room(memory))
             deferred.append(memory)
         return deferred
+
+    def _no_room(self, memory: Memory) -> str:
+        """Why ``memory`` fits nowhere, naming the files: the engine condenses its own text
+        without limit, so only a person's text (or this batch's) can fill a scene for good."""
+        owned = []
+        for name in self._live():
+            draft = self._draft(name)
+            own = sum(len(e.text) for e in draft.entries if e.person) + len(draft.head) \
+                + len(draft.tail) + sum(len(line) for line in draft.own_threads)
+            owned.append((-own, name, own))
+        named = ", ".join(f"{name} ({own:,} characters a person wrote)"
+                          for _, name, own in sorted(owned)[:3] if own) or "none"
+        return (f"memory {memory.id} fits in no scene: the scenes are full of text a person "
+                f"wrote, which the engine never condenses or moves ({named}), or of this "
+                f"batch's memories, and no new scene can be made (cap {self.limit}). Shorten "
+                "one of those files by hand or raise max_scenes; the memories stay pending.")
 
     def _join_loners(self, memories: list[Memory]) -> list[Memory]:
         """Place each memory of ``memories`` that no other of them resembles (it would open
@@ -505,7 +517,7 @@ class _OfflineWorker:
                 return True
         before, open_before = list(draft.entries), list(draft.threads)
         self._thread_or_entry(draft, memory, day)
-        fits = condense(draft, self.limit_chars, self.zone, deep, ids_for=self._ids_for)
+        fits = condense(draft, self.limit_chars, self.zone, deep)
         rolled = draft.entries[:len(before)] != before     # anything condensed?
         if not fits or (rolled and not self._keeps(draft)):
             draft.entries, draft.threads = before, open_before
@@ -530,24 +542,6 @@ class _OfflineWorker:
             draft.threads.remove(thread)
             draft.entries.append(Entry(thread.day, threads.closed_text(thread, day, text),
                                        fresh=True, ids=thread.ids))
-
-    def _ids_for(self, day: str, text: str) -> list[tuple[str, str]]:
-        """(id, content) of the journal's memories of ``day`` whose words ``text`` holds: the
-        memories behind a timeline line an earlier batch wrote (for the digest that rolls it
-        up to cite). The journal is read once a batch, and only when a rollup needs it."""
-        if self._by_day is None:
-            self._by_day = {}
-            reader = getattr(self.job, "journal", None)
-            for memory in (reader() if reader else []):
-                when = memory.created_at.astimezone(self.tz).date().isoformat()
-                self._by_day.setdefault(when, []).append(memory)
-        said = " ".join(text.split()).casefold()
-        found = []
-        for memory in self._by_day.get(day, []):
-            own = " ".join(self._fitting(memory.content).split()).casefold().rstrip(".。!！?？…")
-            if own and own in said:
-                found.append((memory.id, memory.content))
-        return found
 
     def _fitting(self, text: str) -> str:
         """A memory longer than a whole scene keeps its beginning (the journal keeps all)."""
@@ -662,11 +656,10 @@ class _OfflineWorker:
                          merged_from=[*kept.merged_from, drop, *dropped.merged_from],
                          threads=[*kept.threads, *dropped.threads],
                          own_threads=[*kept.own_threads, *dropped.own_threads], changed=True)
-        if not condense(merged, self.limit_chars, self.zone, ids_for=self._ids_for) \
-                or not self._keeps(merged):
+        if not condense(merged, self.limit_chars, self.zone) or not self._keeps(merged):
             return None
         old_body = parse_scene(self.texts[drop], name=drop).body
-        if coverage(old_body, render_body(merged, self.zone)) < MERGE_COVERAGE:
+        if not keeps(old_body, [render_body(merged, self.zone)], MERGE_COVERAGE):
             return None
         return merged
 
@@ -677,11 +670,11 @@ class _OfflineWorker:
         A scene merged into it this batch must stay held too (``MERGE_COVERAGE``)."""
         body = render_body(draft, self.zone)
         absorbed = [d for d, k in self.merged_into.items() if k == draft.name]
-        if any(coverage(self._old_body(d), body) < MERGE_COVERAGE for d in absorbed):
+        if any(not keeps(self._old_body(d), [body], MERGE_COVERAGE) for d in absorbed):
             return False
         if draft.name not in self.texts:
             return True
-        return coverage(self._old_body(draft.name), body) >= KEEP_COVERAGE
+        return keeps(self._old_body(draft.name), [body])
 
     def _old_body(self, name: str) -> str:
         if name not in self._old_bodies:

@@ -1,51 +1,107 @@
-"""Rollups instead of loss: a full scene's oldest entries condensed into period digests.
+"""Rollups instead of loss: a full scene's oldest entries condensed by theme, depth by depth.
 
-When a scene body would pass ``max_scene_chars``, its oldest engine-written timeline entries
-are rolled up, oldest first and only while it is too long (issue 13, docs/DESIGN.md "A batch"
-step 7, conservation):
+When a scene body would pass ``max_scene_chars``, its oldest engine-written entries are rolled
+up, oldest first and only while it is too long (issue 13 and issue 23; seed 000's hierarchical
+rollups; docs/DESIGN.md "A batch" step 7, conservation). A digest line holds facts, each a
+sentence led by its date range, separated by ``; ``:
 
-1. days into a month digest: every fact as said, led by its day, citing its memory ids
-   (``- 2026-03 (digest): 4 Mar: Bought the CKA exam voucher. [cka-02]; 9 Mar: ...``);
-2. (``deep``: a store at its scene cap) the month digests' facts cut to their first 12, 6,
-   then 3 words as said (exact quotes, never paraphrased) — a turning point ("passed",
-   "decided", 搬进, 领养了) or an open item keeps 12;
-3. months into quarter digests, then quarters into a year digest: the turning points and
-   open items kept (dated, quoted, cited), the rest counted and cited
-   (``- 2026-Q1 (digest): 14 entries: 4 Mar: Passed the CKA exam [cka-10]; 13 more [cka-01, ...]``).
+    - 2026-03 (digest): 4–29 Mar ×6: Ran 7 km along the river.; 12 Mar: Moved to Porto.
 
-Every memory id an entry held stays cited by the digest that took it in, so ``scenes trace``
-and ``scenes blame`` still lead back to the memories. Never a person's line, never an entry
-of this batch (the newest facts are not the ones given up first), never an open thread.
+The steps, each applied only while the scene is still too long:
+
+1. **depth 1** (a month): the oldest day entry joins its month's digest. Facts of one theme
+   (the same subject doing the same kind of thing: ``same_theme``) become one fact with their
+   date range and count, said in the words of the most typical of them; a fact of its own is
+   kept as said (cut to ``DEPTH_WORDS[1]`` words).
+2. the oldest open thread of an earlier batch moves to the timeline ("left open"), so it can
+   roll up too.
+3. **depth 2** (a quarter), then **depth 3** (a year): a month digest joins its quarter's, a
+   quarter digest its year's. Density grows with depth: milestones (``is_milestone``: a move, a
+   new job, an engagement, a death, a diagnosis, a purchase of note) are always kept; key
+   decisions (``threads.settles``) at depth 2; themes said several times at depth 2 and the
+   largest ones at depth 3; every fact shorter at each depth. A depth-2 digest is shorter than
+   its children.
+4. year digests keep only their milestones and their largest theme, cut shorter. A scene that
+   is still too long (this batch's entries fill it) takes the memory nowhere: it goes to another
+   scene, or waits for the next batch, when this batch's entries may roll up in turn.
+
+No memory id, count of "more" or keyword list is written into the text: ids are in the batch
+ledgers, and ``trace`` / ``blame`` find a digest's memories by the period it covers (the
+memories the scene took whose day falls in it). Never a person's line, never an entry of this
+batch (the newest facts are not the ones given up first), never a thread of this batch.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
-from functools import partial
+from dataclasses import dataclass, replace
 
-from scene_engine.core.ids import NUMBERED, expand_range
-from scene_engine.core.text import STOP_WORDS, keywords
+from scene_engine.batch.conservation import covers
+from scene_engine.core.ids import expand_range
+from scene_engine.core.text import is_cjk_text
 from scene_engine.core.when import MONTH_ABBREVIATIONS
-from scene_engine.offline.threads import opens, settles
-from scene_engine.offline.timeline import Draft, Entry, ordered, period_start, size
+from scene_engine.offline.threads import Thread, settles
+from scene_engine.offline.timeline import Draft, Entry, period_start, size
+from scene_engine.offline.words import analyzer, specificity
 
-DIGEST_WORDS = (10_000, 12, 6, 3)   # words a digest fact keeps, as room runs out
-KEY_WORDS = 12                      # ... a turning point or open item keeps (until the end)
-DIGEST_DAY = re.compile(r"^(\d{1,2} [A-Z][a-z]{2}: )(.*)$")   # "7 May: " before a digest fact
-CITED = re.compile(r"\s*\[([^\[\]]+)\]$")                        # "fact [id1, id2]"
-_COUNTED = re.compile(r"^(\d+) entries: (.*)$")
-_MORE = re.compile(r"^(\d+) more(?: \((.*)\))?$")
-PERIOD_KEYWORDS = 10                # words a quarter or year digest keeps of what it counts
+# Words a fact keeps at each depth (CJK: twice as many characters): a milestone keeps more.
+DEPTH_WORDS = {1: 20, 2: 10, 3: 7}
+MILESTONE_WORDS = {1: 24, 2: 14, 3: 10}
+DEPTH3_THEMES = 3            # the largest themes a year digest still names
+SAME_THEME = 0.5             # shared specificity (of the smaller fact's) for one theme
+SEPARATOR = "; "
+_MONTH = {m: i + 1 for i, m in enumerate(MONTH_ABBREVIATIONS)}
+_M = "|".join(MONTH_ABBREVIATIONS)
+# "4 Mar: ", "4–29 Mar ×6: ", "4 Jan–29 Mar ×9: " before a digest fact
+DIGEST_DAY = re.compile(
+    rf"^(\d{{1,2}})(?:–(\d{{1,2}}))? ({_M})(?:–(\d{{1,2}}) ({_M}))?(?: ×(\d+))?: (.*)$")
+CITED = re.compile(r"\s*\[([^\[\]]+)\]$")           # an older digest's "fact [id1, id2]"
+_COUNTED = re.compile(r"^\d+ entries: ")            # an older digest's leading count
+_MORE = re.compile(r"^\d+ more(?: \(.*\))?$")       # an older digest's "N more (words)"
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_EN_MILESTONE = re.compile(
+    r"\b(?:mov(?:ed|ing) (?:to|into|out|house|back)|relocat\w*|new job|(?:start|began)\w* (?:a |my |"
+    r"the |his |her )?(?:new )?(?:job|role|position)|hired|quit|resign\w*|retir\w*|fired|laid off|"
+    r"promot\w*|engaged|married|wedding|divorc\w*|broke up|pregnan\w*|gave birth|was born|"
+    r"born|died|passed away|funeral|diagnos\w*|surgery|operation|graduat\w*|adopt\w*|"
+    r"bought (?:a |an |our |my |the )?(?:house|home|car|flat|apartment|condo)|"
+    r"sold (?:the |our |my )?(?:house|home|car|flat|apartment)|signed|enrolled|accepted into|"
+    r"admitted to|got (?:a |the )?(?:job|offer|degree|license|licence)|launched|opened (?:a|my|her|his))\b",
+    re.I)
+_ZH_MILESTONE = re.compile(
+    r"搬家|搬到|搬进|搬去|入职|离职|辞职|跳槽|退休|升职|被裁|订婚|结婚|婚礼|离婚|分手|怀孕|出生|"
+    r"去世|过世|葬礼|确诊|诊断|手术|毕业|领养|买了房|买房|买了车|买车|卖了房|签约|签了|录取|开业|创业")
 
-# ids_for(day, text) -> [(memory id, content)]: the memories an old day entry holds.
-IdsFor = Callable[[str, str], list[tuple[str, str]]]
+
+def is_milestone(fact: str) -> bool:
+    """True for an irreversible event (a move, a new job, an engagement, a death, a
+    diagnosis, a purchase of note; English and Chinese): every rollup carries it."""
+    return bool((_ZH_MILESTONE if is_cjk_text(fact) else _EN_MILESTONE).search(fact))
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact of a digest: ``start``/``end`` days (``YYYY-MM-DD``), ``text`` as said (cut
+    when condensed), ``times`` it happened (a theme of several entries: more than 1)."""
+
+    start: str
+    end: str
+    text: str
+    times: int = 1
+
+    @property
+    def milestone(self) -> bool:
+        return is_milestone(self.text)
+
+    @property
+    def decision(self) -> bool:
+        return settles(self.text)
 
 
 def cited(fact: str) -> tuple[str, list[str]]:
-    """(the fact without its citation, the memory ids it cites, ranges expanded)."""
+    """(the fact without an older digest's id citation, the memory ids it cites, ranges
+    expanded). Digests written since issue 23 cite none."""
     found = CITED.search(fact)
     if not found:
         return fact, []
@@ -55,83 +111,36 @@ def cited(fact: str) -> tuple[str, list[str]]:
     return fact[: found.start()], ids
 
 
-def cite(fact: str, ids: list[str]) -> str:
-    """``fact [id1, id2]`` (the fact alone when there are no ids); three or more ids that
-    count up with the same prefix are written as a range, ``m0012..m0019``."""
-    ids = list(dict.fromkeys(ids))
-    return f"{fact} [{', '.join(_ranges(ids))}]" if ids else fact
-
-
-def _ranges(ids: list[str]) -> list[str]:
-    out: list[str] = []
-    run: list[str] = []
-
-    def close():
-        out.extend([f"{run[0]}..{run[-1]}"] if len(run) >= 3 else run)
-
-    for memory_id in sorted(ids, key=_id_order):
-        if run and _follows(run[-1], memory_id):
-            run.append(memory_id)
-            continue
-        close()
-        run = [memory_id]
-    close()
-    return out
-
-
-def _id_order(memory_id: str) -> tuple:
-    found = NUMBERED.match(memory_id)
-    return (found.group(1), len(found.group(2)), int(found.group(2))) if found else (memory_id, 0, 0)
-
-
-def _follows(before: str, after: str) -> bool:
-    a, b = NUMBERED.match(before), NUMBERED.match(after)
-    return bool(a and b and a.group(1) == b.group(1) and len(a.group(2)) == len(b.group(2))
-                and int(b.group(2)) == int(a.group(2)) + 1)
-
-
 def digest_ids(text: str) -> list[str]:
-    """Every memory id a digest line's text cites."""
-    return [i for fact in text.split("; ") for i in cited(fact)[1]]
+    """Every memory id an older digest line's text cites (none for a digest by theme)."""
+    return [i for fact in text.split(SEPARATOR) for i in cited(fact)[1]]
 
 
-def quote(fact: str, words: int, exact: bool = True) -> str:
-    """``fact`` cut to ``words`` words (CJK: ``2 * words`` characters), "…" when cut:
-    ``exact``, its first words as said (a turning point, an open item); otherwise in
-    telegraphic style, its words without stop words (more of what it says per character,
-    so a scene keeps the share of its words the conservation check asks for)."""
+def quote(fact: str, words: int) -> str:
+    """``fact`` cut to its first ``words`` words as said (CJK: ``2 * words`` characters),
+    "…" when cut; a fact of one sentence or less is never paraphrased."""
     fact = " ".join(fact.split())
+    if is_cjk_text(fact):
+        return fact if len(fact) <= 2 * words else fact[: 2 * words].rstrip("，、；： ") + "…"
     tokens = fact.split(" ")
-    if len(tokens) > 1:
-        if not exact:
-            tokens = [t for t in tokens
-                      if t.lower().strip(".,;:!?'\"()") not in STOP_WORDS] or tokens
-        return " ".join(tokens) if len(tokens) <= words else " ".join(tokens[:words]) + "…"
-    return fact if len(fact) <= 2 * words else fact[: 2 * words] + "…"
+    if len(tokens) <= words:
+        return fact
+    return " ".join(tokens[:words]).rstrip(",;:") + "…"
 
 
-def is_key(fact: str) -> bool:
-    """A turning point (something happened or was decided) or an open item: what a rollup
-    keeps longest."""
-    return settles(fact) or opens(fact) is not None
-
-
-def condense(draft: Draft, limit: int, zone: str, deep: bool = True,
-             ids_for: IdsFor | None = None) -> bool:
+def condense(draft: Draft, limit: int, zone: str, deep: bool = True) -> bool:
     """Make ``draft``'s body fit ``limit`` characters by rolling up its oldest engine-written
-    entries (see the module docstring); False if it still does not fit. ``ids_for`` finds
-    the memories of an entry written by an earlier batch (None: only this batch's ids)."""
-    roll = _Roller(draft, ids_for)
-    steps: list[Callable[[], bool]] = [
-        lambda: roll.oldest(_is_day, lambda d: d[:7], roll.month, by=lambda d: d)]
+    entries (the module docstring's steps; only step 1 unless ``deep``); False if it still
+    does not fit. Pure: only ``draft.entries`` and ``draft.threads`` change."""
+    roll = _Roller(draft)
+    steps: list[Callable[[], bool]] = [lambda: roll.oldest(_is_day, 1)]
     if deep:
-        steps += [partial(roll.shorten, w) for w in DIGEST_WORDS[1:]]
-        steps += [lambda: roll.oldest(_is_month, _quarter, roll.period),
-                  lambda: roll.oldest(_is_quarter, lambda d: d[:4], roll.period),
-                  lambda: roll.shorten(6, keys=True), lambda: roll.shorten(3, keys=True)]
-    for step in steps:
-        while size(draft, zone) > limit and step():
-            pass
+        steps += [roll.retire_thread, lambda: roll.oldest(_is_month, 2),
+                  lambda: roll.oldest(_is_quarter, 3), roll.thin_year]
+    # After any step, start again from the first: a retired thread is a day entry that
+    # rolls up at depth 1 before any month goes deeper.
+    while size(draft, zone) > limit and any(step() for step in steps):
+        pass
     return size(draft, zone) <= limit
 
 
@@ -147,127 +156,195 @@ def _is_quarter(entry: Entry) -> bool:
     return entry.digest and "-Q" in entry.day
 
 
-def _quarter(day: str) -> str:
-    return f"{day[:4]}-Q{(int(day[5:7]) - 1) // 3 + 1}"
+def _is_year(entry: Entry) -> bool:
+    return entry.digest and len(entry.day) == 4
 
 
-def _sentences(text: str) -> list[str]:
-    return [f for f in _SENTENCE_END.split(text.strip()) if f]
+def _period(day: str, depth: int) -> str:
+    """The period of ``depth`` (1 month, 2 quarter, 3 year) that ``day`` lies in."""
+    if depth == 1:
+        return day[:7]
+    if depth == 2:
+        return f"{day[:4]}-Q{(int(day[5:7]) - 1) // 3 + 1}"
+    return day[:4]
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.split()).rstrip(".。!！?？").casefold()
+def _depth(period: str) -> int:
+    return 2 if "-Q" in period else 3 if len(period) == 4 else 1
+
+
+def _first_day(period: str) -> str:
+    """The first day of a period (``2024-Q2`` -> ``2024-04-01``)."""
+    start = period_start(period)
+    return f"{start[:4]}-{max(1, int(start[5:7])):02d}-01"
 
 
 class _Roller:
-    """The rollup steps on one draft (``ids_for`` as in ``condense``)."""
+    """The rollup steps on one draft."""
 
-    def __init__(self, draft: Draft, ids_for: IdsFor | None):
+    def __init__(self, draft: Draft):
         self.draft = draft
-        self.ids_for = ids_for
 
-    def oldest(self, kind: Callable[[Entry], bool], period: Callable[[str], str],
-               make: Callable[[str, list[Entry]], Entry],
-               by: Callable[[str], str] | None = None) -> bool:
-        """Roll the engine's old entries of ``kind`` into their ``period``'s digest (with that
-        period's existing digest), the oldest ``by`` group (default: the whole oldest
-        period; days go one at a time); False when there is nothing to roll."""
-        draft = self.draft
-        by = by or period
-        movable = [e for e in draft.entries if not (e.person or e.fresh) and kind(e)]
+    def _movable(self, kind: Callable[[Entry], bool]) -> list[Entry]:
+        return [e for e in self.draft.entries if not (e.person or e.fresh) and kind(e)]
+
+    def oldest(self, kind: Callable[[Entry], bool], depth: int) -> bool:
+        """Roll the oldest movable entry of ``kind`` into the digest of ``depth`` that covers
+        it (the scene's digest of that period, or a deeper one it already has); False when
+        there is nothing to roll."""
+        movable = self._movable(kind)
         if not movable:
             return False
-        first = min((by(e.day) for e in movable), key=period_start)
-        chosen = [e for e in movable if by(e.day) == first]
-        target = period(chosen[0].day)
-        chosen += [e for e in draft.entries if e.digest and e.day == target
-                   and not (e.person or e.fresh)]
-        draft.entries = [e for e in draft.entries if e not in chosen] + [make(target, chosen)]
+        entry = min(movable, key=lambda e: period_start(e.day))
+        day = entry.day if len(entry.day) == 10 else _first_day(entry.day)
+        into = self._covering(day, depth)
+        target = into.day if into else _period(day, depth)
+        taken = [entry] + ([into] if into else [])
+        facts = [f for e in taken for f in _facts(e)]
+        rolled = Entry(target, render(facts, _depth(target)), digest=True)
+        self.draft.entries = [e for e in self.draft.entries if e not in taken] + [rolled]
         return True
 
-    def month(self, month: str, entries: list[Entry]) -> Entry:
-        """One month's facts as said, each led by its day and citing its memories."""
-        facts: list[str] = []
-        for entry in ordered(entries):
-            if entry.digest:
-                facts += [f for f in entry.text.split("; ") if f]
-                continue
-            day = f"{int(entry.day[8:10])} {MONTH_ABBREVIATIONS[int(entry.day[5:7]) - 1]}: "
-            facts += [day + f for f in self._cited_facts(entry)]
-        return Entry(month, "; ".join(dict.fromkeys(facts)), digest=True)
+    def _covering(self, day: str, depth: int) -> Entry | None:
+        """The scene's movable digest of ``depth`` or deeper whose period holds ``day``."""
+        found = [e for e in self._movable(lambda e: e.digest)
+                 if _depth(e.day) >= depth and covers(e.day, day)]
+        return min(found, key=lambda e: _depth(e.day)) if found else None
 
-    def _cited_facts(self, entry: Entry) -> list[str]:
-        """The sentences of a day entry, each memory's id on the last sentence of it."""
-        sentences = _sentences(entry.text)
-        if entry.ids:
-            held = [(i, entry.text) for i in entry.ids]
+    def retire_thread(self) -> bool:
+        """Move the oldest open thread an earlier batch opened to the timeline, as left open
+        (a thread of this batch carries its memory's id and stays)."""
+        old = [t for t in self.draft.threads if not t.ids]
+        if not old:
+            return False
+        thread: Thread = min(old, key=lambda t: t.day)
+        self.draft.threads = [t for t in self.draft.threads if t is not thread]
+        left = "（未决）" if is_cjk_text(thread.text) else " (left open)"
+        self.draft.entries.append(Entry(thread.day, thread.text.rstrip(".。") + left))
+        return True
+
+    def thin_year(self) -> bool:
+        """Cut the oldest year digest that still says more than its milestones and its largest
+        theme down to them (cut shorter); False when every year digest is down to that. A
+        year keeps at least one line: what the scene was about then."""
+        for entry in sorted(self._movable(_is_year), key=lambda e: e.day):
+            facts = _facts(entry)
+            largest = max(facts, key=lambda f: (f.times, f.start)) if facts else None
+            kept = [replace(f, text=quote(f.text, DEPTH_WORDS[3])) for f in facts
+                    if f.milestone or f is largest]
+            text = _join(kept)
+            if text and text != entry.text:
+                self._replace(entry, replace(entry, text=text))
+                return True
+        return False
+
+    def _replace(self, old: Entry, new: Entry) -> None:
+        self.draft.entries = [new if e is old else e for e in self.draft.entries]
+
+
+def _facts(entry: Entry) -> list[Fact]:
+    """The facts of a day entry (one per sentence-run: the entry) or of a digest line (older
+    digest forms read too: citations, counts and "N more" dropped)."""
+    if not entry.digest:
+        text = " ".join(entry.text.split())
+        return [Fact(entry.day, entry.day, text)] if text else []
+    body = _COUNTED.sub("", entry.text)
+    year = entry.day[:4]
+    out = []
+    for part in (p for p in body.split(SEPARATOR) if p.strip()):
+        plain = cited(part)[0].strip()
+        if _MORE.match(plain):
+            continue
+        found = DIGEST_DAY.match(plain)
+        if not found:
+            day = _first_day(entry.day)
+            out.append(Fact(day, day, plain))
+            continue
+        d1, d2, m1, d3, m3, times, text = found.groups()
+        start = f"{year}-{_MONTH[m1]:02d}-{int(d1):02d}"
+        end = f"{year}-{_MONTH[m3 or m1]:02d}-{int(d3 or d2 or d1):02d}"
+        out.append(Fact(start, end, text.strip(), int(times or 1)))
+    return out
+
+
+def same_theme(a: str, b: str) -> bool:
+    """True when two facts are of one theme: the same subject doing the same kind of thing,
+    told by their topic words (``words.analyzer``, each weighed by its ``specificity``): what
+    they share is at least ``SAME_THEME`` of the smaller one's."""
+    ta, tb = set(analyzer(a)), set(analyzer(b))
+    if not ta or not tb:
+        return False
+    shared = sum(specificity(t) for t in ta & tb)
+    smaller = min(sum(specificity(t) for t in ta), sum(specificity(t) for t in tb))
+    return len(ta & tb) >= 2 and shared >= SAME_THEME * smaller
+
+
+def themes(facts: list[Fact]) -> list[list[Fact]]:
+    """``facts`` grouped by theme (``same_theme`` with the group's first fact), in the order
+    of their first fact; a milestone is a theme of its own (it is never merged away)."""
+    groups: list[list[Fact]] = []
+    for fact in sorted(facts, key=lambda f: (f.start, f.end)):
+        home = None if fact.milestone else next(
+            (g for g in groups if not g[0].milestone and same_theme(g[0].text, fact.text)), None)
+        if home is None:
+            groups.append([fact])
         else:
-            held = self.ids_for(entry.day, entry.text) if self.ids_for else []
-        where: dict[int, list[str]] = {}
-        for memory_id, content in held:
-            spots = [k for k, s in enumerate(sentences) if _norm(s) and _norm(s) in _norm(content)]
-            where.setdefault(spots[-1] if spots else len(sentences) - 1, []).append(memory_id)
-        return [cite(s, where.get(k, [])) for k, s in enumerate(sentences)]
-
-    def period(self, period: str, entries: list[Entry]) -> Entry:
-        """A quarter's or a year's digest: its turning points and open items (dated, quoted,
-        cited), the rest counted and cited."""
-        count, keys, rest, others = 0, [], [], []
-        for entry in ordered(entries):
-            counted = None if _is_month(entry) else _COUNTED.match(entry.text)
-            body = counted.group(2) if counted else entry.text
-            for fact in (f for f in body.split("; ") if f):
-                text, ids = cited(fact)
-                more = _MORE.match(text.strip())
-                if more:
-                    rest += ids
-                    others.append(more.group(2) or "")
-                    continue
-                if not counted:
-                    count += 1
-                dated = DIGEST_DAY.match(text)
-                if is_key(dated.group(2) if dated else text):
-                    keys.append(cite(_quote_dated(text, KEY_WORDS), ids))
-                else:
-                    rest += ids
-                    others.append(dated.group(2) if dated else text)
-            count += int(counted.group(1)) if counted else 0
-        about = ", ".join(keywords(others, k=PERIOD_KEYWORDS)) if others else ""
-        tail = f"{count - len(keys)} more" + (f" ({about})" if about else "")
-        parts = keys + ([cite(tail, rest)] if count > len(keys) else [])
-        return Entry(period, f"{count} entries: " + "; ".join(parts), digest=True)
-
-    def shorten(self, words: int, keys: bool = False) -> bool:
-        """Cut every digest fact to ``words`` words (turning points and open items to at
-        least ``KEY_WORDS`` unless ``keys``); False if nothing changed."""
-        before = list(self.draft.entries)
-        self.draft.entries = [replace(e, text=self._shortened(e.text, words, keys))
-                              if e.digest and not (e.person or e.fresh) else e
-                              for e in self.draft.entries]
-        return self.draft.entries != before
-
-    @staticmethod
-    def _shortened(text: str, words: int, keys: bool) -> str:
-        counted = _COUNTED.match(text)
-        body = counted.group(2) if counted else text
-        out = []
-        for fact in body.split("; "):
-            plain, ids = cited(fact)
-            dated = DIGEST_DAY.match(plain)
-            said = dated.group(2) if dated else plain
-            if _MORE.match(plain.strip()):
-                out.append(fact)
-                continue
-            key = is_key(said)
-            keep = words if keys or not key else max(words, KEY_WORDS)
-            out.append(cite(_quote_dated(plain, keep, exact=key), ids))
-        joined = "; ".join(out)
-        return f"{counted.group(1)} entries: {joined}" if counted else joined
+            home.append(fact)
+    return groups
 
 
-def _quote_dated(fact: str, words: int, exact: bool = True) -> str:
-    """``quote`` for a digest fact, leaving its ``7 May:`` day in front alone."""
-    found = DIGEST_DAY.match(fact)
-    if found:
-        return found.group(1) + quote(found.group(2), words, exact)
-    return quote(fact, words, exact)
+def _typical(group: list[Fact]) -> Fact:
+    """The fact that shares most with the others of its theme (ties: the earliest)."""
+    if len(group) <= 2:
+        return group[0]
+    terms = [set(analyzer(f.text)) for f in group]
+    score = [sum(len(t & o) for j, o in enumerate(terms) if j != i) for i, t in enumerate(terms)]
+    return group[score.index(max(score))]
+
+
+def _merge(group: list[Fact]) -> Fact:
+    """One fact for a theme: its date range, how many times, the typical fact's words."""
+    typical = _typical(group)
+    return Fact(min(f.start for f in group), max(f.end for f in group), typical.text,
+                sum(f.times for f in group))
+
+
+def render(facts: list[Fact], depth: int) -> str:
+    """The text of a digest line of ``depth`` (1 month, 2 quarter, 3 year) holding ``facts``:
+    merged by theme, kept or left out by depth (see the module docstring), shortest first."""
+    merged = [_merge(g) for g in themes(facts)]
+    if depth == 2:
+        merged = [f for f in merged if f.milestone or f.decision or f.times > 1] or merged[-1:]
+    elif depth == 3:
+        big = sorted((f for f in merged if not f.milestone and f.times > 1),
+                     key=lambda f: (-f.times, f.start))[:DEPTH3_THEMES]
+        merged = [f for f in merged if f.milestone or f in big] or merged[-1:]
+    return _join([replace(f, text=quote(f.text, (MILESTONE_WORDS if f.milestone else DEPTH_WORDS)
+                                          [depth])) for f in merged])
+
+
+def _join(facts: list[Fact]) -> str:
+    return SEPARATOR.join(_said(f) for f in sorted(facts, key=lambda f: (f.start, f.end)))
+
+
+def _said(fact: Fact) -> str:
+    """``4–29 Mar ×6: text`` (the day or range, how many times when more than once); a
+    ``; `` of the text becomes ``, `` (it separates the facts of a digest)."""
+    times = f" ×{fact.times}" if fact.times > 1 else ""
+    return f"{_span(fact.start, fact.end)}{times}: {fact.text.replace(SEPARATOR, ', ')}"
+
+
+def _span(start: str, end: str) -> str:
+    """``4 Mar``, ``4–29 Mar`` or ``4 Jan–29 Mar`` (the year is the digest's)."""
+    def day(d: str) -> tuple[int, str]:
+        return int(d[8:10]), MONTH_ABBREVIATIONS[int(d[5:7]) - 1]
+
+    (d1, m1), (d2, m2) = day(start), day(end)
+    if start == end:
+        return f"{d1} {m1}"
+    return f"{d1}–{d2} {m1}" if m1 == m2 else f"{d1} {m1}–{d2} {m2}"
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``."""
+    return [f for f in _SENTENCE_END.split(text.strip()) if f]

@@ -67,7 +67,10 @@ SUMMARY_CHARS = 100       # a summary in the map is cut (at a word) to this
 _DIGEST = re.compile(r"^- (\d{4})(?:-\d{2}|-Q[1-4])? \(digest\): (?:\d+ entries: )?(.*)$")
 _CITED = re.compile(r"\s*\[[^\[\]]*\]$")      # a digest fact's memory ids ("fact [m1, m2]")
 _MORE = re.compile(r"^\d+ more(?: \(.*\))?$")
+# "7 May: fact" (a day), "4–29 Mar ×6: fact" / "4 Jan–29 Mar ×9: fact" (a theme's range)
 _DIGEST_DAY = re.compile(r"^(\d{1,2}) ([A-Z][a-z]{2}): (.*)$")
+_DIGEST_RANGE = re.compile(r"^\d{1,2}(?:–\d{1,2})? [A-Z][a-z]{2}(?:–\d{1,2} [A-Z][a-z]{2})?"
+                           r"(?: ×\d+)?: (.*)$")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
 _CLOSED = re.compile(r"\s*→\s*\d{4}-\d{2}-\d{2}: ")     # ``threads.ARROW`` and a day
@@ -203,6 +206,8 @@ def _digest_passages(scene: str, year: str, facts: str) -> list[Passage]:
         if dated and dated.group(2) in MONTH_ABBREVIATIONS:
             day = _day(year, str(MONTH_ABBREVIATIONS.index(dated.group(2)) + 1), dated.group(1))
             text = resolve(dated.group(3), day) if day else fact
+        elif ranged := _DIGEST_RANGE.match(fact):    # a theme over days: no one day is its
+            text = ranged.group(1)
         out.append(Passage(scene, text, day, cut=fact.endswith(_CUT), cites=ids))
     return out
 
@@ -412,7 +417,8 @@ def _scene_holder(store: Store, index: SceneIndex, scenes: list, bodies: dict[st
                   ) -> Holder:
     """A function ``(memory id, text) -> map row`` of the scene that holds a recalled memory,
     or None: a scene of ``scenes`` (the candidates, then the hottest) whose digest cites it,
-    else, for a memory a batch has folded, a scene whose body states its words (one index
+    else, for a memory a batch has folded, a scene of ``scenes`` the batch ledgers put it in
+    (``SceneIndex.memory_scenes``), else a scene whose body states its words (one index
     search, only for a memory chosen with no candidate scene restating it)."""
     bodies = {**bodies, **index.bodies([h.name for h in scenes if h.name not in bodies])}
     held: dict[str, Hit] = {}   # memory id -> the index hit of the scene citing it
@@ -426,6 +432,11 @@ def _scene_holder(store: Store, index: SceneIndex, scenes: list, bodies: dict[st
             return _row(held[memory_id])
         if memory_id not in folded:
             return None
+        # The ledgers say where it went (a digest by theme names no id): a candidate scene.
+        placed = set(index.memory_scenes(memory_id))
+        hit = next((h for h in scenes if h.name in placed), None)
+        if hit is not None:
+            return _row(hit)
         said = " ".join(text.split())
         for hit in index.search(text, k=3):
             if hit.fallback:            # no scene holds every word of it

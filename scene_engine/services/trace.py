@@ -16,12 +16,11 @@ from collections.abc import Set
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from scene_engine.batch.accounting import Ledger
-from scene_engine.batch.conservation import content_terms, coverage
+from scene_engine.batch.accounting import LEDGER_DIR, Ledger
+from scene_engine.batch.conservation import content_terms, coverage, covers
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.fs import read_regular_text
-from scene_engine.core.when import MONTH_ABBREVIATIONS
-from scene_engine.offline.rollup import cited, digest_ids
+from scene_engine.offline.rollup import digest_ids
 from scene_engine.store import history
 from scene_engine.store.history import expand_seqs
 from scene_engine.store.layout import StateUnreadable
@@ -366,7 +365,11 @@ def _current_lines(repo: Repo, store: Store, memory: Memory, scenes: list[str],
             if how:
                 rows.append({"scene": scene, "line": row["line"], "text": row["text"],
                              "batch": row["batch"], "kind": row["kind"], "how": how})
-    return rows
+    # A line of its own day that states it whole is where it is; a digest of its period
+    # then only stands for it.
+    day = f"{memory.created_at.astimezone(store.config.tz):%Y-%m-%d}"
+    own = [row for row in rows if row["how"] == "whole" and day in row["text"]]
+    return own or rows
 
 
 def _states(memory: Memory, line: str, tz) -> str:
@@ -380,19 +383,12 @@ def _states(memory: Memory, line: str, tz) -> str:
         return "whole" if " ".join(content.split()) in " ".join(text.split()) else ""
     digest = _DIGEST.match(text)
     if digest:
+        # A digest stands for its period in its scene (offline ``rollup``: ids are in the
+        # ledgers, not the text); an older digest cites its memories' ids.
         if memory.id in digest_ids(digest.group(2)) or any(
                 a in digest_ids(digest.group(2)) for a in memory.aliases):
-            return "condensed"          # the digest cites it (offline ``rollup``)
-        when = memory.created_at.astimezone(tz)
-        if digest.group(1) != f"{when:%Y-%m}":
-            return ""
-        day = f"{when.day} {MONTH_ABBREVIATIONS[when.month - 1]}: "
-        for fact in digest.group(2).split("; "):
-            if fact.startswith(day):
-                fact = cited(fact)[0].removeprefix(day).rstrip("…").strip()
-                if len(content_terms(fact)) >= 2 and coverage(fact, content) >= 0.9:
-                    return "condensed"
-        return ""
+            return "condensed"
+        return "condensed" if covers(digest.group(1), f"{memory.created_at.astimezone(tz):%Y-%m-%d}") else ""
     numbers = set(re.findall(r"\d+", content))    # a fact's numbers are the fact
     for sentence in re.split(r"(?<=[.!?。！？])\s+", text):
         if (coverage(content, sentence, numbers=True) >= LINE_EVIDENCE
@@ -419,7 +415,9 @@ def blame_scene(store: Store, name: str) -> list[dict]:
     Rows are ``history.blame_lines``'s (``line``, ``text``, ``commit``, ``kind``, ``batch``)
     with ``memories``: a list of memory ids, and ``found_by``: how they were found —
     "words" (the line states them: ``_states``, the memory's own day preferred when the line
-    is dated), "citation" (a digest line cites them, whichever batch folded them), "ledger"
+    is dated), "period" (a digest line stands for the memories the batch ledgers put into
+    this scene, or a scene it took in, whose day falls in its period; an older digest cites
+    their ids), "ledger"
     (the batch's ledger put them in this scene and no line of it states one word for word: a
     model that paraphrased), or "" with no memories (a heading, the engine's header keys, a
     person's line stating no memory, an undo that brought an older line back). A line a
@@ -431,16 +429,19 @@ def blame_scene(store: Store, name: str) -> list[dict]:
     journal = Journal(store.memories_dir)
     candidates = _Candidates(store)
     try:
-        return _blamed(store, repo, rows, header, journal, candidates)
+        return _blamed(store, repo, rows, header, journal, candidates,
+                       _lineage(store, name))
     finally:
         candidates.close()
 
 
 def _blamed(store: Store, repo, rows: list[dict], header: int, journal: Journal,
-            candidates: _Candidates) -> list[dict]:
+            candidates: _Candidates, names: set[str]) -> list[dict]:
     """``blame_scene``'s rows, each given its ``memories`` and ``found_by``."""
     folded: dict[tuple[int, ...], list[Memory]] = {}   # a commit's seqs -> its memories
     by_id: dict[str, Memory] = {}                      # every id and alias, read once
+    taken: list[str] = []             # ids the ledgers put into this scene (or its sources)
+    tz = store.config.tz
     for row in rows:
         seqs, path = tuple(row.pop("seqs")), row.pop("path")
         if seqs not in folded:
@@ -449,9 +450,13 @@ def _blamed(store: Store, repo, rows: list[dict], header: int, journal: Journal,
         if digest:
             if not by_id:
                 by_id = {key: m for m in reversed(journal.all()) for key in (m.id, *m.aliases)}
-            found = list({by_id[i].id: by_id[i] for i in digest_ids(digest.group(2))
-                          if i in by_id}.values())
-            how = "citation"
+                taken = _taken_by(store, names)
+            cited_ids = digest_ids(digest.group(2))
+            if not cited_ids:      # a digest by theme: the scene's memories of its period
+                cited_ids = [i for i in taken if i in by_id and covers(
+                    digest.group(1), f"{by_id[i].created_at.astimezone(tz):%Y-%m-%d}")]
+            found = list({by_id[i].id: by_id[i] for i in cited_ids if i in by_id}.values())
+            how = "period"
         else:
             found, how = _behind(store, repo, row, folded[seqs], path, row["line"] <= header)
             if not found and not seqs and row["line"] > header:
@@ -460,6 +465,33 @@ def _blamed(store: Store, repo, rows: list[dict], header: int, journal: Journal,
                 found, how = _stated_anywhere(store, journal, row["text"], candidates), "words"
         row["memories"], row["found_by"] = [m.id for m in found], how if found else ""
     return rows
+
+
+def _lineage(store: Store, name: str) -> set[str]:
+    """``name`` and every scene its header says it took in (``merged_from``, renames too)."""
+    from scene_engine.batch.rules import merged_from
+
+    try:
+        text = read_regular_text(store.scenes_dir / name, errors="replace")
+    except OSError:
+        return {name}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SceneHeaderWarning)
+        return {name, *merged_from(parse_scene(text, name=name))}
+
+
+def _taken_by(store: Store, names: set[str]) -> list[str]:
+    """Ids of the memories the batch ledgers in the store put into any of ``names`` (a
+    ledger that cannot be read is doctor's news, and is passed over here)."""
+    folder = store.root / LEDGER_DIR
+    ids: list[str] = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            ledger = Ledger.parse(read_regular_text(path))
+        except (OSError, ValueError):
+            continue
+        ids += [e.id for e in ledger.entries if names & set(e.scenes)]
+    return list(dict.fromkeys(ids))
 
 
 class _Candidates:
