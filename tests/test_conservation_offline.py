@@ -19,7 +19,6 @@ from scene_engine.cli import app
 from scene_engine.index.refresh import refresh_index
 from scene_engine.index.scenes import SceneIndex
 from scene_engine.offline.backend import OfflineBackend
-from scene_engine.offline.rollup import digest_ids
 from scene_engine.services.add import add_memories
 from scene_engine.services.doctor import check_store
 from scene_engine.services.run import run_pending
@@ -107,11 +106,16 @@ def test_a_full_scene_condenses_old_entries_and_keeps_the_newest_and_a_persons_l
     assert "My own rule: never water at noon." in body.splitlines()   # word for word
     assert "- 2024-06-01: Planted chili peppers beside the tomatoes" in body   # newest, whole
     digest = next(line for line in body.splitlines() if "(digest)" in line)
-    assert digest.startswith(("- 2024-03 (digest): 1 Mar: Watered", "- 2024-Q1 (digest)"))
-    cites = set(digest_ids(digest.split(": ", 1)[1]))
-    assert {f"g{i}" for i in range(6)} <= cites          # oldest condensed, each one cited
+    # The oldest, one theme (watering, day after day), is one fact with its range and count.
+    assert digest.startswith(("- 2024-03 (digest): 1–", "- 2024-Q1 (digest): 1 Mar–"))
+    assert "×" in digest and "Watered the balcony tomatoes" in digest
     assert check_store(store) == []
-    assert trace_memory(store, "g0").scenes == [name]                    # still traceable
+    for i in range(6):                                   # each one still traceable
+        trace = trace_memory(store, f"g{i}")
+        whole = any(line.endswith(f"garden, day {i}.") for line in body.splitlines()
+                    if "(digest)" not in line)
+        assert trace.scenes == [name] and trace.lines
+        assert all(row["how"] == ("whole" if whole else "condensed") for row in trace.lines)
 
 
 def test_before_a_store_is_at_its_cap_an_overflowing_topic_gets_a_new_scene(tmp_path):
@@ -549,7 +553,7 @@ def test_trace_shows_only_the_memorys_own_lines_digests_included_and_follows_an_
     fold(store)
     condensed = trace_memory(store, "g1")
     assert [row["how"] for row in condensed.lines] == ["condensed"]
-    assert "1 Mar: Watered" in condensed.lines[0]["text"]
+    assert re.search(r"\(digest\): 1–\d+ Mar ×\d+: Watered", condensed.lines[0]["text"])
     whole = trace_memory(store, "g7")
     assert [(row["how"], "day 7." in row["text"]) for row in whole.lines] == [("whole", True)]
     # A merge, then its undo: the memory is back in its own scene. Room for a knitting

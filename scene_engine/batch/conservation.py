@@ -48,11 +48,18 @@ NEGATION = "¬not"         # one term for "not", "never", "no", "n't": they chan
 _NEGATION = re.compile(r"\b(?:not|never|no|none|nothing|nobody|neither|nor|cannot)\b|n't|不|没|别")
 
 
-@functools.lru_cache(maxsize=4096)
 def content_terms(text: str, numbers: bool = False) -> frozenset[str]:
     """The content words of ``text``: ``text.terms``, Latin words stemmed, numbers only if
     ``numbers`` (dates are everywhere in a scene; in a memory a number is a fact), and
-    ``NEGATION`` when it negates something (stop words hide "not")."""
+    ``NEGATION`` when it negates something (stop words hide "not"). A text of several lines
+    is the union of its lines' (each cached: a batch changes a few lines of a scene)."""
+    if "\n" not in text:
+        return _line_terms(text, numbers)
+    return frozenset().union(*(_line_terms(line, numbers) for line in text.split("\n")))
+
+
+@functools.lru_cache(maxsize=65536)
+def _line_terms(text: str, numbers: bool) -> frozenset[str]:
     found = {_stem(t) for t in terms(text) if not t.isdigit()}
     if numbers:   # every number, one digit too ("day 1" is not "day 7")
         found.update(re.findall(r"\d+", text))

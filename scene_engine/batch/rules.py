@@ -8,6 +8,7 @@ rounds). Elsewhere these limits live only in a prompt; here the model cannot bre
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 import warnings
@@ -399,18 +400,27 @@ def person_line_problems(name: str, pending: dict, context: RuleContext) -> list
 
 
 def _merged_from_text(name: str, content: str) -> list[str]:
-    scene, _ = parse_checked(name, content)
-    return merged_from(scene) if scene else []
+    return list(_parts(name, content)[2])
 
 
 def _body(name: str, text: str) -> str:
-    scene, _ = parse_checked(name, text)
-    return scene.body if scene else text
+    return _parts(name, text)[0]
 
 
 def _summary(name: str, text: str) -> str:
+    return _parts(name, text)[1]
+
+
+@functools.lru_cache(maxsize=1024)
+def _parts(name: str, text: str) -> tuple[str, str, tuple[str, ...]]:
+    """(body, summary, merged_from) of a scene text, parsed once: the checks of one batch
+    ask for them of every scene it writes, for every scene it changes. A text whose header
+    cannot be read is all body."""
     scene, _ = parse_checked(name, text)
-    return str(scene.meta.get("summary") or "").strip() if scene else ""
+    if not scene:
+        return text, "", ()
+    return (scene.body, str(scene.meta.get("summary") or "").strip(),
+            tuple(merged_from(scene)))
 
 
 def validate_batch(pending: dict, context: RuleContext) -> list[str]:

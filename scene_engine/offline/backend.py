@@ -100,7 +100,7 @@ def _plain(entry: Entry) -> str:
 def _similarity_text(name: str, text: str) -> str:
     """Name, summary and body of a scene text (what routing compares memories against)."""
     scene = parse_scene(text, name=name)
-    return " ".join([name.replace("-", " "), str(scene.meta.get("summary", "")), scene.body])
+    return "\n".join([name.replace("-", " "), str(scene.meta.get("summary", "")), scene.body])
 
 
 def _tokens(text: str) -> set[str]:

@@ -57,9 +57,10 @@ class Draft:
 
     def text_for_similarity(self) -> str:
         """Name, summary and text of the draft, as one string to compare memories against."""
-        return " ".join([self.name.replace("-", " "), str(self.meta.get("summary", "")),
-                         self.head, " ".join(e.text for e in self.entries), self.tail,
-                         " ".join(t.text for t in self.threads)])
+        # Lines apart: the analyser caches line by line (``words.analyzer``).
+        return "\n".join([self.name.replace("-", " "), str(self.meta.get("summary", "")),
+                          self.head, *(e.text for e in self.entries), self.tail,
+                          *(t.text for t in self.threads)])
 
 
 def parse_draft(name: str, text: str, author: Authorship | None = None) -> Draft:

@@ -119,11 +119,15 @@ def analyzer(text: str) -> list[str]:
     """Routing terms of ``text``: the keys of ``words`` and, for a Chinese compound, its
     last character as well, the head of most Chinese nouns (``二手房`` and ``房子`` are both
     about a ``房``; ``橘猫`` is a ``猫``), so a topic said in different compounds still
-    meets; ``text.Vectorizer(analyzer)``."""
-    return list(_analyzed(text))
+    meets; ``text.Vectorizer(analyzer)``. A text of several lines (a scene) is analysed
+    line by line, each line cached: a batch changes a few lines of a scene, and segmenting
+    the rest again would cost most of the batch."""
+    if "\n" not in text:
+        return list(_analyzed(text))
+    return [term for line in text.split("\n") for term in _analyzed(line)]
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=65536)
 def _analyzed(text: str) -> tuple[str, ...]:
     out = []
     for key, _ in _words(text):
