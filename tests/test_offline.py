@@ -355,4 +355,7 @@ def test_a_recurring_event_on_different_days_is_kept_each_day(tmp_path):
     body = "".join(parse_scene((store.scenes_dir / n).read_text("utf-8"), n).body
                    for n in store.scene_names())
     assert all(f"2026-03-{i + 1:02d}" in body for i in range(6))
-    assert body.count("2026-03-01") == 1
+    # The evening run says other words (no number), so it is a fact of its own: its own
+    # bullet on that day (issue 23 item 6), not glued onto the morning's.
+    assert body.count("- 2026-03-01: ") == 2
+    assert "- 2026-03-01: Ran 5 km along the river in 30 minutes again.\n" in body

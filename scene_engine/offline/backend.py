@@ -58,6 +58,7 @@ RENAME_ENTRIES = 4      # a scene renamed for drift has at least this many entri
 SAME_TOPIC = 0.15       # cosine of two scenes alike enough to merge for room (``_create``)
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _DATED_LINE = re.compile(r"^\s*[-*]\s*(?:\d{4}-\d{2}-\d{2}\s*:\s*)?")
+_BULLET = re.compile(r"^[-*+]\s")       # a top-level bullet (an indented one is under another)
 _CJK_WORD = re.compile(r"[\u3400-\u9fff]{2,}")
 _NAME = re.compile(r"\b(?:[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]{2,})\b")
 _WORD = re.compile(f"[^\\W_](?:[^\\W_]|{MARK})*")   # a word with its combining marks
@@ -81,11 +82,30 @@ def render_draft(draft: Draft, style: HeaderStyle, zone: str) -> str:
 
 
 def _summary(draft: Draft) -> str:
-    """``offline_prose.summary`` of the draft's timeline (the engine's lines; a person's
-    when there are no others) and open threads."""
-    entries = [e for e in ordered(draft.entries) if not e.person] or ordered(draft.entries)
-    days = [(e.day, _plain(e)) for e in entries]
-    return scene_summary(days, [t.text for t in draft.threads], draft.head or draft.tail)
+    """``offline_prose.summary`` of the draft's timeline and open threads: what the
+    engine's entries say (a person's lines when there are none), and as many entries, over
+    the span, as the timeline has bullets (issue 23 item 6: a reader counts the bullets)."""
+    timeline = ordered(draft.entries)
+    bullets = _bullets(timeline)
+    said = [(e.day, _plain(e)) for e in timeline if not e.person] or bullets \
+        or [(e.day, e.text) for e in timeline]
+    return scene_summary(said, [t.text for t in draft.threads], draft.head or draft.tail,
+                         bullets=[day for day, _ in bullets] or None)
+
+
+def _bullets(timeline: list[Entry]) -> list[tuple[str, str]]:
+    """(day, text) of each bullet of ``timeline`` (in order): an engine entry (a digest is
+    one bullet), or a person's own top-level ``-``/``*`` line with the lines under it that
+    are no bullet of their own (a wrapped line, a nested list); a person's heading is none."""
+    out: list[tuple[str, str]] = []
+    for entry in timeline:
+        if not entry.person:
+            out.append((entry.day, _plain(entry)))
+        elif _BULLET.match(entry.text):
+            out.append((entry.day, _DATED_LINE.sub("", entry.text)))
+        elif out and not entry.text.lstrip().startswith("#") and entry.text.strip():
+            out[-1] = (out[-1][0], f"{out[-1][1]} {entry.text.strip()}")
+    return out
 
 
 def _plain(entry: Entry) -> str:
@@ -116,14 +136,16 @@ def _tokens(text: str) -> set[str]:
 
 
 def restates(fact: str, lines: list[str]) -> bool:
-    """True when a sentence of ``lines`` (the same day's entries) says exactly ``fact``: the
-    same words, numbers and characters, case and punctuation aside. A correction adds or
-    drops a word ("not", "Thursday"), so it is new; sentences are compared one by one, so
-    words spread over a day's facts never add up to a repeat; a repeat on another day is a
-    recurring event and is never checked here."""
+    """True when one of ``lines`` (the same day's entries, one fact each), or a sentence of
+    one, says exactly ``fact``: the same words, numbers and characters, case and punctuation
+    aside. A correction adds or drops a word ("not", "Thursday"), so it is new; an entry and
+    its sentences are compared one by one, so words spread over a day's facts never add up
+    to a repeat (an old scene's day line may still hold several facts); a repeat on another
+    day is a recurring event and is never checked here."""
     wanted = _tokens(fact)
-    return bool(wanted) and any(wanted == _tokens(sentence) for line in lines
-                                for sentence in _SENTENCE_END.split(line.strip()))
+    return bool(wanted) and any(
+        wanted == _tokens(part) for line in lines
+        for part in dict.fromkeys([line, *_SENTENCE_END.split(line.strip())]))
 
 
 def scene_name(memory_texts: list[str], taken: set[str], rarity=None) -> str:

@@ -2,8 +2,9 @@
 
 A scene's summary (the ``summary`` header the index, ``scenes list`` and the persona show)
 says, in the language most of its entries are in (issue 13): what it is about (its topic
-words, joined as a reader says them), the span it covers and how many entries, then the
-latest change, quoted:
+words, joined as a reader says them), the span it covers and how many entries (one per
+timeline bullet, a digest one too: issue 23 item 6), then the latest change, quoted (the
+first ``LATEST_CHARS``, so a very long memory never fills the header):
 
     Kafka, order and RabbitMQ: 14 entries from January to December 2026. Latest (2 Dec): We
     decided to keep RabbitMQ for the small internal notification jobs and Kafka for orders.
@@ -23,22 +24,29 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
 LATEST_CHARS = {"en": 150, "zh": 60}
 
 
-def summary(days: list[tuple[str, str]], open_threads: list[str], fallback: str = "") -> str:
+def summary(days: list[tuple[str, str]], open_threads: list[str], fallback: str = "",
+            bullets: list[str] | None = None) -> str:
     """The summary of a scene whose timeline has ``days`` — ``(day or period, text)``,
     oldest first (``YYYY-MM-DD``, ``YYYY-MM``, ``YYYY-Qn`` or ``YYYY``) — and the texts of
-    its ``open_threads``; ``fallback``: what to say of a scene with neither (its free text)."""
+    its ``open_threads``; ``fallback``: what to say of a scene with neither (its free text).
+    ``bullets``: the day of every bullet of the timeline, oldest first, when they are more
+    than ``days`` (a person's lines besides the engine's): the entry count and the span are
+    theirs, so the count is the number of bullets a reader sees (issue 23 item 6)."""
     texts = [t for _, t in days] + open_threads
     if not texts:
         return _clip(" ".join(fallback.split()), "en") or "Notes."
     lang = language(texts)
     topic = topic_phrase(texts, lang) or ("记录" if lang == "zh" else "Notes")
-    count = len(days)
-    span = _span([d for d, _ in days], lang) if days else ""
+    counted = bullets if bullets else [d for d, _ in days]
+    count = len(counted)
+    dated = [d for d in counted if _month(d)]     # a person's undated line has no month
+    span = _span(dated, lang) if dated else ""
     if lang == "zh":
-        first = f"{topic}：{span}的{count}条记录。" if days else f"{topic}。"
+        records = f"{span}的{count}条记录" if span else f"{count}条记录"
+        first = f"{topic}：{records}。" if days else f"{topic}。"
     else:
-        entries = f"{count} {'entry' if count == 1 else 'entries'}"
-        first = f"{topic[:1].upper()}{topic[1:]}: {entries} {span}." if days else f"{topic}."
+        entries = f"{count} {'entry' if count == 1 else 'entries'}" + (f" {span}" if span else "")
+        first = f"{topic[:1].upper()}{topic[1:]}: {entries}." if days else f"{topic}."
     if open_threads:
         said = _clip(open_threads[-1], lang)
         return first + (f"未决：{said}" if lang == "zh" else f" Open: {said}")

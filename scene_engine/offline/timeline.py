@@ -3,9 +3,11 @@
 ``parse_draft`` splits a scene into a ``Draft`` (header, text before the timeline, the
 ``## Open threads`` section, the timeline's ``Entry`` lines, sections after it);
 ``render_body`` puts it back. Lines a person wrote (``conservation.Authorship``) are kept
-word for word and in place. Timeline lines: ``- 2026-05-07: fact. fact.`` (one line a day),
-``- 2026-05 (digest): ...`` (a rolled-up month), ``- 2026-Q2 (digest): ...``, ``- 2026
-(digest): ...`` (``rollup``).
+word for word and in place. Timeline lines: ``- 2026-05-07: fact.`` (one bullet per fact:
+same-day facts each on their own; a scene written before that may hold ``- 2026-05-07:
+fact. fact.``, read as one entry until it is condensed), ``- 2026-05 (digest): ...`` (a
+rolled-up month), ``- 2026-Q2 (digest): ...``, ``- 2026 (digest): ...`` (``rollup``). An
+indented line under an entry continues it (a wrapped line).
 """
 
 from __future__ import annotations
@@ -129,21 +131,17 @@ def ordered(entries: list[Entry]) -> list[Entry]:
 
 
 def _timeline_lines(entries: list[Entry]) -> list[str]:
-    """One line per day for the engine's facts of that day (joined), a person's lines as
-    written, one line per digest."""
+    """One bullet per fact (issue 23 item 6): each engine entry on its own
+    ``- YYYY-MM-DD: ...`` line, same-day ones included (two facts of one day glued into one
+    bullet read as one fact, and the next batch could not tell them apart); a person's lines
+    as written; one line per digest."""
     lines: list[str] = []
-    days: dict[str, tuple[int, list[str]]] = {}   # day -> (its line, its facts)
     for entry in ordered(entries):
         if entry.person:
             lines.append(entry.text)
         elif entry.digest:
             lines.append(f"- {entry.day} (digest): {entry.text}")
-        elif entry.day in days:
-            index, texts = days[entry.day]
-            texts.append(sentence(entry.text))
-            lines[index] = f"- {entry.day}: {' '.join(texts)}"
         else:
-            days[entry.day] = (len(lines), [sentence(entry.text)])
             lines.append(f"- {entry.day}: {sentence(entry.text)}")
     return lines
 

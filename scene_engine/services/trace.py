@@ -50,7 +50,8 @@ class Trace:
     committed yet: ``time`` and ``commit`` "", ``"uncommitted": True``; "line removed by
     hand": the line stating it is gone from the scene ``from``); ``scenes``: the scenes
     that hold it now (``uncommitted``: those of them whose name is not committed yet); ``lines``: ``{"scene", "line", "text", "batch", "kind", "how"}`` carrying
-    it now ("how": "whole" or "condensed" into a digest); ``fact``: an extracted memory's
+    it now ("how": "whole"; "cut": its beginning, a memory longer than a scene's room; or
+    "condensed" into a digest); ``fact``: an extracted memory's
     standing in the extraction ledger ("active", "superseded", "merged", "retracted"; "" for
     a memory added as it is)."""
 
@@ -373,7 +374,9 @@ def _current_lines(repo: Repo, store: Store, memory: Memory, scenes: list[str],
 
 
 def _states(memory: Memory, line: str, tz) -> str:
-    """"whole" when a sentence of ``line`` states the memory, "condensed" when a fact of a
+    """"whole" when a sentence of ``line`` (or the line, for a memory of several sentences)
+    states the memory, "cut" when the line holds its beginning and "…" (the offline backend
+    keeps that much of a memory longer than a scene's room), "condensed" when a fact of a
     month digest was cut from it (its words, on the memory's own day), else ""."""
     text, content = line.strip(), memory.content
     if not text or text.startswith("#"):      # a heading states no memory
@@ -389,14 +392,32 @@ def _states(memory: Memory, line: str, tz) -> str:
                 a in digest_ids(digest.group(2)) for a in memory.aliases):
             return "condensed"
         return "condensed" if covers(digest.group(1), f"{memory.created_at.astimezone(tz):%Y-%m-%d}") else ""
+    if _is_cut(content, text):
+        return "cut"
     numbers = set(re.findall(r"\d+", content))    # a fact's numbers are the fact
-    for sentence in re.split(r"(?<=[.!?。！？])\s+", text):
+    pieces = _SENTENCES.split(text)
+    if len(_SENTENCES.split(content.strip())) > 1:
+        # A memory of several sentences is one fact on one bullet (offline ``timeline``):
+        # no single sentence holds it, the line does.
+        pieces.append(text)
+    for sentence in pieces:
         if (coverage(content, sentence, numbers=True) >= LINE_EVIDENCE
                 and numbers <= set(re.findall(r"\d+", text))):
             return "whole"
     return ""
 
 
+def _is_cut(content: str, text: str) -> bool:
+    """``text`` (a dated bullet) is the first ``CUT_CHARS`` or more characters of
+    ``content``, spaces aside, then "…" (offline ``backend._fitting``)."""
+    said = _DAY_BULLET.sub("", text).removesuffix("…").strip()
+    return (text.endswith("…") and len(said) >= CUT_CHARS
+            and " ".join(content.split()).startswith(" ".join(said.split())))
+
+
+CUT_CHARS = 50      # a cut memory's line holds at least this much of it (a scene is >= 200)
+_DAY_BULLET = re.compile(r"^[-*]\s*\d{4}-\d{2}-\d{2}:\s*")
+_SENTENCES = re.compile(r"(?<=[.!?。！？])\s+")
 _DIGEST = re.compile(r"^- (\d{4}(?:-\d{2}|-Q[1-4])?) \(digest\): (.*)$")
 
 
@@ -638,6 +659,6 @@ def render(trace: Trace) -> str:
                                or "no scene" + _why_nowhere(trace)))
     for row in trace.lines:
         who = f"batch {row['batch']}" if row["batch"] else row["kind"]
-        how = ", condensed" if row.get("how") == "condensed" else ""
+        how = f", {row['how']}" if row.get("how") in ("condensed", "cut") else ""
         lines.append(f"  {row['scene']}:{row['line']} ({who}{how}) {row['text']}")
     return "\n".join(lines) + "\n"
