@@ -5,7 +5,7 @@ up, oldest first and only while it is too long (issue 13 and issue 23; seed 000'
 rollups; docs/DESIGN.md "A batch" step 7, conservation). A digest line holds facts, each a
 sentence led by its date range, separated by ``; ``:
 
-    - 2026-03 (digest): 4–29 Mar ×6: Ran 7 km along the river.; 12 Mar: Moved to Porto.
+    - 2026-03 (digest): 4–29 Mar ×6: Ran 7 km along the river; 12 Mar: Moved to Porto
 
 The steps, each applied only while the scene is still too long:
 
@@ -189,9 +189,9 @@ class _Roller:
         return [e for e in self.draft.entries if not (e.person or e.fresh) and kind(e)]
 
     def oldest(self, kind: Callable[[Entry], bool], depth: int) -> bool:
-        """Roll the oldest movable entry of ``kind`` into the digest of ``depth`` that covers
-        it (the scene's digest of that period, or a deeper one it already has); False when
-        there is nothing to roll."""
+        """Roll the oldest movable entry of ``kind`` (a digest: with the others of its
+        period) into the digest of ``depth`` that covers it (the scene's digest of that
+        period, or a deeper one it already has); False when there is nothing to roll."""
         movable = self._movable(kind)
         if not movable:
             return False
@@ -199,7 +199,11 @@ class _Roller:
         day = entry.day if len(entry.day) == 10 else _first_day(entry.day)
         into = self._covering(day, depth)
         target = into.day if into else _period(day, depth)
-        taken = [entry] + ([into] if into else [])
+        # Days go one at a time; digests of one period together, so that a theme said once
+        # a month is seen as the theme of the quarter it is.
+        together = [e for e in movable if e is not entry and depth > 1
+                    and covers(target, _first_day(e.day))]
+        taken = [entry, *together] + ([into] if into else [])
         facts = [f for e in taken for f in _facts(e)]
         rolled = Entry(target, render(facts, _depth(target)), digest=True)
         self.draft.entries = [e for e in self.draft.entries if e not in taken] + [rolled]
@@ -331,7 +335,8 @@ def _said(fact: Fact) -> str:
     """``4–29 Mar ×6: text`` (the day or range, how many times when more than once); a
     ``; `` of the text becomes ``, `` (it separates the facts of a digest)."""
     times = f" ×{fact.times}" if fact.times > 1 else ""
-    return f"{_span(fact.start, fact.end)}{times}: {fact.text.replace(SEPARATOR, ', ')}"
+    text = fact.text.replace(SEPARATOR, ", ").rstrip(".。")   # the separator ends it
+    return f"{_span(fact.start, fact.end)}{times}: {text}"
 
 
 def _span(start: str, end: str) -> str:
