@@ -1,0 +1,75 @@
+"""A store never stops for its own text (issue 23 item 1): when scenes are full the engine
+rolls up, merges or condenses its own entries, so any volume folds with default rules; a
+batch fails only when the scenes are full of text a person wrote, and then it names them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from clirunner import CheckedRunner
+from test_conservation_offline import add, hand_write, new_store
+
+from scene_engine.cli import app
+from scene_engine.core.errors import SceneEngineError
+from scene_engine.offline.backend import OfflineBackend
+from scene_engine.services.doctor import check_store
+from scene_engine.services.run import run_pending
+from scene_engine.store.scene import body_chars, parse_scene
+
+runner = CheckedRunner()
+TOPICS = ["Played badminton with Wei at the community centre", "Baked sourdough bread with rye",
+          "Walked the dog Bruno along the river", "Fixed the kitchen tap with a new washer",
+          "和小林去公园跑步", "给年糕买了新的猫砂", "Studied Japanese kanji for the JLPT",
+          "Paid the car insurance for the Golf"]
+
+
+def volume(n: int, year: int = 2023) -> list[tuple]:
+    return [(f"v{i:04d}", f"{TOPICS[i % len(TOPICS)]}, entry {i}.",
+             f"{year + i // 400}-{1 + (i // 34) % 12:02d}-{1 + i % 28:02d}T08:{i % 60:02d}:00Z")
+            for i in range(n)]
+
+
+@pytest.mark.slow
+def test_small_full_scenes_at_the_cap_fold_any_volume_and_stay_readable(tmp_path):
+    store = new_store(tmp_path / "s", max_scenes=4, max_scene_chars=500)
+    rows = volume(400)
+    for start in range(0, len(rows), 100):
+        add(store, *rows[start:start + 100])
+        run_pending(store, OfflineBackend())
+    assert store.load_state().pending == 0
+    assert check_store(store) == []
+    assert len(store.scene_names()) <= 3
+    for name in store.scene_names():
+        scene = parse_scene((store.scenes_dir / name).read_text("utf-8"), name)
+        assert body_chars(scene) <= 500
+        for line in scene.body.splitlines():
+            assert "[v0" not in line and " more (" not in line, line   # no ids, no word lists
+
+
+def test_scenes_full_of_a_persons_text_fail_the_batch_naming_the_files(tmp_path):
+    store = new_store(tmp_path / "s", max_scenes=3, max_scene_chars=300)
+    add(store, ("a1", "Played badminton with Wei.", "2024-01-01T08:00:00Z"))
+    run_pending(store, OfflineBackend())
+    add(store, ("b1", "Baked sourdough bread.", "2024-01-02T08:00:00Z"),
+        ("b2", "Baked sourdough bread again with rye.", "2024-01-03T08:00:00Z"))
+    run_pending(store, OfflineBackend())
+    names = store.scene_names()
+    assert len(names) == 2
+    for name in names:        # a person fills each scene with their own words
+        own = "\n".join(f"My own line {k} about {name} that I wrote and keep." for k in range(6))
+        hand_write(store, name, f"---\nsummary: mine\n---\n{own}\n")
+    add(store, ("c1", "Played badminton with Wei at the community centre again, a long game "
+                "of three sets that went on and on until the lights went out.",
+                "2024-01-04T08:00:00Z"))
+    with pytest.raises(SceneEngineError) as refused:
+        run_pending(store, OfflineBackend())
+    message = str(refused.value)
+    assert "fits in no scene" in message and "a person wrote" in message
+    assert any(name in message for name in names)
+    assert "max_scene_chars" not in message
+    assert store.load_state().pending == 1                         # the memory waits
+    out = runner.invoke(app, ["--dir", str(store.root), "run"])
+    assert out.exit_code != 0 and "Traceback" not in out.output
+    assert json.loads(runner.invoke(app, ["--dir", str(store.root), "status", "--json"]).stdout
+                      )["pending"] == 1
