@@ -120,3 +120,28 @@ def test_the_coverage_rule_lets_a_digest_condense_its_period_but_not_wipe_it():
     wiped = "## Timeline (UTC)\n- 2025 (digest): 1 Jan: Things happened\n"
     assert held(old, [wiped])[1] < 0.2 and not keeps(old, [wiped])
     assert not keeps(old, ["## Timeline (UTC)\n- 2026-01-01: Something else entirely.\n"])
+
+
+def test_a_merge_into_a_renamed_scene_is_judged_with_what_its_old_name_held():
+    # Batch 16 of a LoCoMo conversation: a scene merged into another, which the same batch
+    # renamed and rolled up; the rule took the new name's old text as empty ("has room").
+    from scene_engine.batch.rules import RuleContext, deletion_problems
+
+    def scene(body: str, merged=()) -> str:
+        header = "summary: s\n" + "".join(f"merged_from:\n- {m}\n" for m in merged[:1])
+        return f"---\n{header}---\n{body}"
+
+    rows = badminton_year()
+    keep = "\n".join(f"- {d}: {t}" for d, t in rows)
+    gone = "\n".join(f"- 2025-0{k + 1}-11: John said his new role gives him a purpose, "
+                     f"entry {k}." for k in range(8))
+    draft = draft_of([(d, t) for d, t in rows])
+    condense(draft, 900, ZONE)
+    assert len(keep) + len(gone) > 0.8 * 3800      # the two had to fit: a full scene
+    context = RuleContext(existing={"old.md", "gone.md"}, max_scenes=15, max_scene_chars=3800,
+                          old_texts={"old.md": scene(keep), "gone.md": scene(gone)})
+    pending = {"new.md": "---\nsummary: s\nmerged_from:\n- old.md\n- gone.md\n---\n"
+                         + render_body(draft, ZONE), "old.md": "[DELETED]", "gone.md": "[DELETED]"}
+    from sandbox import DELETED
+    pending = {n: (DELETED if t == "[DELETED]" else t) for n, t in pending.items()}
+    assert not [p for p in deletion_problems("gone.md", pending, context) if "has room" in p]

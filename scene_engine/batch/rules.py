@@ -365,7 +365,11 @@ def _dropped_fact_problems(name: str, home: str, pending: dict, context: RuleCon
     new = pending.get(home)
     if not isinstance(new, str):
         return []
-    old_home = _body(home, context.old_texts[home]) if home in context.old_texts else ""
+    if home in context.old_texts:
+        old_home = _body(home, context.old_texts[home])
+    else:   # a new name (a rename): what it held under its old names had to go in too
+        old_home = "\n".join(_body(m, context.old_texts[m]) for m in _merged_from_text(home, new)
+                              if m in context.old_texts and m != name)
     old_name = _body(name, context.old_texts.get(name, ""))
     new_home = _body(home, new)
     demand = (len(old_home.strip()) + (len(old_name.strip()) if name != home else 0)
