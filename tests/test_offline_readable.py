@@ -441,7 +441,7 @@ def test_a_new_scene_name_never_takes_an_nfd_name_a_person_gave_in_nfc(tmp_path)
     import unicodedata
 
     store = new_store(tmp_path / "s")
-    nfd = unicodedata.normalize("NFD", "zürich-café-zoë.md")
+    nfd = unicodedata.normalize("NFD", "zürich-zoë-café.md")
     (store.scenes_dir / nfd).write_text("---\nsummary: My tax notes.\n---\nTax return filed "
                                         "in March; the adviser charged 300 francs.\n",
                                         encoding="utf-8")

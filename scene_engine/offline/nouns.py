@@ -10,7 +10,8 @@ backend). Steps:
    lacks (a name or compound jieba's HMM joined, ``左膝``, ``停跑``) is tagged by
    ``jieba.posseg``'s own HMM (its tables, read once when first needed), as ``jieba.posseg``
    tags such a word; a word that starts with an adverb or pronoun or ends in a measure word
-   (``太乱``, ``报个``) is a mis-cut, not a noun. Nouns, names, places, organisations, other
+   (``太乱``, ``报个``) is a mis-cut, and a verb with its object that the dictionary calls a
+   person (``喝咖啡``) is no name. Nouns, names, places, organisations, other
    proper nouns, verbal nouns (``训练``, ``游泳``), abbreviations and Latin words count
    (``NOUN_TAGS``); verbs (``改成``, ``名叫``, ``挑食``), adjectives, adverbs, numerals,
    measure words, time and place words and idioms do not.
@@ -19,9 +20,10 @@ backend). Steps:
    ``sorry``) never name a topic; a name (capitalised inside sentences, ``Porto``, ``Pixel``)
    always may; other words not when they are common verbs or adjectives (``VERBS``,
    ``ADJECTIVES``, compared by stem: ``helping`` is ``help``), adverbs and participles by their
-   ending (``-ly``, ``-ed``, ``-ous``, ``-ful``), or words the texts use as verbs only
+   ending (``-ly``, ``-ed``, ``-ous``, ``-ful``), words the texts use as verbs only
    (``verb_cue``: after ``I``/``we``/``to``/a modal, or before ``me``/``them``, and seldom
-   after an article, a preposition or another word of the topic).
+   after an article, a preposition or another word of the topic), and ``-ing`` words the
+   texts never use as nouns ("started eating fish", but "the running club").
 3. **Speaker labels**: ``Maria: ...`` at the start of a line (a conversation's turns) says who
    spoke, not what about (``speaker_label``).
 """
@@ -82,13 +84,14 @@ healthy unhealthy delicious tasty yummy rich poor safe sick afraid alone alive a
 exciting inspiring glad cute rewarding overwhelming supportive creative passionate
 together forward away ahead apart abroad anymore afterwards later soon else rather
 """.split())
-# Words about the talk or the notes themselves, not their topic (a rollup's "3 entries: ..."),
-# and months as written short ("2 Mar").
+# Words about the talk or the notes themselves, not their topic (a rollup's "3 entries: ...").
 TALK = frozenset("""
 conversation conversations chat chats message messages people person guy guys kind sort type
 idea ideas point reason fact case question questions entry entries note notes
-jan feb mar apr jun jul aug sep sept oct nov dec
 """.split())
+# Months and weekdays written short ("2 Mar", "Sun 14:00"): capitalised, yet no names.
+DATE_WORDS = frozenset("jan feb mar apr jun jul aug sep sept oct nov dec "
+                       "mon tue tues wed thu thur thurs fri sat sun".split())
 # Nouns among words that end like adverbs or participles.
 _LY_NOUNS = frozenset("""
 family rally belly jelly lily bully ally assembly supply reply fly butterfly dragonfly
@@ -136,6 +139,8 @@ def english_noun(key: str, surface: str, cues: tuple[int, int, int] = (0, 0, 0),
     word = surface.lower()
     if courtesy_or_id(key, word):
         return False
+    if word in DATE_WORDS and (name or word != "sun"):      # the sun is a noun
+        return False
     if name:
         return True
     if (word in VERBS or word in ADJECTIVES or word in TALK or key in _stems(VERBS)
@@ -144,6 +149,8 @@ def english_noun(key: str, surface: str, cues: tuple[int, int, int] = (0, 0, 0),
     if _adverb_or_participle(word):
         return False
     verb, noun, uses = cues
+    if word.endswith("ing") and not noun:
+        return False        # a gerund names only where it is a noun: "the running club"
     return not (verb > 2 * noun and 2 * verb >= uses)
 
 
@@ -180,7 +187,9 @@ def verb_cue(before: str | None, word: str, after: str | None, content_before: b
         return 1
     if before in DETERMINERS:
         return -1
-    return -1 if content_before and not before.endswith("ly") else 0
+    # After a word of the topic ("dance class"), not after a verb ("recommended visiting").
+    plain = not (_adverb_or_participle(before) or before in VERBS or before in ADJECTIVES)
+    return -1 if content_before and plain else 0
 
 
 def cjk_noun_test(words: Iterable[str]) -> Callable[[str], bool]:
@@ -188,13 +197,22 @@ def cjk_noun_test(words: Iterable[str]) -> Callable[[str], bool]:
     of speech (step 1 of the module docstring): the dictionary's tags of ``words`` are read at
     once, the HMM tags a word the dictionary lacks when it is asked about."""
     words = set(words)
-    tags = part_of_speech([*words, *(c for w in words for c in (w[0], w[-1]))])
+    tags = part_of_speech([*words, *(piece for w in words for piece in (w[0], w[-1], w[1:]))])
 
     @functools.cache
     def is_noun(word: str) -> bool:
-        return (tags.get(word) or _unknown_word_tag(word, tags)) in NOUN_TAGS
+        tag = tags.get(word)
+        if tag and tag.startswith("nr") and _verb_and_object(word, tags):
+            return False
+        return (tag or _unknown_word_tag(word, tags)) in NOUN_TAGS
 
     return is_noun
+
+
+def _verb_and_object(word: str, tags: dict[str, str]) -> bool:
+    """True for a word of three or more characters that is a verb and a common noun
+    (``喝咖啡``: 喝 and 咖啡), which jieba's dictionary tags as a person's name."""
+    return len(word) >= 3 and tags.get(word[0], "")[:1] == "v" and tags.get(word[1:]) == "n"
 
 
 def _unknown_word_tag(word: str, tags: dict[str, str]) -> str:

@@ -87,6 +87,7 @@ SPECIFICITY_POWER = 1    # (tried 0.5, 1, 2 on bench/bench_topics.py: 1 routed b
 TYPICAL_IDF = 12.0     # about the median IDF of jieba's table: a word most texts lack
 RARE_IDF = 10.5        # jieba IDF from which a word counts as a name (年糕 10.9, 医生 ~6)
 _DEFAULT_IDF = 9.0     # a word jieba's table lacks is rare: a name, a pet, a product
+NAME_WEIGHT = 1.2      # an English name outweighs a common noun said as often (issue 23)
 
 
 def language(texts: Iterable[str]) -> str:
@@ -231,7 +232,7 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
 
     A word counts once per text it is in (a topic recurs across memories); Chinese words are
     weighed by jieba's IDF (``准备``, ``开始`` say little, ``年糕`` much), English words by a
-    light length bonus; ``rarity(key) -> float`` (the store's IDF, optional) favours words
+    light length bonus and names (``Porto``) by ``NAME_WEIGHT``; ``rarity(key) -> float`` (the store's IDF, optional) favours words
     other scenes do not use. ``recurring``: a third word joins only if two of the texts say
     it, when there are three or more (a name or a summary says "Porto and Pixel", not
     "Porto, Pixel and screen" for a screen dropped once).
@@ -240,15 +241,22 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
     df: Counter[str] = Counter()
     forms: dict[str, Counter] = {}
     cues: dict[str, list[int]] = {}
+    as_nouns: Counter[str] = Counter()        # uses of a form as a noun ("the performance")
     for text in texts:
         seen = set()
         for key, written, cue in _occurrences(text):
             forms.setdefault(key, Counter())[written] += 1
+            as_nouns[written] += cue < 0
             cues.setdefault(key, [0, 0])[cue < 0] += cue != 0
             if key not in seen:
                 seen.add(key)
                 df[key] += 1
     idf = _jieba_idf() if any(_CJK.match(key) for key in df) else {}
+
+    def named(key: str) -> bool:
+        """Mostly written with a capital inside sentences: a name (``Porto``, ``Pixel``)."""
+        capitals = sum(n for f, n in forms[key].items() if f[:1].isupper())
+        return 2 * capitals > sum(forms[key].values())
 
     def weight(key: str) -> float:
         if _CJK.match(key):
@@ -257,7 +265,7 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
             known = key in idf
             base = idf.get(key, _DEFAULT_IDF) / _DEFAULT_IDF * (1 if known or df[key] > 1 else 0.3)
         else:
-            base = min(1.0, 0.55 + 0.06 * len(key))
+            base = min(1.0, 0.55 + 0.06 * len(key)) * (NAME_WEIGHT if named(key) else 1.0)
         said = sum(forms[key].values())       # a word said twice in a text counts a little more
         return (df[key] + 0.25 * (said - df[key])) * base * (rarity(key) if rarity else 1.0)
 
@@ -265,9 +273,10 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
         return bool(_CJK.match(key)) == (lang == "zh")
 
     def surface(key: str) -> str:
-        # Commonest first, ties by the form itself: the same memories in any order give the
-        # same name.
-        written = sorted(forms[key].items(), key=lambda form: (-form[1], form[0]))
+        # The form said most often as a noun ("performance", not "perform"), then the
+        # commonest, ties by the form itself: the same memories in any order give the same name.
+        written = sorted(forms[key].items(),
+                         key=lambda form: (-as_nouns[form[0]], -form[1], form[0]))
         named = [f for f, _ in written if f[:1].isupper()]
         return named[0] if named else written[0][0]
 
@@ -276,10 +285,9 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
     def noun(key: str) -> bool:
         if _CJK.match(key):
             return cjk_noun(key)
-        capitals = sum(n for f, n in forms[key].items() if f[:1].isupper())
         verb, as_noun = cues[key]
         return english_noun(key, surface(key), (verb, as_noun, sum(forms[key].values())),
-                            name=2 * capitals > sum(forms[key].values()))
+                            name=named(key))
 
     ranked = sorted(df, key=lambda key: (not in_lang(key), -weight(key), key))
     chosen = _choose(ranked, noun, surface, in_lang, k,
