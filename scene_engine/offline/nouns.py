@@ -69,7 +69,7 @@ make manage matter mean meet mention mind miss need notice pick prefer prepare
 pretend promise prove provide pull push put reach realise realize receive recommend remember
 remind require say seem send sit speak spend start stay stop suggest
 suppose take tell tend think throw touch try turn understand use wait wake want wish wonder
-worry goes went gone got gotten came made took taken gave given knew known thought felt left
+worry hurt goes went gone got gotten came made took taken gave given knew known thought felt left
 kept meant met lost bought brought heard held stood began begun chose chosen forgot
 forgotten sat sent spent paid became told said saying tells says cheer practise
 """.split())
