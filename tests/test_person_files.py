@@ -164,7 +164,7 @@ def test_scenes_a_person_must_fix_filling_the_cap_doctor_and_batch_agree(tmp_pat
 
 # ---------------------------------------------------------------- item 4: one timeline
 
-@pytest.mark.parametrize("copied", ["flat-marvila-percent.md", "run-rain-strengthen.md"])
+@pytest.mark.parametrize("copied", ["flat-marvila-percent.md", "run-rain.md"])
 def test_a_merge_after_a_hand_copied_scene_keeps_one_timeline_heading(tmp_path, copied):
     root = tmp_path / "d"
     assert runner.invoke(app, ["demo", str(root)]).exit_code == 0

@@ -76,7 +76,7 @@ CJK_STOP_WORDS = frozenset("""
 这儿 那儿 哪 哪里 哪儿 哪个 哪些 哪位 什么 啥 怎么 怎样 怎么样 如何 为什么 为啥 多少 几 谁 何时
 什么时候 时候 当时 后来 现在 平时 一般 为何 是否 是不是 有没有 能不能 会不会 要不要 请问 一下 告诉 知道 记得 一个 吗 呢 之 其 而 得 地
 """.split())
-DICTIONARY_VERSION = 2   # bump when the dictionary table's layout or content rule changes
+DICTIONARY_VERSION = 3   # bump when the dictionary table's layout or content rule changes
 # "几岁" (how old), "几点": the question character goes, the unit stays ("岁"), unless
 # what stays says nothing alone ("多久", "多大", "几个").
 _QUESTION_HEADS = ("几", "多")
@@ -335,6 +335,25 @@ def _frequencies(run: str) -> dict[str, int]:
     return freq
 
 
+def part_of_speech(words: list[str]) -> dict[str, str]:
+    """jieba's part-of-speech tag of each of ``words`` its dictionary has (``dict.txt``'s
+    third column, the tags ``jieba.posseg`` gives: ``n`` noun, ``nr`` person, ``v`` verb, ...;
+    ``n`` for a word of ``words_zh.txt``, nouns only); a word it lacks is left out, and all
+    are when jieba cannot be loaded. Read from the dictionary table, so the full dictionary
+    is never loaded."""
+    wanted = sorted(set(words))
+    if not wanted:
+        return {}
+    try:
+        conn = _dictionary()[0]
+        with _lock:
+            rows = conn.execute(f"SELECT word, tag FROM words WHERE word IN "
+                                f"({','.join('?' * len(wanted))})", tuple(wanted)).fetchall()
+    except (ImportError, OSError, sqlite3.Error):
+        return {}
+    return {word: tag for word, tag in rows if tag}
+
+
 _lock = threading.Lock()    # one dictionary connection, shared by threads
 
 
@@ -397,17 +416,17 @@ def _fill_dictionary(conn: sqlite3.Connection, source: Path) -> None:
             parts = line.split(" ")
             if len(parts) >= 2 and parts[1].strip().isdigit():
                 count = int(parts[1])
-                rows.append((parts[0], count))
+                rows.append((parts[0], count, parts[2].strip() if len(parts) > 2 else ""))
                 total += count
-    known = {word for word, _ in rows}
+    known = {word for word, _, _ in rows}
     for word in supplement_words():       # jieba's own count wins where it has the word
         if word not in known:
             known.add(word)
-            rows.append((word, SUPPLEMENT_COUNT))
+            rows.append((word, SUPPLEMENT_COUNT, "n"))     # the file lists nouns only
             total += SUPPLEMENT_COUNT
-    conn.executescript("CREATE TABLE words (word TEXT PRIMARY KEY, freq INTEGER) WITHOUT ROWID;"
-                       "CREATE TABLE meta (total INTEGER);")
-    conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?)", rows)
+    conn.executescript("CREATE TABLE words (word TEXT PRIMARY KEY, freq INTEGER, tag TEXT) "
+                       "WITHOUT ROWID; CREATE TABLE meta (total INTEGER);")
+    conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?, ?)", rows)
     conn.execute("INSERT INTO meta VALUES (?)", (total,))
     conn.commit()
 

@@ -2,11 +2,12 @@
 
 A scene's summary (the ``summary`` header the index, ``scenes list`` and the persona show)
 says, in the language most of its entries are in (issue 13): what it is about (its topic
-words, joined as a reader says them), the span it covers and how many entries (one per
+nouns and names, joined as a reader says them, words said together kept together:
+``offline_words.topic_phrase``, issue 23), the span it covers and how many entries (one per
 timeline bullet, a digest one too: issue 23 item 6), then the latest change, quoted (the
 first ``LATEST_CHARS``, so a very long memory never fills the header):
 
-    Kafka, order and RabbitMQ: 14 entries from January to December 2026. Latest (2 Dec): We
+    Kafka and order service: 14 entries from January to December 2026. Latest (2 Dec): We
     decided to keep RabbitMQ for the small internal notification jobs and Kafka for orders.
 
     年糕、芝麻和猫：2026年1月至11月的13条记录。最近（11月21日）：年糕和芝麻现在会一起睡觉了。

@@ -11,11 +11,16 @@ and "run" are one word, shown in its commonest form). Numbers and counted quanti
 Used for routing (``analyzer``: the terms a scene and a memory are compared by), for scene
 names (``scene_name``: at most three words of the scene's main topic, in its memories'
 language) and for summaries (``topic_phrase``). Issue 13 ("words, not character pairs").
+A name or a summary's topic is made of nouns and names only (``offline_nouns``, issue 23):
+``topic_words`` ranks the words, keeps the nouns (a speaker label, ``Maria: ...``, aside),
+and ``compounds`` keeps words said together together ("Convenience Store Woman"). The
+words' rules: DESIGN.md "A batch (L1 → L2)", the offline backend.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections import Counter
@@ -24,6 +29,13 @@ from pathlib import Path
 
 from scene_engine.core.text import MARK, MARKS, STOP_WORDS, is_cjk_text, letters
 from scene_engine.index.analysis import segment, stem
+from scene_engine.offline.nouns import (
+    cjk_noun_test,
+    courtesy_or_id,
+    english_noun,
+    speaker_label,
+    verb_cue,
+)
 
 # A Chinese run, or a word: a letter, then letters, digits, apostrophes, hyphens and the
 # combining marks among them ("दिल्ली" is one word, not "द" and "ल"); a run of Thai or
@@ -32,6 +44,7 @@ _TOKEN = re.compile(f"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
                     f"|[^\\W\\d_](?:[\\w'’-]|{MARK})*(?:[^\\W_]|{MARK})|[^\\W\\d_]{MARK}*")
 _NOT_IN_NAME = re.compile(f"[^\\w\u3400-\u9fff{MARKS}]+")   # what a scene name's word drops
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_SENTENCE_BREAK = re.compile(r"[.!?;:。！？；：\n]")
 # Words that say nothing about which area of life a memory is from (issue 13: names such as
 # ``code-user-always``). Kept apart from STOP_WORDS, which search and recall share.
 FILLER = frozenset(("""
@@ -74,6 +87,7 @@ SPECIFICITY_POWER = 1    # (tried 0.5, 1, 2 on bench/bench_topics.py: 1 routed b
 TYPICAL_IDF = 12.0     # about the median IDF of jieba's table: a word most texts lack
 RARE_IDF = 10.5        # jieba IDF from which a word counts as a name (年糕 10.9, 医生 ~6)
 _DEFAULT_IDF = 9.0     # a word jieba's table lacks is rare: a name, a pet, a product
+NAME_WEIGHT = 1.2      # an English name outweighs a common noun said as often (issue 23)
 
 
 def language(texts: Iterable[str]) -> str:
@@ -93,21 +107,63 @@ def words(text: str) -> list[tuple[str, str]]:
 
 @functools.lru_cache(maxsize=4096)
 def _words(text: str) -> tuple[tuple[str, str], ...]:
-    out = []
+    out: list[tuple[str, str]] = []
     for match in _TOKEN.finditer(text):
         token = match.group(0)
         if _CJK.match(token):
             out += [(w, w) for w in segment(token) if _cjk_content(w)]
             continue
-        lower = token.lower().strip("'’-")
-        if len(lower) < 2 or lower in STOP_WORDS or lower in FILLER or "'" in lower:
-            continue
-        before = text[: match.start()].rstrip()
-        name = token[0].isupper() and before and not before.endswith((".", "!", "?", ":", ";"))
-        capital = token.isupper() or any(c.isupper() for c in token[1:]) or name
-        lower = IRREGULAR.get(lower, lower)
-        out.append((stem(lower), token if capital else lower))
+        found = _latin(match, text)
+        if found:
+            out.append(found)
     return tuple(out)
+
+
+def _latin(match: re.Match, text: str) -> tuple[str, str] | None:
+    """``(key, surface)`` of the non-Chinese word ``match`` of ``text``; None for a stop
+    word or filler."""
+    token = match.group(0)
+    lower = token.lower().strip("'’-")
+    if len(lower) < 2 or lower in STOP_WORDS or lower in FILLER or "'" in lower:
+        return None
+    before = text[: match.start()].rstrip()
+    name = token[0].isupper() and before and not before.endswith((".", "!", "?", ":", ";"))
+    capital = token.isupper() or any(c.isupper() for c in token[1:]) or name
+    lower = IRREGULAR.get(lower, lower)
+    return stem(lower), token if capital else lower
+
+
+@functools.lru_cache(maxsize=4096)
+def _occurrences(text: str) -> tuple[tuple[str, str, int], ...]:
+    """The words of ``text`` that may say its topic, as ``(key, surface, cue)``: those of
+    ``words`` after a speaker label (``nouns.speaker_label``), ``cue`` how the words around
+    an English word use it (``nouns.verb_cue``; 0 for Chinese)."""
+    body = text[len(speaker_label(text)):]
+    tokens = list(_TOKEN.finditer(body))
+    out: list[tuple[str, str, int]] = []
+    for i, match in enumerate(tokens):
+        token = match.group(0)
+        if _CJK.match(token):
+            out += [(w, w, 0) for w in segment(token) if _cjk_content(w)]
+            continue
+        found = _latin(match, body)
+        if not found:
+            continue
+        before, after = _neighbour(tokens, i, i - 1, body), _neighbour(tokens, i, i + 1, body)
+        content_before = before is not None and _latin(tokens[i - 1], body) is not None
+        out.append((*found, verb_cue(before, token.lower(), after, content_before)))
+    return tuple(out)
+
+
+def _neighbour(tokens: list[re.Match], i: int, j: int, text: str) -> str | None:
+    """Token ``j`` next to token ``i``, lower case; None past the text, across a sentence's
+    end or a clause's colon, or when it is Chinese."""
+    if not 0 <= j < len(tokens):
+        return None
+    first, second = sorted((tokens[i], tokens[j]), key=lambda m: m.start())
+    if _SENTENCE_BREAK.search(text, first.end(), second.start()) or _CJK.match(tokens[j].group(0)):
+        return None
+    return tokens[j].group(0).lower()
 
 
 def _cjk_content(word: str) -> bool:
@@ -172,27 +228,39 @@ def specificity(term: str) -> float:
 
 
 def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
-                rarity=None) -> list[str]:
+                rarity=None, recurring: bool = False) -> list[str]:
     """The ``k`` words that best say what ``texts`` (one scene's memories) are about, as
     written, best first, in ``lang`` (default: ``language(texts)``; words of the other script
-    only when it has none).
+    only when it has none): nouns and names only (``offline_nouns``: no verbs, adjectives,
+    pleasantries or ids), other words only when the texts have no noun at all.
 
     A word counts once per text it is in (a topic recurs across memories); Chinese words are
     weighed by jieba's IDF (``准备``, ``开始`` say little, ``年糕`` much), English words by a
-    light length bonus; ``rarity(key) -> float`` (the store's IDF, optional) favours words
-    other scenes do not use.
+    light length bonus and names (``Porto``) by ``NAME_WEIGHT``; ``rarity(key) -> float`` (the store's IDF, optional) favours words
+    other scenes do not use. ``recurring``: a third word joins only if two of the texts say
+    it, when there are three or more (a name or a summary says "Porto and Pixel", not
+    "Porto, Pixel and screen" for a screen dropped once).
     """
     lang = lang or language(texts)
     df: Counter[str] = Counter()
     forms: dict[str, Counter] = {}
+    cues: dict[str, list[int]] = {}
+    as_nouns: Counter[str] = Counter()        # uses of a form as a noun ("the performance")
     for text in texts:
         seen = set()
-        for key, surface in _words(text):
-            forms.setdefault(key, Counter())[surface] += 1
+        for key, written, cue in _occurrences(text):
+            forms.setdefault(key, Counter())[written] += 1
+            as_nouns[written] += cue < 0
+            cues.setdefault(key, [0, 0])[cue < 0] += cue != 0
             if key not in seen:
                 seen.add(key)
                 df[key] += 1
     idf = _jieba_idf() if any(_CJK.match(key) for key in df) else {}
+
+    def named(key: str) -> bool:
+        """Mostly written with a capital inside sentences: a name (``Porto``, ``Pixel``)."""
+        capitals = sum(n for f, n in forms[key].items() if f[:1].isupper())
+        return 2 * capitals > sum(forms[key].values())
 
     def weight(key: str) -> float:
         if _CJK.match(key):
@@ -201,23 +269,54 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
             known = key in idf
             base = idf.get(key, _DEFAULT_IDF) / _DEFAULT_IDF * (1 if known or df[key] > 1 else 0.3)
         else:
-            base = min(1.0, 0.55 + 0.06 * len(key))
+            base = min(1.0, 0.55 + 0.06 * len(key)) * (NAME_WEIGHT if named(key) else 1.0)
         said = sum(forms[key].values())       # a word said twice in a text counts a little more
         return (df[key] + 0.25 * (said - df[key])) * base * (rarity(key) if rarity else 1.0)
 
     def in_lang(key: str) -> bool:
         return bool(_CJK.match(key)) == (lang == "zh")
 
+    def surface(key: str) -> str:
+        # The form said most often as a noun ("performance", not "perform"), then the
+        # commonest, ties by the form itself: the same memories in any order give the same name.
+        written = sorted(forms[key].items(),
+                         key=lambda form: (-as_nouns[form[0]], -form[1], form[0]))
+        named = [f for f, _ in written if f[:1].isupper()]
+        return named[0] if named else written[0][0]
+
+    cjk_noun = cjk_noun_test(key for key in df if _CJK.match(key))
+
+    def noun(key: str) -> bool:
+        if _CJK.match(key):
+            return cjk_noun(key)
+        verb, as_noun = cues[key]
+        return english_noun(key, surface(key), (verb, as_noun, sum(forms[key].values())),
+                            name=named(key))
+
     ranked = sorted(df, key=lambda key: (not in_lang(key), -weight(key), key))
+    chosen = _choose(ranked, noun, surface, in_lang, k,
+                     lambda key: recurring and len(texts) >= 3 and df[key] < 2)
+    return chosen or _choose([key for key in ranked if not courtesy_or_id(key, surface(key))],
+                             lambda key: True, surface, in_lang, k, lambda key: False)
+
+
+def _choose(ranked: list[str], noun, surface, in_lang, k: int, once) -> list[str]:
+    """The first ``k`` of ``ranked`` (keys, best first) that are ``noun(key)``, as
+    ``surface(key)``; none inside or around one already chosen; a word of the other language
+    only while none of the scene's own language is chosen; after two, none ``once(key)``
+    (said in one text only). Nouns are tested lazily: the HMM tags only the words asked about."""
     chosen: list[str] = []
     for key in ranked:
         if chosen and not in_lang(key) and in_lang(ranked[0]):
             break
-        named = [f for f, _ in forms[key].most_common() if f[:1].isupper()]
-        surface = named[0] if named else forms[key].most_common(1)[0][0]
-        if any(surface in c or c in surface for c in chosen):
+        if not noun(key):
             continue
-        chosen.append(surface)
+        word = surface(key)
+        if any(word in c or c in word for c in chosen):
+            continue
+        if len(chosen) >= 2 and once(key):
+            continue
+        chosen.append(word)
         if len(chosen) == k:
             break
     return chosen
@@ -225,10 +324,11 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
 
 def scene_name(texts: list[str], taken: set[str], rarity=None, is_report_like=None) -> str:
     """A file name of at most three words of the topic of ``texts`` (``年糕-芝麻.md``,
-    ``kafka-order-rabbitmq.md``), unique (case-insensitive) among ``taken``; a word only
-    joins the name when it is nearly as strong as the first (no filler tail).
-    ``is_report_like(stem)``: the rules' check for names such as ``summary-…``."""
-    found = topic_words(texts, k=3, rarity=rarity)
+    ``kafka-order-rabbitmq.md``): its nouns and names (``topic_words``), best first, words
+    the texts say together in their order (``convenience-store-woman.md``), unique
+    (case-insensitive) among ``taken``. ``is_report_like(stem)``: the rules' check for names
+    such as ``summary-…``."""
+    found = compounds(topic_words(texts, k=3, rarity=rarity, recurring=True), texts)
     words_ = [_NOT_IN_NAME.sub("-", unicodedata.normalize("NFC", w.lower())).strip("-")
               for w in found]
     stem_ = _cut_name([w for w in words_ if w]) or "notes"
@@ -275,11 +375,37 @@ def name_fits(name: str, texts: list[str], k: int = 3) -> bool:
 
 
 def topic_phrase(texts: list[str], lang: str, k: int = 3) -> str:
-    """The topic words of ``texts`` joined as a reader says them: ``Kafka, order and
-    RabbitMQ`` / ``年糕、芝麻和猫``; "" when there are none."""
-    found = topic_words(texts, k=k, lang=lang)
+    """The topic words of ``texts`` joined as a reader says them: ``Kafka, orders and
+    RabbitMQ``, ``Code reviews and Rust`` (words said together stay together, ``compounds``)
+    / ``年糕、芝麻和猫``; "" when there are none."""
+    found = compounds(topic_words(texts, k=k, lang=lang, recurring=True), texts)
     if not found:
         return ""
     if lang == "zh":
         return found[0] if len(found) == 1 else "、".join(found[:-1]) + "和" + found[-1]
     return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
+
+
+def compounds(found: list[str], texts: list[str]) -> list[str]:
+    """``found`` (topic words, best first) with the words ``texts`` say one after the other
+    joined into one, in the texts' order (``Convenience Store Woman``, ``code reviews``):
+    said so in two texts, or in every text that has both. Chinese words are left as they are
+    (jieba already keeps a compound whole)."""
+    units = list(found)
+    joined = True
+    while joined:
+        joined = False
+        for a, b in itertools.permutations(units, 2):
+            if not (_CJK.match(a) or _CJK.match(b)) and _said_together(a, b, texts):
+                units[units.index(a)] = f"{a} {b}"
+                units.remove(b)
+                joined = True
+                break
+    return units
+
+
+def _said_together(a: str, b: str, texts: list[str]) -> bool:
+    together = re.compile(rf"(?<![\w-]){re.escape(a)}[\s-]+{re.escape(b)}(?![\w-])", re.I)
+    both = [t for t in texts if a.lower() in t.lower() and b.lower() in t.lower()]
+    said = sum(1 for t in both if together.search(t))
+    return said >= 2 or 0 < said == len(both)
