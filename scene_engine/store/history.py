@@ -411,6 +411,27 @@ def journal_blobs(repo: Repo, changes: dict[str, tuple[str, str]] | None = None
             if f"memories/{blob.name}" not in changes}
 
 
+def unchanged_blobs(repo: Repo, folder: str) -> dict[str, str]:
+    """Path (from the store root) -> blob sha of each regular file under ``folder`` whose
+    work-tree file git's index says holds that blob (staged or committed, not changed
+    since): a fact derived from the blob holds for the file. Two ``git ls-files`` (git
+    compares by stat data, so the cost is a stat per file, not a read); {} when git cannot
+    say."""
+    git = _git()
+    try:
+        staged = repo.git.ls_files("-s", "-z", "--", folder)
+        modified = set(repo.git.ls_files("-m", "-z", "--", folder).split("\0"))
+    except git.GitCommandError:
+        return {}
+    found = {}
+    for entry in filter(None, staged.split("\0")):
+        info, _, path = entry.partition("\t")
+        mode, sha, stage = info.split(" ")
+        if mode in ("100644", "100755") and stage == "0" and path not in modified:
+            found[path] = sha
+    return found
+
+
 def rewritten_journal_lines(repo: Repo, changes: dict[str, tuple[str, str]] | None = None
                             ) -> list[tuple[str, int, bool]]:
     """(path from the store root, first changed line, 1-based, whether that line is now torn:
