@@ -138,10 +138,15 @@ def one_batch(origin: Store, workdir: Path, repeat: int) -> float:
     of ``origin`` whose derived files (the index, the caches) a first write unit and an index
     refresh made, as a previous batch of the same store would have."""
     spent = []
+    workdir.mkdir(parents=True, exist_ok=True)
     for k in range(max(3, repeat // 2)):
         copy = workdir / f"copy-{k}"
         git(workdir, "clone", "-q", "--local", str(origin.root), str(copy))
         store = open_store(copy)
+        old = time.time() - 3600          # files a clone just wrote are as old as the store's
+        for path in (*store.memories_dir.glob("*.jsonl"), *store.scenes_dir.glob("*.md")):
+            os.utime(path, (old, old))
+        git(copy, "update-index", "-q", "--refresh")
         refresh_index(store)
         with locked(store):
             pass

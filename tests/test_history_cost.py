@@ -80,16 +80,24 @@ def test_a_committed_rewrite_of_a_cached_segment_still_breaks_the_numbering(big)
     assert "memories/00000.jsonl line 1 holds memory #1 where #0 belongs" in done.stderr
 
 
-@pytest.mark.parametrize("damage", ["deleted", "garbage"])
+@pytest.mark.parametrize("damage", ["deleted", "garbage", "malformed"])
 def test_the_cache_is_safe_to_delete_or_damage(big, damage):
     folder = big / ".scene-engine" / "cache"
     if damage == "deleted":
         subprocess.run(["rm", "-rf", str(folder)], check=True)
-    else:
+    elif damage == "garbage":
         (folder / "segments.json").write_text("{not json", "utf-8")
         (folder / "person-texts.json").write_text("[1, 2]", "utf-8")
+    else:
+        facts = cached(big, "segments.json")
+        (folder / "segments.json").write_text(json.dumps(
+            {blob: [1000, "x", None, 4] for blob in facts}), "utf-8")
+        (folder / "person-texts.json").write_text(json.dumps(
+            {"paths": ["scenes", "persona.md"], "commit": "HEAD", "lines": 5}), "utf-8")
     assert scenes(big, "add", "-", stdin=rows(1, 3000)).exit_code == 0
     assert json.loads(scenes(big, "status", "--json").stdout)["pending"] == 1007
+    assert scenes(big, "run", "--max-batches", "1").exit_code == 0     # reads person texts
+    assert json.loads(scenes(big, "status", "--json").stdout)["pending"] == 987
     assert git_(big, "status", "--porcelain") == ""       # never committed, never shown
 
 

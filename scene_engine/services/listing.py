@@ -37,7 +37,8 @@ def scene_rows(store: Store) -> list[dict]:
     for name in store.scene_names():
         blob = blobs.get(f"scenes/{name}")
         facts = kept.get(blob) if blob else None
-        if not (isinstance(facts, list) and len(facts) == 4):
+        if not (isinstance(facts, list) and len(facts) == 4 and isinstance(facts[0], int)
+                and isinstance(facts[3], bool) and _plain(facts)):
             facts = _scene_row(store, name)
             if blob and facts is not None and _plain(facts):
                 found[blob] = facts

@@ -873,7 +873,11 @@ def person_texts(repo: Repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozense
     root = git_cwd(repo)
     kept = cache.load(root, PERSON_TEXTS)
     since = kept.get("commit") if kept.get("paths") == list(paths) else None
-    lines = set(kept.get("lines") or ()) if since else set()
+    saved = kept.get("lines")
+    if not (isinstance(since, str) and isinstance(saved, list)
+            and all(isinstance(line, str) for line in saved)):
+        since, saved = None, []           # none, or not what this function writes
+    lines = set(saved)
     if since == head:
         return frozenset(lines)
     if since and not _is_ancestor(repo, since, head):

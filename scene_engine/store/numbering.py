@@ -145,12 +145,13 @@ class _Facts:
         self.cached = cache.load(root, FACTS) if root is not None and known else {}
         self.found: dict[str, list] = {}
 
-    def of(self, rel: str, path: Path, whole: bool) -> tuple[int, list, list, list | None]:
+    def of(self, rel: str, path: Path, whole: bool
+           ) -> tuple[int, list | None, list | None, list | None]:
         """(records, first row, last row, step) of segment ``rel`` (``path``); ``whole``:
         ``step`` is needed (the segment is read whole unless its cached facts have it)."""
         blob = self.known.get(rel)
-        entry = self.cached.get(blob) if blob else None
-        if not (isinstance(entry, list) and len(entry) == 4) or (whole and entry[3] == "?"):
+        entry: list | None = self.cached.get(blob) if blob else None
+        if entry is None or not _well_formed(entry) or (whole and entry[3] == "?"):
             entry = _segment_facts(path, whole)
             if blob:
                 self.found[blob] = entry
@@ -164,6 +165,17 @@ class _Facts:
         merged = {**self.cached, **self.found}
         cache.save(self.root, FACTS, {blob: merged[blob] for blob in self.known.values()
                                       if blob in merged})
+
+
+def _well_formed(entry) -> bool:
+    """True for a cache entry as ``_segment_facts`` makes them (anything else is read
+    again from the file)."""
+    def row(value) -> bool:
+        return value is None or (isinstance(value, list) and len(value) == 3
+                                 and all(isinstance(v, int) for v in value[:2])
+                                 and isinstance(value[2], int | str))
+    return (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], int)
+            and row(entry[1]) and row(entry[2]) and (entry[3] == "?" or row(entry[3])))
 
 
 def _row(offset: int, number: int, line: str) -> list:
