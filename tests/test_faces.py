@@ -145,9 +145,9 @@ def test_an_interrupt_as_a_batch_commits_keeps_the_count_to_the_lines_shown(root
 
     real, calls = run_module.run_batch, []
 
-    def fourth_commits_then_interrupt(store, backend, size=None):
+    def fourth_commits_then_interrupt(store, backend, size=None, **options):
         calls.append(1)
-        result = real(store, backend, size=size)
+        result = real(store, backend, size=size, **options)
         if len(calls) == 4:
             raise KeyboardInterrupt    # committed, but before its line could be printed
         return result

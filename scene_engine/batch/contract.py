@@ -107,7 +107,8 @@ class BatchJob:
 
 @dataclass
 class BatchResult:
-    """A committed batch: number, memory ids, counts, summary, commit sha, usage."""
+    """A committed batch: number, memory ids, counts, summary, commit sha, usage, whether the
+    model asked for a new persona and whether the batch's commit holds one."""
 
     number: int
     memory_ids: list[str]
@@ -119,6 +120,7 @@ class BatchResult:
     cost: float | None = None
     persona_requested: bool = False
     ledger: Ledger | None = None
+    persona_refreshed: bool = False     # the batch's commit holds a new persona too
 
 
 @runtime_checkable

@@ -5,8 +5,12 @@ interrupted change rolled back, the journal's numbering checked):
  1. commit hand edits on their own;
  2. take the next pending memories; 3. build the job (prompt, related scenes, sandbox, rules);
  4. let the backend work through the sandbox; 5. validate (repair rounds are the backend's);
- 6. set the engine-owned header fields; 7. apply atomically, save state, commit (the unit's
-    ``change``: behind the write-ahead marker, with Ctrl-C held back).
+ 6. set the engine-owned header fields; when the caller gives a persona refresh
+    (``PersonaRefresh``: ``services.run`` does for a backend that is not a model) and the
+    persona is due, its text made from the scenes as the batch leaves them;
+ 7. apply atomically, save state, commit (the unit's ``change``: behind the write-ahead
+    marker, with Ctrl-C held back), the persona in the same commit: a batch that refreshes
+    it makes no second commit (docs/DESIGN.md "A batch", step 8).
 Any failure before the commit writes nothing and leaves the memories pending.
 """
 
@@ -15,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import warnings
-from collections.abc import Collection, Sequence, Set
+from collections.abc import Callable, Collection, Sequence, Set
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +47,7 @@ from scene_engine.core.text import Vectorizer
 from scene_engine.index.refresh import refresh_index
 from scene_engine.store import history
 from scene_engine.store.history import compress_seqs
-from scene_engine.store.memories import Journal, Memory
+from scene_engine.store.memories import SEGMENT, Journal, Memory
 from scene_engine.store.scene import (
     BEFORE,
     EPILOGUE,
@@ -62,6 +66,10 @@ if TYPE_CHECKING:
 
 STATE_FILE = ".scene-engine/state.json"
 RELATED_SCENES = 3        # full texts shown in the prompt, to save read round trips
+PERSONA_FILE = "persona.md"
+# (repository, scene name -> text as the batch leaves them, the state after it, whether the
+# backend asked for a new persona) -> (the persona's new text, why), or None when none is due
+PersonaRefresh = Callable[["Repo", dict[str, str], State, bool], "tuple[str, str] | None"]
 PERSONA_RE = r"\[PERSONA_UPDATE_REQUEST\](.*?)\[/PERSONA_UPDATE_REQUEST\]|PERSONA_UPDATE_REQUEST:\s*(.+)"
 
 
@@ -333,10 +341,11 @@ def _meta(name: str, text: str) -> dict | None:
 
 def commit_message(number: int, counts: dict[str, int], summary: str, memories: list[Memory],
                    backend: str, tokens: int, cost: float | None = None,
-                   ledger: Ledger | None = None) -> str:
+                   ledger: Ledger | None = None, persona: str = "") -> str:
     """Subject with the batch number and counts, the model's summary, where the memories
     went, then git trailers (``Cost-USD`` only where litellm knows the model's price;
-    ``Ledger`` names the per-memory ledger file in the same commit)."""
+    ``Ledger`` names the per-memory ledger file in the same commit; ``Persona-Refreshed``
+    says why the persona this commit also holds was made anew, when ``persona``)."""
     subject = (f"batch {number}: {counts['updated']} updated, {counts['created']} created, "
                f"{counts['merged']} merged, {counts['deleted']} deleted")
     if counts.get("renamed"):
@@ -353,17 +362,22 @@ def commit_message(number: int, counts: dict[str, int], summary: str, memories: 
     if ledger is not None:
         trailers.append(f"Ledger: {ledger_path(number)}")
         body += f"\n\n{ledger.summary_line()}."
+    if persona:
+        trailers.append(f"Persona-Refreshed: {' '.join(persona.split())}")
     return f"{subject}\n\n{body}\n\n" + "\n".join(trailers) + "\n"
 
 
 # ---------------------------------------------------------------- running
 
-def run_batch(store: Store, backend: Backend, size: int | None = None, attempts: int = 2) -> BatchResult | None:
+def run_batch(store: Store, backend: Backend, size: int | None = None, attempts: int = 2,
+              persona: PersonaRefresh | None = None) -> BatchResult | None:
     """Run one batch under the store lock; return its result, or None if nothing is pending.
 
     A hand edit made while the backend worked (``ConflictError`` at apply) makes the batch run
-    again on the fresh files, up to ``attempts`` times. Raises ``BatchError`` (nothing written,
-    memories still pending) or ``LockBusyError``.
+    again on the fresh files, up to ``attempts`` times. ``persona``: asked, once the scenes
+    are final, whether the persona is due and what it says; its text then goes into the
+    batch's commit (``BatchResult.persona_refreshed``). Raises ``BatchError`` (nothing
+    written, memories still pending) or ``LockBusyError``.
     """
     with locked(store) as unit:
         repo = unit.repo
@@ -376,7 +390,7 @@ def run_batch(store: Store, backend: Backend, size: int | None = None, attempts:
                 refresh_index(store)       # hand edits just committed: keep search in step
                 return None
             try:
-                return _attempt(unit, backend, state, selected)
+                return _attempt(unit, backend, state, selected, persona)
             except ConflictError as exc:
                 if attempt + 1 == attempts:
                     raise BatchError(f"scenes changed on disk while the batch ran "
@@ -427,16 +441,34 @@ def _retired(store: Store, memories: list[Memory]
     hit = [m for m in memories if m.id in into]
     if not hit:
         return memories, []
-    wanted = {into[m.id] for m in hit}
-    survivors = {i: m for m in Journal(store.memories_dir).all()     # one read, aliases too
-                 for i in (m.id, *m.aliases) if i in wanted}
+    survivors = _memories_named(store, {into[m.id] for m in hit})
     pairs = [(m, survivors[into[m.id]]) for m in hit if into[m.id] in survivors]
     gone = {m.seq for m, _ in pairs}
     return [m for m in memories if m.seq not in gone], pairs
 
 
-def _attempt(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory]
-             ) -> BatchResult:
+def _memories_named(store: Store, wanted: set[str]) -> dict[str, Memory]:
+    """Id or alias -> memory, for those of ``wanted`` the journal holds: read at the places
+    the index gives (the pending memories are found by number, their survivors by id: no
+    batch reads the whole journal), or from the whole journal when the index cannot say or
+    a place it gives does not hold that id (it lags a hand edit)."""
+    from scene_engine.index.scenes import for_store
+
+    journal = Journal(store.memories_dir)
+    try:
+        with for_store(store) as index:
+            places = index.known_memory_places(sorted(wanted))
+        found = dict(zip(places, journal.read([s * SEGMENT + o for s, o in places.values()]),
+                         strict=True))
+    except Exception:           # the index is derived: any failure means "read the files"
+        found = {}
+    if len(found) == len(wanted) and all(i in (m.id, *m.aliases) for i, m in found.items()):
+        return found
+    return {i: m for m in journal.all() for i in (m.id, *m.aliases) if i in wanted}
+
+
+def _attempt(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory],
+             persona: PersonaRefresh | None = None) -> BatchResult:
     store, repo = unit.store, unit.repo
     number = max(state.batch, history.last_batch_number(repo)) + 1
     fold, retired = _retired(store, taken)
@@ -450,7 +482,7 @@ def _attempt(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory
     # A model backend writes its exchange here as it goes; kept for failed batches too.
     job.transcript = Transcript(transcript_path(store.meta_dir, number))
     try:
-        result = _run_job(unit, backend, state, taken, job, duplicates)
+        result = _run_job(unit, backend, state, taken, job, duplicates, persona)
     except BaseException as exc:
         job.transcript.finish("failed", error=" ".join(str(exc).split()) or type(exc).__name__)
         raise
@@ -459,7 +491,8 @@ def _attempt(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory
 
 
 def _run_job(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory],
-             job: BatchJob, duplicates: list[tuple[Memory, Memory]]) -> BatchResult:
+             job: BatchJob, duplicates: list[tuple[Memory, Memory]],
+             persona: PersonaRefresh | None = None) -> BatchResult:
     """Steps 4-7 of a batch for a built ``job``; raises ``BatchError`` or ``ConflictError``."""
     store, number = unit.store, job.number
     try:
@@ -485,17 +518,43 @@ def _run_job(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory
         raise BatchError(f"batch {number} would leave as many memories pending as before "
                          f"({state.pending}); nothing written. `scenes doctor` says why")
     tokens = outcome.prompt_tokens + outcome.completion_tokens
-    message = commit_message(number, counts, outcome.final_text, taken, backend.name, tokens,
-                             outcome.cost, ledger)
+    requested = bool(re.search(PERSONA_RE, outcome.final_text, re.S))
     # Edits a person made while the model worked get their own commit too, so the batch commit
     # holds only the batch (a clash with the batch's own files is caught by apply below).
     history.commit_hand_edits(unit.repo)
-    sha = _commit_batch(unit, job, new_state, ledger, message)
+    refreshed = persona(unit.repo, scenes_after(store, job), new_state, requested) \
+        if persona is not None else None
+    if refreshed:
+        new_state = new_state.model_copy(update={"since_persona": 0})
+    message = commit_message(number, counts, outcome.final_text, taken, backend.name, tokens,
+                             outcome.cost, ledger, refreshed[1] if refreshed else "")
+    sha = _commit_batch(unit, job, new_state, ledger, message,
+                        refreshed[0] if refreshed else None)
     refresh_index(store)
     return BatchResult(number=number, memory_ids=[m.id for m in taken], counts=counts,
                        summary=outcome.final_text, commit=sha, backend=backend.name,
                        tokens=tokens, cost=outcome.cost, ledger=ledger,
-                       persona_requested=bool(re.search(PERSONA_RE, outcome.final_text, re.S)))
+                       persona_requested=requested, persona_refreshed=bool(refreshed))
+
+
+def scenes_after(store: Store, job: BatchJob) -> dict[str, str]:
+    """Scene name -> text as the batch leaves them: the files on disk with what the batch
+    staged (final headers included) written over them, its deletions gone; a file that is
+    not UTF-8 is read with replacement characters (the batch never touches one)."""
+    texts = {}
+    for name, text in read_scene_texts(store).items():
+        if text is None:
+            try:
+                text = read_regular_text(store.scenes_dir / name, errors="replace")
+            except OSError:
+                continue
+        texts[name] = text
+    for name, content in job.box.pending().items():
+        if content is DELETED:
+            texts.pop(name, None)
+        else:
+            texts[name] = content
+    return texts
 
 
 class _ApplyFailed(BatchError):
@@ -504,24 +563,30 @@ class _ApplyFailed(BatchError):
 
 
 def _commit_batch(unit: StoreUnit, job: BatchJob, new_state: State, ledger: Ledger,
-                  message: str) -> str:
-    """Apply the staged scenes, write state and ledger, commit; return the commit sha.
+                  message: str, persona: str | None = None) -> str:
+    """Apply the staged scenes, write state, ledger and ``persona`` (its new text, when the
+    batch refreshes it), commit; return the commit sha.
 
     One change of the unit of work: a crash anywhere in here is rolled back by the next
-    command, a failure at once. Raises ``ConflictError`` (a hand edit clashed; nothing
-    written) or ``BatchError``.
+    command, a failure at once. Raises ``ConflictError`` (a hand edit clashed, of a scene or
+    of ``persona.md``; nothing written) or ``BatchError``.
     """
     store, number = unit.store, ledger.batch
     # What each path will hold, so recovery can tell the batch's text from a later hand edit.
     planned = {f"scenes/{n}": None if c is DELETED else c for n, c in job.box.pending().items()}
     planned[STATE_FILE] = render_state(new_state)
     ledger_text = planned[ledger_path(number)] = ledger.render()
+    persona_before = _persona_now(store) if persona is not None else None
+    if persona is not None:
+        planned[PERSONA_FILE] = persona
     # Ctrl-C and SIGTERM wait until the batch is committed or rolled back (and so does git).
     # A conflict at apply wrote nothing: rolling back then would "recover" the batch's files
     # to HEAD, reverting a hand edit made after the last hand-edit commit.
     with unit.change(planned, nothing_written=(ConflictError, _ApplyFailed),
                      roll_back=(BatchError,)):
         try:
+            if persona is not None and _persona_now(store) != persona_before:
+                raise ConflictError([PERSONA_FILE])   # edited by hand since it was looked at
             job.box.apply()
         except ConflictError:
             raise
@@ -533,6 +598,8 @@ def _commit_batch(unit: StoreUnit, job: BatchJob, new_state: State, ledger: Ledg
             path = store.root / ledger_path(number)
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, ledger_text)
+            if persona is not None:
+                atomic_write_text(store.persona_path, persona)
             sha = history.commit_files(unit.repo, message, list(planned))
         except (OSError, history.HistoryError) as exc:   # rolled back to HEAD by the unit
             raise BatchError(f"batch {number}: saving the batch failed ({exc}); rolled back, "
@@ -540,3 +607,10 @@ def _commit_batch(unit: StoreUnit, job: BatchJob, new_state: State, ledger: Ledg
     return sha
 
 
+def _persona_now(store: Store) -> bytes | None:
+    """``persona.md``'s bytes on disk (None when there is none), to tell a hand edit made
+    while the batch made its persona."""
+    try:
+        return store.persona_path.read_bytes()
+    except OSError:
+        return None

@@ -53,7 +53,8 @@ def log(as_json: JsonOpt = False,
         typer.echo(f"{e['commit'][:8]} {e['time'][:19]} {e['subject']}{flag}")
         if e["kind"] == "batch":
             typer.echo(f"    {e['summary']}\n    memories: {e['memories']}; "
-                       f"model: {e['model']}; tokens: {e['tokens']}")
+                       f"model: {e['model']}; tokens: {e['tokens']}"
+                       + ("; persona refreshed" if e.get("persona") else ""))
 
 
 @app.command()

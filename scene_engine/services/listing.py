@@ -6,6 +6,7 @@ Shared by the command line (``scenes list``, ``scenes show``) and the MCP server
 
 from __future__ import annotations
 
+import contextlib
 import unicodedata
 import warnings
 from typing import Any
@@ -13,39 +14,88 @@ from typing import Any
 from scene_engine.core.errors import InputError
 from scene_engine.store.store import Store
 
+ROWS = "scene-rows.json"    # the cache: blob sha -> [heat, updated, summary, header broken]
+
 
 def scene_rows(store: Store) -> list[dict]:
     """``[{"name", "heat", "updated", "summary"}]`` of every scene, hottest first (ties by
     name); ``updated`` is ISO text or None. A scene not readable as UTF-8 gets a row saying
-    so (heat 0), never an exception."""
-    from scene_engine.index.scenes import header_warning
-    from scene_engine.store.scene import SceneHeaderWarning, read_scene
+    so (heat 0), never an exception.
 
+    A scene file git says holds a blob it has (``history.unchanged_blobs``) gets the row
+    derived from that blob once (the store's cache, ``scene-rows.json``: a row depends on
+    the file's text alone); only new and changed files are read and parsed, so listing
+    10,000 scenes costs a stat each, not a YAML parse each (issue 23)."""
+    from scene_engine.index.scenes import header_warning
+    from scene_engine.store import cache
+
+    blobs = _scene_blobs(store)
+    kept = cache.load(store.root, ROWS) if blobs else {}
+    found: dict[str, list] = {}
     rows: list[dict[str, Any]] = []
     broken: list[str] = []
     for name in store.scene_names():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                scene = read_scene(store.scenes_dir / name)
-            except (UnicodeDecodeError, OSError):   # another encoding, or gone meanwhile
-                rows.append({"name": name, "heat": 0, "updated": None,
-                             "summary": "(not readable as UTF-8: see `scenes doctor`)"})
-                continue
-        if any(issubclass(w.category, SceneHeaderWarning) for w in caught):
+        blob = blobs.get(f"scenes/{name}")
+        facts = kept.get(blob) if blob else None
+        if not (isinstance(facts, list) and len(facts) == 4 and isinstance(facts[0], int)
+                and isinstance(facts[3], bool) and _plain(facts)):
+            facts = _scene_row(store, name)
+            if blob and facts is not None and _plain(facts):
+                found[blob] = facts
+        if facts is None:                  # another encoding, or gone meanwhile
+            rows.append({"name": name, "heat": 0, "updated": None,
+                         "summary": "(not readable as UTF-8: see `scenes doctor`)"})
+            continue
+        heat, updated, summary, bad = facts
+        if bad:
             broken.append(name)
-        updated: Any = scene.meta.get("updated")   # a datetime, or what a person wrote
-        marked = "git conflict markers" in (scene.header_error or "")
-        rows.append({"name": name, "heat": int(scene.meta.get("heat") or 0),
-                     "updated": updated.isoformat() if hasattr(updated, "isoformat") else updated,
-                     "summary": f"(unreadable: {scene.header_error.split(' (')[0]}; see "
-                                "`scenes doctor`)" if marked and scene.header_error
-                     else scene.meta.get("summary") or ""})
+        rows.append({"name": name, "heat": heat, "updated": updated, "summary": summary})
+    if found:
+        merged = {**kept, **found}
+        cache.save(store.root, ROWS, {b: merged[b] for b in blobs.values() if b in merged})
     rows.sort(key=lambda r: (-r["heat"], r["name"]))
     said = header_warning(broken)
     if said:       # the rows of those scenes say heat 0, no summary: never silently
         warnings.warn(said, stacklevel=2)
     return rows
+
+
+def _plain(facts: list) -> bool:
+    """True when a row comes back from JSON as it went in (a person's ``updated: {1: 2}``
+    would not: such a row is read from its file each time)."""
+    return isinstance(facts[1], str | None) and isinstance(facts[2], str)
+
+
+def _scene_blobs(store: Store) -> dict[str, str]:
+    """``history.unchanged_blobs`` of ``scenes/``, {} when git cannot be asked (the rows are
+    then all read from the files)."""
+    from scene_engine.store import history
+
+    try:
+        with contextlib.closing(history.open_repo(store.root)) as repo:
+            return history.unchanged_blobs(repo, "scenes")
+    except Exception:             # any failure of git only means "read every file"
+        return {}
+
+
+def _scene_row(store: Store, name: str) -> list | None:
+    """``[heat, updated, summary, whether the header cannot be read]`` of one scene file,
+    as ``scene_rows`` shows it; None when it is not UTF-8 or cannot be read."""
+    from scene_engine.store.scene import SceneHeaderWarning, read_scene
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            scene = read_scene(store.scenes_dir / name)
+        except (UnicodeDecodeError, OSError):
+            return None
+    bad = any(issubclass(w.category, SceneHeaderWarning) for w in caught)
+    updated: Any = scene.meta.get("updated")   # a datetime, or what a person wrote
+    marked = "git conflict markers" in (scene.header_error or "")
+    summary = (f"(unreadable: {scene.header_error.split(' (')[0]}; see `scenes doctor`)"
+               if marked and scene.header_error else scene.meta.get("summary") or "")
+    return [int(scene.meta.get("heat") or 0),
+            updated.isoformat() if hasattr(updated, "isoformat") else updated, summary, bad]
 
 
 def header_problem(store: Store) -> str | None:

@@ -5,13 +5,23 @@ scenes exist and no persona does, every ``persona_every`` memories — sooner on
 (half the memories folded so far, at least ``MIN_REFRESH``), so a persona made after the first
 batch is not left a snapshot of it — and when the scene set changed a lot (fewer than half of
 the scenes are named in an offline persona); ``scenes persona --force`` on demand. It is written in the
-language most of the scenes' entries are in (issue 13). Each regeneration is its own commit,
-so undo can restore the previous one.
+language most of the scenes' entries are in (issue 13).
+
+Where the refresh is written (issue 23: a persona commit for most batches doubled the cost of
+a batch and buried the batches in ``scenes log``):
+
+- after a batch of a backend that is not a model (the offline one), in the batch's own
+  commit (``in_batch``: the extractive persona is made from the scenes as the batch leaves
+  them, before the commit); undoing the batch puts the persona back with its scenes;
+- a model's persona (its own call, which may fail on its own) and every refresh outside a
+  batch (``--force``, after an undo, a rename another run made) is its own commit, so undo
+  can restore the previous one.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scene_engine.batch.contract import Backend, ModelBackend
@@ -21,7 +31,7 @@ from scene_engine.core.fs import atomic_write_text, read_regular_text
 from scene_engine.core.plural import count
 from scene_engine.offline.words import language
 from scene_engine.store import history
-from scene_engine.store.store import Store, render_state
+from scene_engine.store.store import State, Store, render_state
 from scene_engine.store.unit import locked
 
 if TYPE_CHECKING:
@@ -35,10 +45,11 @@ MIN_REFRESH = 20        # memories: the soonest a small store's persona is refre
 _ENTRY = re.compile(r"^\s*- (?:\d{4}[-\d Q]*(?: \(digest\))?: )?(.+)$")
 
 
-def refresh_every(store: Store) -> int:
+def refresh_every(store: Store, state: State | None = None) -> int:
     """Memories between refreshes: ``persona_every``, or on a small store half the memories
-    taken so far (at least ``MIN_REFRESH``), so the persona grows with the store."""
-    taken = store.load_state().cursor
+    taken so far (at least ``MIN_REFRESH``), so the persona grows with the store.
+    ``state``: the state to judge by (default: the one on disk)."""
+    taken = (state or store.load_state()).cursor
     return min(store.config.persona_every, max(MIN_REFRESH, taken // 2))
 
 
@@ -80,29 +91,68 @@ def relink(store: Store, forgot: bool = False) -> str:
 
 def persona_reason(store: Store, requested: bool) -> str | None:
     """Why the persona should be regenerated now, or None."""
+    text = None
+    if store.persona_path.exists():
+        try:
+            text = read_regular_text(store.persona_path, errors="replace")
+        except OSError:
+            text = ""                     # there, but no file the engine reads
+    return due_reason(store, store.scene_names(), text, store.load_state(), requested)
+
+
+def due_reason(store: Store, names: list[str], text: str | None, state: State,
+               requested: bool) -> str | None:
+    """Why a persona whose text is ``text`` (None: there is none; "": one that cannot be
+    read) should be made anew for the scenes ``names`` (file names) and ``state``, or None:
+    the rules of the module docstring, in order."""
     if requested:
         return "the model asked for it"
-    names = store.scene_names()
-    if names and not store.persona_path.exists():
+    if names and text is None:
         return "scenes exist and there is no persona yet"
-    if not names:
+    if not names or text is None:
         return None
-    if dangling_links(store):
+    stems = {name.removesuffix(".md") for name in names}
+    if persona_names(text, store.config.wiki_links) - stems:
         return GONE
-    every = refresh_every(store)
-    if store.load_state().since_persona >= every:
+    every = refresh_every(store, state)
+    if state.since_persona >= every:
         return f"{every} memories since the last persona"
-    try:
-        text = read_regular_text(store.persona_path, errors="replace")
-    except OSError:
-        return None
     if not any(marker in text for marker in OFFLINE_MARKERS):
         return None      # a model's or a person's persona does not list scenes by name
     named = sum(n.removesuffix(".md") in text for n in names)
     unnamed = len(names) - named
-    if named * 2 < len(names) and unnamed >= MIN_UNNAMED and store.load_state().since_persona:
+    if named * 2 < len(names) and unnamed >= MIN_UNNAMED and state.since_persona:
         return f"it names {named} of the {count(len(names), 'scene')}"
     return None
+
+
+def in_batch(store: Store) -> Callable[[Repo, dict[str, str], State, bool],
+                                       tuple[str, str] | None]:
+    """The persona refresh a batch of a backend that is not a model makes in its own commit
+    (``transaction.PersonaRefresh``): given the repository, the scenes as the batch leaves
+    them (name -> text), the state after it and whether a new persona was asked for, the
+    extractive persona's text and the reason it is due (``due_reason``), or None when it is
+    not due, no scene is left, or a person edited ``persona.md`` (kept: the run's own
+    refresh then says so once, ``regenerate``)."""
+    def refresh(repo: Repo, texts: dict[str, str], state: State, requested: bool
+                ) -> tuple[str, str] | None:
+        text = None
+        if store.persona_path.exists():
+            try:
+                text = read_regular_text(store.persona_path, errors="replace")
+            except OSError:
+                return None               # not a file the engine writes over
+        reason = due_reason(store, sorted(texts), text, state, requested)
+        if not reason or (text is not None and _edited_by_hand(repo)):
+            return None
+        rows = _rows(texts.items())
+        if not rows:
+            return None
+        lang = _language(store, texts.items())
+        return clip(offline_persona([(n, h, s) for n, h, s, _ in rows], lang,
+                                    store.config.wiki_links)), reason
+
+    return refresh
 
 
 def store_language(store: Store) -> str:
@@ -110,12 +160,15 @@ def store_language(store: Store) -> str:
     ``offline_words.language``), or the configured ``language`` when it is not "auto"."""
     if store.config.language in ("en", "zh"):
         return store.config.language
+    return _language(store, _scene_files(store))
+
+
+def _language(store: Store, files) -> str:
+    """``store_language`` over the scene files ``files`` ((name, text) pairs)."""
+    if store.config.language in ("en", "zh"):
+        return store.config.language
     lines = []
-    for name in store.scene_names():
-        try:
-            text = read_regular_text(store.scenes_dir / name, errors="replace")
-        except OSError:
-            continue
+    for name, text in files:
         scene, _ = parse_checked(name, text)
         for line in (scene.body if scene else text).splitlines():
             found = _ENTRY.match(line)
@@ -124,20 +177,35 @@ def store_language(store: Store) -> str:
     return language(lines)
 
 
-def scene_digest(store: Store, excerpt: int = 300) -> tuple[str, list[tuple[str, int, str]]]:
-    """(digest text for a model, [(name, heat, summary)]) of every scene, hottest first."""
-    rows = []
+def _scene_files(store: Store) -> list[tuple[str, str]]:
+    """(name, text) of every scene file that can be read now (with replacement characters
+    where it is not UTF-8)."""
+    found = []
     for name in store.scene_names():
         try:
-            text = read_regular_text(store.scenes_dir / name, errors="replace")
+            found.append((name, read_regular_text(store.scenes_dir / name, errors="replace")))
         except OSError:              # gone or swapped for a link since it was listed
             continue
+    return found
+
+
+def _rows(files, excerpt: int = 300) -> list[tuple[str, int, str, str]]:
+    """(name, heat, summary, the body's first ``excerpt`` characters) of each scene of
+    ``files`` ((name, text) pairs), hottest first, then by name."""
+    rows = []
+    for name, text in files:
         scene, _ = parse_checked(name, text)
         heat = int(scene.meta.get("heat") or 0) if scene else 0
         summary = str(scene.meta.get("summary") or "") if scene else ""
         body = (scene.body if scene else text).strip()
         rows.append((name, heat, summary, body[:excerpt]))
     rows.sort(key=lambda r: (-r[1], r[0]))
+    return rows
+
+
+def scene_digest(store: Store, excerpt: int = 300) -> tuple[str, list[tuple[str, int, str]]]:
+    """(digest text for a model, [(name, heat, summary)]) of every scene, hottest first."""
+    rows = _rows(_scene_files(store), excerpt)
     digest = "\n\n".join(f"### {n} (heat {h})\n{s}\n{b}" for n, h, s, b in rows)
     return digest, [(n, h, s) for n, h, s, _ in rows]
 

@@ -3,8 +3,10 @@
 
 ``run_pending`` is the loop: let a model backend check its set-up before any batch takes the
 lock (a set-up mistake writes nothing); then one ``batch.transaction.run_batch`` after
-another, each its own commit; after each, regenerate the persona when it is due; when nothing
-is left, look once more for a persona naming scenes another run renamed or merged away.
+another, each its own commit; the persona regenerated when it is due: by the batch itself, in
+its commit, for a backend that is not a model (``persona.in_batch``), else after it in a
+commit of its own; when nothing is left, look once more for a persona naming scenes another
+run renamed or merged away.
 
 ``FoldRun`` is one ``scenes run`` (or ``ingest``) around that loop, for a face that shows
 progress: the inbox drained first, the batches planned, the set-up checked under a display
@@ -75,7 +77,11 @@ def run_pending(store: Store, backend: Backend, max_batches: int | None = None,
     results: list[BatchResult] = []
     persona_kept = False
     while max_batches is None or len(results) < max_batches:
-        result = run_batch(store, backend, size=size)
+        # A backend that is not a model writes the extractive persona in the batch's own
+        # commit when it is due (issue 23: no second commit for most batches).
+        refresh = None if persona_kept or isinstance(backend, ModelBackend) \
+            else persona.in_batch(store)
+        result = run_batch(store, backend, size=size, persona=refresh)
         if result is None:
             # Nothing left, maybe because another run took it: that run's last batch may
             # have renamed or merged a scene this persona names, and its own refresh may

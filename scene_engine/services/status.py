@@ -51,13 +51,16 @@ def _numbering(store: Store, state) -> list[str]:
         repo = history.open_repo(store.root)
     except history.HistoryError:
         repo = None                   # no git: the journal cannot be compared with HEAD
+    known = None
     if repo is not None:
         with repo:
-            edits = journal_edits(repo)
+            changes = history.journal_changes(repo)
+            edits = journal_edits(repo, changes)
+            known = history.journal_blobs(repo, changes)   # segments known by cached facts
         if edits:
             return edits
     try:
-        problem = numbering_problem(store.memories_dir, state.next_seq)
+        problem = numbering_problem(store.memories_dir, state.next_seq, known, store.root)
     except JournalError:          # a torn line: named in the journal's own warnings
         return []
     from scene_engine.store.layout import repair_advice

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from git import Commit, Repo
 
 PATHS = history.HAND_EDITABLE
+PERSONA = "persona.md"
 STATE_FILE = ".scene-engine/state.json"
 
 
@@ -69,7 +70,11 @@ def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoR
             _check_redo(repo, batch, seqs)
         # Plan on the files as they are (hand edits included) before committing anything,
         # so a refused undo leaves HEAD, index and work tree exactly as they were.
-        results = _plan_reverse(store, repo, commit, action)
+        # A batch's persona is the extractive one it made of its scenes (persona.in_batch):
+        # never patched back (the persona before it may name scenes that are gone, or be
+        # none at all); relink makes it name the scenes there are (services.undo_batch).
+        results = _plan_reverse(store, repo, commit, action,
+                                derived=(PERSONA,) if batch is not None else ())
         history.commit_hand_edits(repo)
         new_state = _new_state(store.load_state(), action, seqs, forget)
         planned = {**results, STATE_FILE: render_state(new_state)}
@@ -173,15 +178,16 @@ def _check_redo(repo: Repo, batch: int, seqs: list[int]) -> None:
                             f"its memories again; undo batch {number} first")
 
 
-def _plan_reverse(store: Store, repo: Repo, commit: Commit, action: str = "undo"
-                  ) -> dict[str, str | None]:
+def _plan_reverse(store: Store, repo: Repo, commit: Commit, action: str = "undo",
+                  derived: tuple[str, ...] = ()) -> dict[str, str | None]:
     """What undoing ``commit``'s changes under PATHS makes of each file: path -> text, or
     None for a file to remove. Writes nothing; raises ``UndoError`` naming the later commits
     on a conflict.
 
     Each file is merged three-way (``git merge-file``): base = the file as ``commit`` left it,
     ours = the file now, theirs = the file before ``commit``. Later changes elsewhere in the
-    file survive; overlapping ones refuse the whole undo.
+    file survive; overlapping ones refuse the whole undo. A ``derived`` file (the persona a
+    batch made of its scenes) is left as it is now.
     """
     parent = commit.parents[0] if commit.parents else None
     # --no-renames: a renamed scene is a deletion plus an addition, both to be reversed.
@@ -190,7 +196,7 @@ def _plan_reverse(store: Store, repo: Repo, commit: Commit, action: str = "undo"
                           commit.hexsha, "--", *PATHS).split("\0")
     results: dict[str, str | None] = {}
     conflicts = []
-    for path in filter(None, names):
+    for path in (n for n in names if n and n not in derived):
         before = _blob(parent, history.tree_path(repo, path))
         after = _blob(commit, history.tree_path(repo, path))
         now_path = store.root / path

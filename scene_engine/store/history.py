@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scene_engine.core.errors import SceneEngineError
+from scene_engine.store import cache
 from scene_engine.store.layout import is_utf8_name
 
 if TYPE_CHECKING:
@@ -375,24 +376,78 @@ def dirty_paths(repo: Repo) -> list[str]:
                                            and _is_scene_file(n.split("/", 1)[1])))
 
 
-def rewritten_journal_lines(repo: Repo) -> list[tuple[str, int, bool]]:
+def journal_changes(repo: Repo) -> dict[str, tuple[str, str]]:
+    """Each journal segment (path from the store root) whose work-tree file differs from
+    HEAD's, with git's ``(lines added, lines deleted)`` ("-" for a file git takes as binary);
+    a deleted segment counts its lines as deleted. One ``git diff --numstat`` of the journal
+    folder: git compares the files it has seen by their stat data, so the cost follows the
+    segments changed, not the journal's size. {} before the first commit."""
+    if not repo.head.is_valid():
+        return {}
+    out = repo.git.diff("--numstat", "-z", "--no-renames", "HEAD", "--", "memories")
+    prefix = store_prefix(repo)
+    found = {}
+    for field in filter(None, out.split("\0")):
+        added, deleted, path = field.split("\t", 2)
+        found[path.removeprefix(prefix)] = (added, deleted)
+    return found
+
+
+def journal_blobs(repo: Repo, changes: dict[str, tuple[str, str]] | None = None
+                  ) -> dict[str, str]:
+    """Path from the store root -> blob sha of each journal segment whose work-tree file git
+    says is HEAD's (``journal_changes`` lists the others): what a check derived from that
+    blob once holds for the file now. Read in-process from HEAD's tree (no new git process).
+    {} before the first commit or when HEAD has no journal. Call it on a repository
+    ``open_repo`` opened (which asked git whether HEAD can be read)."""
+    if not repo.head.is_valid():
+        return {}
+    changes = journal_changes(repo) if changes is None else changes
+    try:
+        tree = repo.head.commit.tree / tree_path(repo, "memories")
+    except KeyError:
+        return {}
+    return {f"memories/{blob.name}": blob.hexsha for blob in tree.blobs
+            if f"memories/{blob.name}" not in changes}
+
+
+def unchanged_blobs(repo: Repo, folder: str) -> dict[str, str]:
+    """Path (from the store root) -> blob sha of each regular file under ``folder`` whose
+    work-tree file git's index says holds that blob (staged or committed, not changed
+    since): a fact derived from the blob holds for the file. Two ``git ls-files`` (git
+    compares by stat data, so the cost is a stat per file, not a read); {} when git cannot
+    say."""
+    git = _git()
+    try:
+        staged = repo.git.ls_files("-s", "-z", "--", folder)
+        modified = set(repo.git.ls_files("-m", "-z", "--", folder).split("\0"))
+    except git.GitCommandError:
+        return {}
+    found = {}
+    for entry in filter(None, staged.split("\0")):
+        info, _, path = entry.partition("\t")
+        mode, sha, stage = info.split(" ")
+        if mode in ("100644", "100755") and stage == "0" and path not in modified:
+            found[path] = sha
+    return found
+
+
+def rewritten_journal_lines(repo: Repo, changes: dict[str, tuple[str, str]] | None = None
+                            ) -> list[tuple[str, int, bool]]:
     """(path from the store root, first changed line, 1-based, whether that line is now torn:
     not a whole record) of each journal segment whose
     committed lines differ in the work tree: a line changed or removed, or the file deleted,
     since HEAD. Lines appended after the committed ones are not a rewrite (an interrupted add
     leaves none: recovery rolls it back). Empty while a merge is in progress (its own
-    refusal says what to do). One ``git diff --numstat`` of the journal folder."""
+    refusal says what to do). ``changes``: ``journal_changes`` when the caller has it (one
+    ``git diff`` of the journal folder, else made here); only the segments it names are read."""
     if (Path(repo.git_dir) / "MERGE_HEAD").exists() or not repo.head.is_valid():
         return []
-    out = repo.git.diff("--numstat", "-z", "--no-renames", "HEAD", "--", "memories")
-    prefix = store_prefix(repo)
+    changes = journal_changes(repo) if changes is None else changes
     found = []
-    fields = [f for f in out.split("\0") if f]
-    for field in fields:
-        added, deleted, path = field.split("\t", 2)
+    for rel, (_, deleted) in sorted(changes.items()):
         if deleted == "0":
             continue                    # only lines added at the end
-        rel = path.removeprefix(prefix)
         committed = repo.git.show(f"HEAD:{tree_path(repo, rel)}", stdout_as_string=False)
         now = (git_cwd(repo) / rel).read_bytes() if (git_cwd(repo) / rel).is_file() else b""
         new_lines = now.split(b"\n")
@@ -614,7 +669,8 @@ def log_entries(repo: Repo, include_adds: bool = False) -> list[dict]:
 
     Each entry: ``kind``, ``commit`` (sha), ``time`` (ISO-8601), ``subject``, ``summary``
     (first body line), and for batches ``batch``, ``memories`` (trailer text), ``model``,
-    ``tokens`` and ``undone`` (bool).
+    ``tokens``, ``undone`` (bool) and ``persona`` (bool: the batch's commit also holds the
+    persona it made anew).
     """
     live = live_batches(repo)
     entries: list[dict[str, Any]] = []
@@ -636,7 +692,8 @@ def log_entries(repo: Repo, include_adds: bool = False) -> list[dict]:
             entry.update(batch=number, memories=found.get("Memories", ""),
                          model=found.get("Backend", ""), tokens=int(found.get("Tokens", 0) or 0),
                          cost=float(found["Cost-USD"]) if "Cost-USD" in found else None,
-                         undone=getattr(live.get(number), "hexsha", None) != c.hexsha)
+                         undone=getattr(live.get(number), "hexsha", None) != c.hexsha,
+                         persona="Persona-Refreshed" in found)
         entries.append(entry)
     return entries
 
@@ -791,6 +848,9 @@ ENGINE_KINDS = frozenset({"batch", "undo", "redo", "persona", "init", "add", "fo
                           "repair"})
 
 
+PERSON_TEXTS = "person-texts.json"   # the cache: {"paths", "commit", "lines"}
+
+
 def person_texts(repo: Repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozenset[str]:
     """Every line (stripped, non-blank) a person's commit ever added under ``paths``: hand
     edits and commits the engine did not make (``ENGINE_KINDS``).
@@ -798,14 +858,53 @@ def person_texts(repo: Repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozense
     Who wrote a line is decided by its text, not by ``git blame``: blame follows neither a
     line a merge moved into another scene nor one a batch moved within its scene, and an
     undo would claim the lines it restores. A line whose text a person once wrote is theirs
-    wherever it is now (the conservation rules, docs/DESIGN.md "A batch", step 7). Reads the
-    history once per call (a batch calls it once). Raises ``HistoryError`` if git fails.
+    wherever it is now (the conservation rules, docs/DESIGN.md "A batch", step 7).
+
+    The history is read as far as needed: the store's cache (``cache``: ``person-texts.json``)
+    keeps the lines as of a commit, and when that commit is still in HEAD's history (an undo,
+    a repair, a hand edit or a merge of another device's commits came after it) only the
+    commits since are read; when it is not (the branch was reset, rebased or amended below
+    it) or there is no cache, the whole history is. So a batch pays for the commits since
+    the last batch, not for the store's age. Raises ``HistoryError`` if git fails.
     """
-    git = _git()
-    if not head_sha(repo):
+    head = head_sha(repo)
+    if not head:
         return frozenset()
+    root = git_cwd(repo)
+    kept = cache.load(root, PERSON_TEXTS)
+    since = kept.get("commit") if kept.get("paths") == list(paths) else None
+    saved = kept.get("lines")
+    if not (isinstance(since, str) and isinstance(saved, list)
+            and all(isinstance(line, str) for line in saved)):
+        since, saved = None, []           # none, or not what this function writes
+    lines = set(saved)
+    if since == head:
+        return frozenset(lines)
+    if since and not _is_ancestor(repo, since, head):
+        since, lines = None, set()
+    lines |= _person_lines(repo, f"{since}..{head}" if since else head, paths)
+    cache.save(root, PERSON_TEXTS, {"paths": list(paths), "commit": head,
+                                    "lines": sorted(lines)})
+    return frozenset(lines)
+
+
+def _is_ancestor(repo: Repo, old: str, new: str) -> bool:
+    """True when commit ``old`` is in the history of ``new`` (False too when git no longer
+    has ``old``: a branch reset and the object pruned)."""
+    git = _git()
     try:
-        log = repo.git.log("--format=%H%x01%ae%x01%B%x02", "--", *paths)
+        repo.git.merge_base("--is-ancestor", old, new)
+    except git.GitCommandError:
+        return False
+    return True
+
+
+def _person_lines(repo: Repo, revisions: str, paths: tuple[str, ...]) -> set[str]:
+    """The lines the person's commits among ``revisions`` (a commit or ``A..B``) added under
+    ``paths`` (``person_texts``). Raises ``HistoryError`` if git fails."""
+    git = _git()
+    try:
+        log = repo.git.log("--format=%H%x01%ae%x01%B%x02", revisions, "--", *paths)
     except git.GitCommandError as exc:
         raise HistoryError(f"cannot read the history: {git_said(exc)}") from exc
     shas = []
@@ -825,7 +924,7 @@ def person_texts(repo: Repo, paths: tuple[str, ...] = HAND_EDITABLE) -> frozense
             raise HistoryError(f"cannot read the history: {git_said(exc)}") from exc
         lines.update(line[1:].strip() for line in out.split("\n")
                      if line.startswith("+") and not line.startswith("+++") and line[1:].strip())
-    return frozenset(lines)
+    return lines
 
 
 def _blame_info(repo: Repo, sha: str) -> dict:

@@ -10,6 +10,9 @@ files and one commit. The sequence they share, in this order:
  4. check that no committed journal line was rewritten by hand
     (``numbering.check_journal_appended``: the commit would take the rewrite in), then the
     journal's numbering (``numbering.check_numbering``) unless the unit is the repair of it;
+    both from one ``git diff`` of the journal folder, reading only the segments it names and
+    the last one (a segment git says is HEAD's is known by facts cached from its blob), so
+    their cost follows what changed since the last commit, not the journal's size;
  5. for the write itself (``StoreUnit.change``): hold Ctrl-C and SIGTERM back
     (``interrupts.critical``), write the write-ahead marker naming every path and the text
     planned for it (``recovery.begin``), let the caller write and commit, drop the marker.
@@ -83,7 +86,8 @@ def locked(store: Store, timeout: float | None = None, numbering: bool = True
     with store_lock(store.lock_path, timeout=timeout), \
             contextlib.closing(history.open_repo(store.root)) as repo:
         recovery.recover(store, repo)
-        check_journal_appended(repo)      # first: a rewrite also breaks the numbering
+        changes = history.journal_changes(repo)   # one git diff of the journal, for both
+        check_journal_appended(repo, changes)      # first: a rewrite also breaks the numbering
         if numbering:
-            check_numbering(store)
+            check_numbering(store, repo=repo, changes=changes)
         yield StoreUnit(store, repo)
