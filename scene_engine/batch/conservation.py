@@ -90,7 +90,7 @@ def _start(period: str) -> str:
     return f"{period}-01" if len(period) == 4 else period
 
 
-def held(old_body: str, new_bodies: list[str]) -> tuple[float, float]:
+def held(old_body: str, new_bodies: list[str], own: str | None = None) -> tuple[float, float]:
     """How much of a scene body's words the bodies a batch writes still hold, with rollups
     in mind (issue 23): (share of the words of its plain lines, share of the words of its
     dated lines that a digest line of the new bodies covers by its period).
@@ -99,8 +99,11 @@ def held(old_body: str, new_bodies: list[str]) -> tuple[float, float]:
     line that a digest of the same or a wider period replaces is not counted at all, and dated
     lines a digest took in need only keep ``DIGEST_KEEP`` of their words; every other line
     keeps its share as before (``KEEP_COVERAGE``, ``MERGE_COVERAGE``). Each share is 1.0 when
-    there is nothing of its kind."""
-    periods = [found.group(1) for body in new_bodies for line in body.split("\n")
+    there is nothing of its kind. ``own``: the scene's own new body, whose digests alone say
+    which of its lines were rolled up (a digest of another scene stands for none of them;
+    default: all of ``new_bodies``)."""
+    periods = [found.group(1) for body in ([own] if own is not None else new_bodies)
+               for line in body.split("\n")
                if (found := _DATED_LINE.match(line)) and found.group(2)]
     plain, rolled = [], []
     for line in old_body.split("\n"):

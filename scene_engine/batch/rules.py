@@ -344,7 +344,8 @@ def shrink_problems(name: str, pending: dict, context: RuleContext) -> list[str]
     if not content_terms(old):
         return []
     bodies = [_body(other, text) for other, text in pending.items() if text is not DELETED]
-    share, rolled = held(old, bodies)
+    mine = pending.get(name)
+    share, rolled = held(old, bodies, own=_body(name, mine) if isinstance(mine, str) else "")
     if share < KEEP_COVERAGE:
         return [f"{name} would keep only {share:.0%} of the words it held (at least "
                 f"{KEEP_COVERAGE:.0%}): keep its facts — condense the wording, or move them "

@@ -540,8 +540,7 @@ class _OfflineWorker:
         before, open_before = list(draft.entries), list(draft.threads)
         self._thread_or_entry(draft, memory, day)
         fits = condense(draft, self.limit_chars, self.zone, deep)
-        rolled = draft.entries[:len(before)] != before     # anything condensed?
-        if not fits or (rolled and not self._keeps(draft)):
+        if not fits or not self._keeps(draft):   # the rules' own measure (``conservation``)
             draft.entries, draft.threads = before, open_before
             return False
         draft.changed = True
