@@ -145,3 +145,17 @@ def test_a_merge_into_a_renamed_scene_is_judged_with_what_its_old_name_held():
     from sandbox import DELETED
     pending = {n: (DELETED if t == "[DELETED]" else t) for n, t in pending.items()}
     assert not [p for p in deletion_problems("gone.md", pending, context) if "has room" in p]
+
+
+def test_only_a_scenes_own_digests_say_which_of_its_lines_were_rolled_up():
+    # Another scene's digest of March stands for none of this scene's March lines: they keep
+    # half their words, as any line does (a 10,000-memory run was refused at batch 147 when
+    # the engine judged by its own scene and the rules by every scene).
+    jobs = ["kitchen tap washer", "bathroom mirror", "garden fence", "bike chain", "door hinge",
+            "window latch", "roof gutter", "shower drain", "garage light", "balcony rail"]
+    old = "\n".join(f"- 2025-03-{d:02d}: Fixed the {job}." for d, job in enumerate(jobs, 1))
+    own = "\n".join(old.splitlines()[:2])
+    other = "- 2025-03 (digest): 1–9 Mar ×4: Played badminton with Wei"
+    plain, rolled = held(old, [own, other], own=own)
+    assert rolled == 1.0 and plain == held(old, [own])[0]
+    assert held(old, [own, other])[1] < 1.0          # without ``own``: every body's digests
