@@ -159,3 +159,19 @@ def test_only_a_scenes_own_digests_say_which_of_its_lines_were_rolled_up():
     plain, rolled = held(old, [own, other], own=own)
     assert rolled == 1.0 and plain == held(old, [own])[0]
     assert held(old, [own, other])[1] < 1.0          # without ``own``: every body's digests
+
+
+def test_a_scene_that_takes_in_a_second_scene_still_names_the_first_in_merged_from():
+    # blame of a digest reads a scene's lineage in merged_from: a second merge in a later
+    # batch must not drop the first (found by the active-merge work on branch h23merge).
+    from datetime import UTC, datetime
+
+    from scene_engine.batch.transaction import _header
+    from scene_engine.store.scene import Scene
+
+    before = Scene(name="guitar.md", meta={"summary": "Guitar.", "heat": 3,
+                                           "merged_from": ["guitar-2.md"]}, body="x\n")
+    written = Scene(name="guitar.md", meta={"summary": "Guitar."}, body="x\ny\n")
+    third = Scene(name="guitar-3.md", meta={"summary": "Guitar again.", "heat": 1}, body="y\n")
+    meta, _ = _header(written, before, [third], datetime.now(UTC), 5)
+    assert meta["merged_from"] == ["guitar-2.md", "guitar-3.md"]

@@ -239,8 +239,9 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
     ``created``/``updated``/``heat`` are the engine's (heat, docs/DESIGN.md "Scene file": new 1;
     changed +1; made by merging: the merged scenes' heats summed + 1, plus its own if it
     existed); ``merged_from`` names this batch's merge sources (deleted scenes the model listed
-    there) or keeps its old value. Every other key a scene had comes back byte for byte, keys
-    of merged-away scenes are carried over, and keys the model added are kept.
+    there) after the scenes it named before, or keeps its old value. Every other key a scene
+    had comes back byte for byte, keys of merged-away scenes are carried over, and keys the
+    model added are kept.
     """
     pending = job.box.pending()
     folded = {n.casefold(): n for n in job.scene_texts}
@@ -302,7 +303,9 @@ def _header(new: Scene, before: Scene | None, sources: list[Scene], now: datetim
     if before is not None and old.get("summary") == meta["summary"]:
         raw["summary"] = before.raw.get("summary")   # unchanged: as the person spelled it
     if sources:   # the whole chain: a name a scene once had is never given to another one
-        chain = [m for s in sources for m in (*merged_from(s), s.name)]
+        # A survivor's own earlier merges stay listed: blame and trace read its lineage there.
+        chain = [*(merged_from(before) if before is not None else []),
+                 *(m for s in sources for m in (*merged_from(s), s.name))]
         meta["merged_from"] = list(dict.fromkeys(chain))
     elif before is not None and "merged_from" in old:
         meta["merged_from"] = old["merged_from"]
