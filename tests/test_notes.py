@@ -20,6 +20,7 @@ import git
 import pytest
 from clirunner import CheckedRunner
 from test_history import topic_memories
+from test_offline_readable import ANKLE_TO_MARATHON
 
 from scene_engine.cli import app
 
@@ -661,17 +662,9 @@ def test_a_scene_the_engine_renames_in_a_vault_keeps_its_old_name_as_an_alias(tm
     # A person's note that links [[old name]] still resolves in Obsidian (aliases property).
     vault = make_vault(tmp_path / "vault")
     ok("init", str(vault), "--prefix", "memory")
-    # It starts from an ankle the later memories never mention; knees, then running take
-    # over the scene, so its name drifts.
-    texts = ["My left ankle hurts after climbing stairs.",
-             "The knee pain got worse; saw a physio about my knee.",
-             "Physio said my knee pain comes from weak hips; doing knee exercises daily.",
-             "Knee feels better; the physio cleared me to start jogging slowly.",
-             "Went jogging for 20 minutes, no knee pain.",
-             "Joined a running club that meets on Saturday mornings.",
-             "Ran 10 km with the running club for the first time.",
-             "Signed up for the Berlin marathon in September."]
-    rows = [(f"k{i}", text, f"2026-01-{i * 4 + 3:02d}") for i, text in enumerate(texts)]
+    # The name drifts (test_offline_readable.ANKLE_TO_MARATHON), so the engine renames it.
+    rows = [(f"k{i}", text, f"2026-01-{i * 4 + 3:02d}")
+            for i, text in enumerate(ANKLE_TO_MARATHON)]
     first = None
     for i, (mid, text, day) in enumerate(rows):
         line = json.dumps({"id": mid, "content": text, "created_at": f"{day}T08:00:00Z"})

@@ -177,6 +177,18 @@ RUNS = [("r1", "Ran 8 km with the running club along the bay.", "2026-03-08T08:0
          "2026-03-29T08:00:00Z")]
 
 
+# A scene that starts from an ankle the later memories never mention: knees, then running
+# take it over, so its name drifts and the engine renames it.
+ANKLE_TO_MARATHON = ["My left ankle hurts after climbing stairs.",
+                     "The knee pain got worse; saw a physio about my knee.",
+                     "Physio said my knee pain comes from weak hips; doing knee exercises daily.",
+                     "Knee feels better; the physio cleared me to start jogging slowly.",
+                     "Went jogging for 20 minutes, no knee pain.",
+                     "Joined a running club that meets on Saturday mornings.",
+                     "Ran 10 km with the running club for the first time.",
+                     "Signed up for the Berlin marathon in September."]
+
+
 def _knee_store(tmp_path):
     """A new store with ``KNEES`` folded into its one scene: (store, that scene's name)."""
     store = new_store(tmp_path / "s")
@@ -324,15 +336,7 @@ def test_a_rename_in_a_store_of_several_scenes_reads_only_the_scene_it_renames(t
                 "2025-12-20T09:00:00Z"))
     fold(store)
     (guitar,) = store.scene_names()
-    knee = ["My left ankle hurts after climbing stairs.",
-            "The knee pain got worse; saw a physio about my knee.",
-            "Physio said my knee pain comes from weak hips; doing knee exercises daily.",
-            "Knee feels better; the physio cleared me to start jogging slowly.",
-            "Went jogging for 20 minutes, no knee pain.",
-            "Joined a running club that meets on Saturday mornings.",
-            "Ran 10 km with the running club for the first time.",
-            "Signed up for the Berlin marathon in September."]
-    for i, text in enumerate(knee):
+    for i, text in enumerate(ANKLE_TO_MARATHON):
         add(store, (f"k{i}", text, f"2026-01-{i * 4 + 3:02d}T09:00:00Z"))
         fold(store)                     # raised BatchError at the renaming batch
     assert guitar in store.scene_names()

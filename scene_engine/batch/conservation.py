@@ -82,12 +82,12 @@ def covers(period: str, day: str) -> bool:
     return day.startswith(period)
 
 
-def _start(period: str) -> str:
-    """The first month of a period as ``YYYY-MM`` (``2024-Q2`` -> ``2024-04``, ``2024`` ->
-    ``2024-01``), or the day itself."""
+def first_day(period: str) -> str:
+    """The first day of a period as ``YYYY-MM-DD`` (``2024-Q2`` -> ``2024-04-01``, ``2024``
+    -> ``2024-01-01``, ``2024-03`` -> ``2024-03-01``), or the day itself."""
     if "-Q" in period:
-        return f"{period[:4]}-{3 * int(period[-1]) - 2:02d}"
-    return f"{period}-01" if len(period) == 4 else period
+        return f"{period[:4]}-{3 * int(period[-1]) - 2:02d}-01"
+    return {4: f"{period}-01-01", 7: f"{period}-01"}.get(len(period), period)
 
 
 def held(old_body: str, new_bodies: list[str], own: str | None = None) -> tuple[float, float]:
@@ -108,7 +108,7 @@ def held(old_body: str, new_bodies: list[str], own: str | None = None) -> tuple[
     plain, rolled = [], []
     for line in old_body.split("\n"):
         found = _DATED_LINE.match(line)
-        if found and any(covers(p, _start(found.group(1))) for p in periods):
+        if found and any(covers(p, first_day(found.group(1))) for p in periods):
             if not found.group(2):       # an old digest a digest replaced counts for nothing
                 rolled.append(line)
             continue

@@ -99,3 +99,17 @@ def read_regular_text(path: Path, errors: str = "strict") -> str:
     """``read_regular(path)`` decoded as UTF-8 (``errors`` as for ``bytes.decode``).
     Raises what ``read_regular`` raises, and ``UnicodeDecodeError`` with ``errors="strict"``."""
     return read_regular(path).decode("utf-8", errors)
+
+
+def numbered_files(folder: Path, suffix: str) -> dict[int, os.stat_result]:
+    """``{number: stat}`` of the regular files ``NNN.<suffix>`` directly in ``folder`` (a
+    journal segment, a batch ledger), links and other names left out; {} when ``folder`` is
+    missing. A file removed while the folder is read is left out."""
+    found = {}
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError), os.scandir(folder) as it:
+        for item in it:
+            stem, _, rest = item.name.partition(".")
+            if rest == suffix and stem.isdigit() and item.is_file(follow_symlinks=False):
+                with contextlib.suppress(FileNotFoundError):
+                    found[int(stem)] = item.stat(follow_symlinks=False)
+    return found

@@ -17,16 +17,14 @@ calls them when it was given the journal's folder.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scene_engine.core.fs import read_regular
+from scene_engine.core.fs import numbered_files, read_regular
 from scene_engine.index.analysis import FTS_TOKENIZER, index_text
 
 SCHEMA = f"""
@@ -75,7 +73,7 @@ def sync(conn, memories_dir: Path, state_path: Path | None, report) -> None:
     """Bring the indexed journal in step with ``memories_dir`` (inside the caller's
     transaction); ``report``: the caller's ``SyncReport`` (``memories_added`` and
     ``memories_removed`` are counted, unreadable segments go to its warnings)."""
-    on_disk = _segments(memories_dir)
+    on_disk = numbered_files(memories_dir, "jsonl")
     known = {n: (size, mtime) for n, size, mtime in
              conn.execute("SELECT number, size, mtime_ns FROM memory_segments")}
     for number, st in on_disk.items():
@@ -99,17 +97,6 @@ def sync(conn, memories_dir: Path, state_path: Path | None, report) -> None:
         conn.execute("DELETE FROM memory_segments WHERE number = ?", (number,))
     if state_path is not None:
         _sync_forgotten(conn, state_path)
-
-
-def _segments(folder: Path) -> dict[int, os.stat_result]:
-    found = {}
-    with contextlib.suppress(FileNotFoundError, NotADirectoryError), os.scandir(folder) as it:
-        for item in it:
-            stem, _, suffix = item.name.partition(".")
-            if suffix == "jsonl" and stem.isdigit() and item.is_file(follow_symlinks=False):
-                with contextlib.suppress(FileNotFoundError):
-                    found[int(stem)] = item.stat(follow_symlinks=False)
-    return found
 
 
 def fact_key(content: str, created_at: datetime) -> int:

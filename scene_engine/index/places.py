@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import time
 from pathlib import Path
 
-from scene_engine.core.fs import read_regular
+from scene_engine.core.fs import numbered_files, read_regular
 
 SCHEMA = """
 CREATE TABLE ledger_files (number INTEGER PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
@@ -36,7 +35,7 @@ RACY_NS = 2_000_000_000     # a file this fresh may change again unseen (as for 
 def sync(conn, ledger_dir: Path) -> None:
     """Bring the ledger rows in step with ``ledger_dir`` (inside the caller's transaction).
     A ledger that cannot be read or parsed keeps no rows (``doctor`` names it)."""
-    on_disk = _files(ledger_dir)
+    on_disk = numbered_files(ledger_dir, "json")
     known = {n: (size, mtime) for n, size, mtime in
              conn.execute("SELECT number, size, mtime_ns FROM ledger_files")}
     for number, st in on_disk.items():
@@ -51,17 +50,6 @@ def sync(conn, ledger_dir: Path) -> None:
     for number in known.keys() - on_disk.keys():
         _forget(conn, number)
         conn.execute("DELETE FROM ledger_files WHERE number = ?", (number,))
-
-
-def _files(folder: Path) -> dict[int, os.stat_result]:
-    found = {}
-    with contextlib.suppress(FileNotFoundError, NotADirectoryError), os.scandir(folder) as it:
-        for item in it:
-            stem, _, suffix = item.name.partition(".")
-            if suffix == "json" and stem.isdigit() and item.is_file(follow_symlinks=False):
-                with contextlib.suppress(FileNotFoundError):
-                    found[int(stem)] = item.stat(follow_symlinks=False)
-    return found
 
 
 def _forget(conn, number: int) -> None:

@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from scene_engine.batch.conservation import covers
+from scene_engine.batch.conservation import covers, first_day
 from scene_engine.core.ids import expand_range
 from scene_engine.core.text import is_cjk_text
 from scene_engine.core.when import MONTH_ABBREVIATIONS
@@ -59,7 +59,6 @@ DIGEST_DAY = re.compile(
 CITED = re.compile(r"\s*\[([^\[\]]+)\]$")           # an older digest's "fact [id1, id2]"
 _COUNTED = re.compile(r"^\d+ entries: ")            # an older digest's leading count
 _MORE = re.compile(r"^\d+ more(?: \(.*\))?$")       # an older digest's "N more (words)"
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _EN_MILESTONE = re.compile(
     r"\b(?:mov(?:ed|ing) (?:to|into|out|house|back)|relocat\w*|new job|(?:start|began)\w* (?:a |my |"
     r"the |his |her )?(?:new )?(?:job|role|position)|hired|quit|resign\w*|retir\w*|fired|laid off|"
@@ -173,12 +172,6 @@ def _depth(period: str) -> int:
     return 2 if "-Q" in period else 3 if len(period) == 4 else 1
 
 
-def _first_day(period: str) -> str:
-    """The first day of a period (``2024-Q2`` -> ``2024-04-01``)."""
-    start = period_start(period)
-    return f"{start[:4]}-{max(1, int(start[5:7])):02d}-01"
-
-
 class _Roller:
     """The rollup steps on one draft."""
 
@@ -196,13 +189,13 @@ class _Roller:
         if not movable:
             return False
         entry = min(movable, key=lambda e: period_start(e.day))
-        day = entry.day if len(entry.day) == 10 else _first_day(entry.day)
+        day = first_day(entry.day)
         into = self._covering(day, depth)
         target = into.day if into else _period(day, depth)
         # Days go one at a time; digests of one period together, so that a theme said once
         # a month is seen as the theme of the quarter it is.
         together = [e for e in movable if e is not entry and depth > 1
-                    and covers(target, _first_day(e.day))]
+                    and covers(target, first_day(e.day))]
         taken = [entry, *together] + ([into] if into else [])
         facts = [f for e in taken for f in _facts(e)]
         rolled = Entry(target, render(facts, _depth(target)), digest=True)
@@ -261,7 +254,7 @@ def _facts(entry: Entry) -> list[Fact]:
             continue
         found = DIGEST_DAY.match(plain)
         if not found:
-            day = _first_day(entry.day)
+            day = first_day(entry.day)
             out.append(Fact(day, day, plain))
             continue
         d1, d2, m1, d3, m3, times, text = found.groups()
@@ -348,8 +341,3 @@ def _span(start: str, end: str) -> str:
     if start == end:
         return f"{d1} {m1}"
     return f"{d1}–{d2} {m1}" if m1 == m2 else f"{d1} {m1}–{d2} {m2}"
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of ``text``."""
-    return [f for f in _SENTENCE_END.split(text.strip()) if f]
