@@ -486,7 +486,7 @@ def test_blame_of_a_digest_names_the_memories_of_its_period_in_that_scene(tmp_pa
     from test_conservation_offline import add, fold
     from test_conservation_offline import new_store as settings_store
 
-    from scene_engine.batch.conservation import covers
+    from scene_engine.core.periods import covers
 
     store = settings_store(tmp_path / "s", max_scene_chars=700, max_scenes=3)
     rows = [(f"r{i:02d}", f"Ran {5 + i % 7} km along the river in the park, run number {i}.",

@@ -5,6 +5,7 @@ batch fails only when the scenes are full of text a person wrote, and then it na
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from clirunner import CheckedRunner
@@ -12,9 +13,11 @@ from test_conservation_offline import add, hand_write, new_store
 
 from scene_engine.cli import app
 from scene_engine.core.errors import SceneEngineError
+from scene_engine.core.periods import parse_fact
 from scene_engine.offline.backend import OfflineBackend
 from scene_engine.services.doctor import check_store
 from scene_engine.services.run import run_pending
+from scene_engine.services.trace import trace_memory
 from scene_engine.store.scene import body_chars, parse_scene
 
 runner = CheckedRunner()
@@ -73,3 +76,40 @@ def test_scenes_full_of_a_persons_text_fail_the_batch_naming_the_files(tmp_path)
     assert out.exit_code != 0 and "Traceback" not in out.output
     assert json.loads(runner.invoke(app, ["--dir", str(store.root), "status", "--json"]).stdout
                       )["pending"] == 1
+
+
+SPAN_LINE = re.compile(r"^- (\d{4})–(\d{4}) \(digest\): (.+)$", re.M)
+
+
+def yearly(n: int, per_year: int, year: int = 2001) -> list[tuple]:
+    """``n`` memories, ``per_year`` a year from ``year`` on: a life over decades."""
+    return [(f"y{i:04d}", f"{TOPICS[i % len(TOPICS)]}, entry {i}.",
+             f"{year + i // per_year}-{1 + (i * 5) % 12:02d}-{1 + i % 28:02d}T08:00:00Z")
+            for i in range(n)]
+
+
+@pytest.mark.slow
+def test_decades_in_small_scenes_roll_old_years_into_spans_and_trace_finds_the_oldest(
+        tmp_path):
+    # A scene full of year digests (it was: 10,000 everyday memories stopped at batch 470,
+    # every scene twelve years of digests long) rolls its oldest years into one span.
+    store = new_store(tmp_path / "s", max_scenes=4, max_scene_chars=600)
+    rows = yearly(480, per_year=16)                  # thirty years
+    for start in range(0, len(rows), 80):
+        add(store, *rows[start:start + 80])
+        run_pending(store, OfflineBackend())
+    assert store.load_state().pending == 0
+    assert check_store(store) == []
+    bodies = {n: parse_scene((store.scenes_dir / n).read_text("utf-8"), n)
+              for n in store.scene_names()}
+    spans = [(n, m) for n, scene in bodies.items() for m in SPAN_LINE.finditer(scene.body)]
+    assert spans, "\n\n".join(s.body for s in bodies.values())
+    for name, found in spans:
+        assert body_chars(bodies[name]) <= 600
+        for fact in found.group(3).split("; "):       # each fact led by its days and years
+            assert parse_fact(fact, f"{found.group(1)}–{found.group(2)}") is not None, fact
+            assert re.match(r"\d{1,2}(–\d{1,2})? [A-Z][a-z]{2}( \d{4})?(–\d{1,2} [A-Z][a-z]{2} "
+                            r"\d{4})?( ×\d+)?: \S", fact), fact
+    oldest = trace_memory(store, "y0000")
+    assert oldest.lines and {row["how"] for row in oldest.lines} == {"condensed"}
+    assert any(SPAN_LINE.match(row["text"].strip()) for row in oldest.lines), oldest.lines

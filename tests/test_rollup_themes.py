@@ -175,3 +175,33 @@ def test_a_scene_that_takes_in_a_second_scene_still_names_the_first_in_merged_fr
     third = Scene(name="guitar-3.md", meta={"summary": "Guitar again.", "heat": 1}, body="y\n")
     meta, _ = _header(written, before, [third], datetime.now(UTC), 5)
     assert meta["merged_from"] == ["guitar-2.md", "guitar-3.md"]
+
+
+def test_a_scene_full_of_years_rolls_its_oldest_into_a_span_the_rule_accepts():
+    # 10,000 everyday memories stopped at batch 470: each scene was a dozen thin year digests
+    # long, and the only step left rolled an old day into this year's digest, dropping it,
+    # which the coverage rule refused. Now the rule judges each step, and old years join a span.
+    rows = [(str(year), f"7 May–25 Jun ×2: The F barre chord on the guitar still buzzes, year "
+                        f"{year}; 11 Nov: Skipped this month's book club meeting")
+            for year in range(2029, 2039)]
+    rows.append(("2039", "26 May: Thinking about invisible braces before the wedding"))
+    old = draft_of(rows, digest=True)
+    old.entries.append(Entry("2039-09-27", "Ordered the invitations: 150 printed, everyone "
+                                           "else gets the electronic card on WeChat."))
+    old_body = render_body(old, ZONE)
+    draft = draft_of(rows, digest=True)
+    draft.entries += [old.entries[-1], Entry("2040-06-05", "Booked the venue by the lake.",
+                                             fresh=True)]
+    limit = len(old_body) - 40
+
+    def rule(d: Draft) -> bool:
+        return keeps(old_body, [render_body(d, ZONE)])
+
+    assert condense(draft, limit, ZONE, check=rule)
+    body = render_body(draft, ZONE)
+    assert rule(draft) and len(body.strip()) <= limit
+    assert "Ordered the invitations" in body and "Booked the venue by the lake" in body
+    (line,) = [d for d in digests(draft) if re.match(r"- 2029–20\d\d \(digest\)", d)]
+    # One theme over the years: one fact with its first and last day and how many times.
+    assert re.search(r"7 May 2029–25 Jun 20\d\d ×\d+: The F barre chord", line), line
+    assert re.search(r"- 2038 \(digest\)", body)     # the last years stay years

@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from scene_engine.core.periods import PERIOD, covers, first_day
 from scene_engine.core.text import terms
 from scene_engine.store.scene import parse_scene
 
@@ -68,26 +69,7 @@ def _line_terms(text: str, numbers: bool) -> frozenset[str]:
     return frozenset(found)
 
 
-_DATED_LINE = re.compile(
-    r"^\s*[-*]\s*(\d{4}(?:-\d{2}(?:-\d{2})?|-Q[1-4])?)( \(digest\))?\s*:")
-
-
-def covers(period: str, day: str) -> bool:
-    """True when ``day`` (``YYYY-MM-DD``, or a period's first day) lies in ``period``
-    (``YYYY``, ``YYYY-Qn``, ``YYYY-MM`` or a day): the lines a digest of ``period`` may
-    stand for."""
-    if "-Q" in period:
-        return (day[:4] == period[:4] and len(day) >= 7
-                and (int(day[5:7]) - 1) // 3 + 1 == int(period[-1]))
-    return day.startswith(period)
-
-
-def first_day(period: str) -> str:
-    """The first day of a period as ``YYYY-MM-DD`` (``2024-Q2`` -> ``2024-04-01``, ``2024``
-    -> ``2024-01-01``, ``2024-03`` -> ``2024-03-01``), or the day itself."""
-    if "-Q" in period:
-        return f"{period[:4]}-{3 * int(period[-1]) - 2:02d}-01"
-    return {4: f"{period}-01-01", 7: f"{period}-01"}.get(len(period), period)
+_DATED_LINE = re.compile(rf"^\s*[-*]\s*({PERIOD})( \(digest\))?\s*:")
 
 
 def held(old_body: str, new_bodies: list[str], own: str | None = None) -> tuple[float, float]:

@@ -4,7 +4,8 @@
 (atomic writes, reads that never follow a link), ``interrupts`` (Ctrl-C and SIGTERM held back
 around a write and its commit), ``text`` (lexical features), ``when`` (relative time made
 absolute), ``plural`` (counts as a person reads them), ``ids`` (memory id ranges as digests cite
-them), ``checks`` (argument checks in the command line's words).
+them), ``periods`` (the days and periods that lead timeline lines: months, quarters,
+years, spans of years), ``checks`` (argument checks in the command line's words).
 
 May import: the standard library and third-party packages only; nothing of scene_engine.
 """

@@ -539,7 +539,9 @@ class _OfflineWorker:
                 return True
         before, open_before = list(draft.entries), list(draft.threads)
         self._thread_or_entry(draft, memory, day)
-        fits = condense(draft, self.limit_chars, self.zone, deep)
+        # Each rollup step is judged by the rule as it goes: one that would give up too much
+        # is undone and a deeper one (older years into a span) tried instead.
+        fits = condense(draft, self.limit_chars, self.zone, deep, check=self._keeps)
         if not fits or not self._keeps(draft):   # the rules' own measure (``conservation``)
             draft.entries, draft.threads = before, open_before
             return False
@@ -677,10 +679,14 @@ class _OfflineWorker:
                          merged_from=[*kept.merged_from, drop, *dropped.merged_from],
                          threads=[*kept.threads, *dropped.threads],
                          own_threads=[*kept.own_threads, *dropped.own_threads], changed=True)
-        if not condense(merged, self.limit_chars, self.zone) or not self._keeps(merged):
-            return None
         old_body = parse_scene(self.texts[drop], name=drop).body
-        if not keeps(old_body, [render_body(merged, self.zone)], MERGE_COVERAGE):
+
+        def holds_both(draft: Draft) -> bool:
+            return self._keeps(draft) and keeps(old_body, [render_body(draft, self.zone)],
+                                                 MERGE_COVERAGE)
+
+        if not condense(merged, self.limit_chars, self.zone, check=holds_both) \
+                or not holds_both(merged):
             return None
         return merged
 

@@ -17,6 +17,7 @@ An open thread, when there is one, is named instead of a second entry count: "1 
 
 from __future__ import annotations
 
+from scene_engine.core.periods import first_day
 from scene_engine.core.when import MONTH_ABBREVIATIONS
 from scene_engine.offline.words import language, topic_phrase
 
@@ -70,11 +71,10 @@ def _clip(text: str, lang: str) -> str:
 
 
 def _month(day: str) -> tuple[int, int] | None:
-    """(year, month) a day or period starts in (a quarter: its first month)."""
+    """(year, month) a day or period starts in (``periods.first_day``)."""
+    first = first_day(day)            # a span of years: its first year's January
     try:
-        if "-Q" in day:
-            return int(day[:4]), 3 * int(day[-1]) - 2
-        return int(day[:4]), int(day[5:7]) if len(day) >= 7 else 1
+        return int(first[:4]), int(first[5:7]) if len(first) >= 7 else 1
     except ValueError:
         return None
 

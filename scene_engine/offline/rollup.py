@@ -21,9 +21,19 @@ The steps, each applied only while the scene is still too long:
    decisions (``threads.settles``) at depth 2; themes said several times at depth 2 and the
    largest ones at depth 3; every fact shorter at each depth. A depth-2 digest is shorter than
    its children.
-4. year digests keep only their milestones and their largest theme, cut shorter. A scene that
-   is still too long (this batch's entries fill it) takes the memory nowhere: it goes to another
-   scene, or waits for the next batch, when this batch's entries may roll up in turn.
+4. **depth 4** (a span of years, ``- 2001–2027 (digest): 13 Jan 2001–21 Sep 2026 ×20: fact``):
+   while a scene holds more than ``YEARS_APART`` digests of a year or more, its two oldest
+   roll into the span of their years (before this year's months go deeper: older is coarser);
+   a span keeps its milestones (those of one theme told again merged) and its largest themes.
+5. year digests keep only their milestones and their largest theme, cut shorter; then the two
+   oldest years roll into a span even when there are few. A scene that is still too long
+   (this batch's entries fill it) takes the memory nowhere: it goes to another scene, or
+   waits for the next batch, when this batch's entries may roll up in turn.
+
+``condense(..., check=...)`` judges each step by the coverage rule as it goes (the offline
+backend passes ``conservation.keeps`` against the scene before the batch): a step the rule
+would refuse, such as an old day rolled into a year digest that drops it, is undone and the
+next step tried.
 
 No memory id, count of "more" or keyword list is written into the text: ids are in the batch
 ledgers, and ``trace`` / ``blame`` find a digest's memories by the period it covers (the
@@ -37,25 +47,30 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from scene_engine.batch.conservation import covers, first_day
 from scene_engine.core.ids import expand_range
+from scene_engine.core.periods import (
+    covers,
+    first_day,
+    is_span,
+    parse_fact,
+    say_fact,
+    sort_key,
+    span,
+    years,
+)
 from scene_engine.core.text import is_cjk_text
-from scene_engine.core.when import MONTH_ABBREVIATIONS
 from scene_engine.offline.threads import Thread, settles
-from scene_engine.offline.timeline import Draft, Entry, period_start, size
+from scene_engine.offline.timeline import Draft, Entry, size
 from scene_engine.offline.words import analyzer, specificity
 
 # Words a fact keeps at each depth (CJK: twice as many characters): a milestone keeps more.
-DEPTH_WORDS = {1: 20, 2: 10, 3: 7}
-MILESTONE_WORDS = {1: 24, 2: 14, 3: 10}
+DEPTH_WORDS = {1: 20, 2: 10, 3: 7, 4: 6}
+MILESTONE_WORDS = {1: 24, 2: 14, 3: 10, 4: 8}
 DEPTH3_THEMES = 3            # the largest themes a year digest still names
+DEPTH4_THEMES = 2            # ... and a span of years
+YEARS_APART = 3              # year digests a full scene keeps before its oldest join a span
 SAME_THEME = 0.5             # shared specificity (of the smaller fact's) for one theme
 SEPARATOR = "; "
-_MONTH = {m: i + 1 for i, m in enumerate(MONTH_ABBREVIATIONS)}
-_M = "|".join(MONTH_ABBREVIATIONS)
-# "4 Mar: ", "4–29 Mar ×6: ", "4 Jan–29 Mar ×9: " before a digest fact
-DIGEST_DAY = re.compile(
-    rf"^(\d{{1,2}})(?:–(\d{{1,2}}))? ({_M})(?:–(\d{{1,2}}) ({_M}))?(?: ×(\d+))?: (.*)$")
 CITED = re.compile(r"\s*\[([^\[\]]+)\]$")           # an older digest's "fact [id1, id2]"
 _COUNTED = re.compile(r"^\d+ entries: ")            # an older digest's leading count
 _MORE = re.compile(r"^\d+ more(?: \(.*\))?$")       # an older digest's "N more (words)"
@@ -127,20 +142,37 @@ def quote(fact: str, words: int) -> str:
     return " ".join(tokens[:words]).rstrip(",;:") + "…"
 
 
-def condense(draft: Draft, limit: int, zone: str, deep: bool = True) -> bool:
+def condense(draft: Draft, limit: int, zone: str, deep: bool = True,
+             check: Callable[[Draft], bool] | None = None) -> bool:
     """Make ``draft``'s body fit ``limit`` characters by rolling up its oldest engine-written
     entries (the module docstring's steps; only step 1 unless ``deep``); False if it still
-    does not fit. Pure: only ``draft.entries`` and ``draft.threads`` change."""
+    does not fit. ``check(draft) -> bool``: the rule the result must keep (the coverage rule,
+    ``conservation.keeps``); a step after which it fails is undone and the next one tried.
+    Pure: only ``draft.entries`` and ``draft.threads`` change."""
     roll = _Roller(draft)
     steps: list[Callable[[], bool]] = [lambda: roll.oldest(_is_day, 1)]
     if deep:
-        steps += [roll.retire_thread, lambda: roll.oldest(_is_month, 2),
-                  lambda: roll.oldest(_is_quarter, 3), roll.thin_year]
+        steps += [roll.retire_thread, lambda: roll.merge_years(YEARS_APART),
+                  lambda: roll.oldest(_is_month, 2), lambda: roll.oldest(_is_quarter, 3),
+                  roll.thin_year, lambda: roll.merge_years(1)]
     # After any step, start again from the first: a retired thread is a day entry that
     # rolls up at depth 1 before any month goes deeper.
-    while size(draft, zone) > limit and any(step() for step in steps):
+    while size(draft, zone) > limit and any(_kept(draft, step, check) for step in steps):
         pass
     return size(draft, zone) <= limit
+
+
+def _kept(draft: Draft, step: Callable[[], bool], check: Callable[[Draft], bool] | None
+          ) -> bool:
+    """Run ``step``; True when it changed ``draft`` and ``check`` accepts the result (else
+    it is undone)."""
+    entries, threads = list(draft.entries), list(draft.threads)
+    if not step():
+        return False
+    if check is None or check(draft):
+        return True
+    draft.entries, draft.threads = entries, threads
+    return False
 
 
 def _is_day(entry: Entry) -> bool:
@@ -168,8 +200,17 @@ def _period(day: str, depth: int) -> str:
     return day[:4]
 
 
+def _is_yearly(entry: Entry) -> bool:
+    return entry.digest and (len(entry.day) == 4 or is_span(entry.day))
+
+
 def _depth(period: str) -> int:
-    return 2 if "-Q" in period else 3 if len(period) == 4 else 1
+    """1 a month, 2 a quarter, 3 a year, 4 a span of years."""
+    return 2 if "-Q" in period else 3 if len(period) == 4 else 4 if is_span(period) else 1
+
+
+def _years(period: str) -> tuple[int, int]:
+    return years(period) or (int(period[:4]), int(period[:4]))
 
 
 class _Roller:
@@ -188,7 +229,7 @@ class _Roller:
         movable = self._movable(kind)
         if not movable:
             return False
-        entry = min(movable, key=lambda e: period_start(e.day))
+        entry = min(movable, key=lambda e: sort_key(e.day))
         day = first_day(entry.day)
         into = self._covering(day, depth)
         target = into.day if into else _period(day, depth)
@@ -207,6 +248,23 @@ class _Roller:
         found = [e for e in self._movable(lambda e: e.digest)
                  if _depth(e.day) >= depth and covers(e.day, day)]
         return min(found, key=lambda e: _depth(e.day)) if found else None
+
+    def merge_years(self, keep: int) -> bool:
+        """Roll the two oldest digests of a year or more into one digest of the years they
+        span (depth 4; two digests of one year: that year's), while the scene has more than
+        ``keep`` of them: a scene full of years keeps its last ones as years and its earlier
+        ones as one span. False when there are no more than ``keep`` (or fewer than two)."""
+        yearly = sorted(self._movable(_is_yearly), key=lambda e: (sort_key(e.day), e.day))
+        if len(yearly) < 2 or len(yearly) <= keep:
+            return False
+        taken = yearly[:2]
+        bounds = [_years(e.day) for e in taken]
+        period = span(str(min(b[0] for b in bounds)), str(max(b[1] for b in bounds)))
+        facts = [f for e in taken for f in _facts(e)]
+        rolled = Entry(period, render(facts, _depth(period)), digest=True)
+        self.draft.entries = [e for e in self.draft.entries
+                              if all(e is not t for t in taken)] + [rolled]
+        return True
 
     def retire_thread(self) -> bool:
         """Move the oldest open thread an earlier batch opened to the timeline, as left open
@@ -246,21 +304,18 @@ def _facts(entry: Entry) -> list[Fact]:
         text = " ".join(entry.text.split())
         return [Fact(entry.day, entry.day, text)] if text else []
     body = _COUNTED.sub("", entry.text)
-    year = entry.day[:4]
     out = []
     for part in (p for p in body.split(SEPARATOR) if p.strip()):
         plain = cited(part)[0].strip()
         if _MORE.match(plain):
             continue
-        found = DIGEST_DAY.match(plain)
+        found = parse_fact(plain, entry.day)
         if not found:
             day = first_day(entry.day)
             out.append(Fact(day, day, plain))
             continue
-        d1, d2, m1, d3, m3, times, text = found.groups()
-        start = f"{year}-{_MONTH[m1]:02d}-{int(d1):02d}"
-        end = f"{year}-{_MONTH[m3 or m1]:02d}-{int(d3 or d2 or d1):02d}"
-        out.append(Fact(start, end, text.strip(), int(times or 1)))
+        start, end, times, text = found
+        out.append(Fact(start, end, text.strip(), times))
     return out
 
 
@@ -276,13 +331,16 @@ def same_theme(a: str, b: str) -> bool:
     return len(ta & tb) >= 2 and shared >= SAME_THEME * smaller
 
 
-def themes(facts: list[Fact]) -> list[list[Fact]]:
+def themes(facts: list[Fact], milestones: bool = False) -> list[list[Fact]]:
     """``facts`` grouped by theme (``same_theme`` with the group's first fact), in the order
-    of their first fact; a milestone is a theme of its own (it is never merged away)."""
+    of their first fact; a milestone is a theme of its own (it is never merged away), or with
+    ``milestones`` (a span of years) one with the milestones of its theme (the same event told
+    again: its dates and count carry every one)."""
     groups: list[list[Fact]] = []
     for fact in sorted(facts, key=lambda f: (f.start, f.end)):
-        home = None if fact.milestone else next(
-            (g for g in groups if not g[0].milestone and same_theme(g[0].text, fact.text)), None)
+        home = None if fact.milestone and not milestones else next(
+            (g for g in groups if g[0].milestone == fact.milestone
+             and same_theme(g[0].text, fact.text)), None)
         if home is None:
             groups.append([fact])
         else:
@@ -309,35 +367,24 @@ def _merge(group: list[Fact]) -> Fact:
 def render(facts: list[Fact], depth: int) -> str:
     """The text of a digest line of ``depth`` (1 month, 2 quarter, 3 year) holding ``facts``:
     merged by theme, kept or left out by depth (see the module docstring), shortest first."""
-    merged = [_merge(g) for g in themes(facts)]
+    merged = [_merge(g) for g in themes(facts, milestones=depth == 4)]
     if depth == 2:
         merged = [f for f in merged if f.milestone or f.decision or f.times > 1] or merged[-1:]
-    elif depth == 3:
+    elif depth >= 3:
         big = sorted((f for f in merged if not f.milestone and f.times > 1),
-                     key=lambda f: (-f.times, f.start))[:DEPTH3_THEMES]
+                     key=lambda f: (-f.times, f.start))[:DEPTH3_THEMES if depth == 3
+                                                        else DEPTH4_THEMES]
         merged = [f for f in merged if f.milestone or f in big] or merged[-1:]
     return _join([replace(f, text=quote(f.text, (MILESTONE_WORDS if f.milestone else DEPTH_WORDS)
-                                          [depth])) for f in merged])
+                                          [depth])) for f in merged], in_span=depth == 4)
 
 
-def _join(facts: list[Fact]) -> str:
-    return SEPARATOR.join(_said(f) for f in sorted(facts, key=lambda f: (f.start, f.end)))
+def _join(facts: list[Fact], in_span: bool = False) -> str:
+    return SEPARATOR.join(_said(f, in_span) for f in sorted(facts, key=lambda f: (f.start, f.end)))
 
 
-def _said(fact: Fact) -> str:
-    """``4–29 Mar ×6: text`` (the day or range, how many times when more than once); a
+def _said(fact: Fact, in_span: bool) -> str:
+    """``4–29 Mar ×6: text`` (``periods.say_fact``: with the years in a span of years); a
     ``; `` of the text becomes ``, `` (it separates the facts of a digest)."""
-    times = f" ×{fact.times}" if fact.times > 1 else ""
     text = fact.text.replace(SEPARATOR, ", ").rstrip(".。")   # the separator ends it
-    return f"{_span(fact.start, fact.end)}{times}: {text}"
-
-
-def _span(start: str, end: str) -> str:
-    """``4 Mar``, ``4–29 Mar`` or ``4 Jan–29 Mar`` (the year is the digest's)."""
-    def day(d: str) -> tuple[int, str]:
-        return int(d[8:10]), MONTH_ABBREVIATIONS[int(d[5:7]) - 1]
-
-    (d1, m1), (d2, m2) = day(start), day(end)
-    if start == end:
-        return f"{d1} {m1}"
-    return f"{d1}–{d2} {m1}" if m1 == m2 else f"{d1} {m1}–{d2} {m2}"
+    return say_fact(fact.start, fact.end, fact.times, text, in_span)

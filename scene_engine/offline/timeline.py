@@ -6,7 +6,8 @@
 word for word and in place. Timeline lines: ``- 2026-05-07: fact.`` (one bullet per fact:
 same-day facts each on their own; a scene written before that may hold ``- 2026-05-07:
 fact. fact.``, read as one entry until it is condensed), ``- 2026-05 (digest): ...`` (a
-rolled-up month), ``- 2026-Q2 (digest): ...``, ``- 2026 (digest): ...`` (``rollup``). An
+rolled-up month), ``- 2026-Q2 (digest): ...``, ``- 2026 (digest): ...``, ``- 2001–2027
+(digest): ...`` (``rollup``; periods: ``core.periods``). An
 indented line under an entry continues it (a wrapped line).
 """
 
@@ -16,13 +17,14 @@ import re
 from dataclasses import dataclass, field, replace
 
 from scene_engine.batch.conservation import Authorship, is_pinned
+from scene_engine.core.periods import PERIOD, sort_key
 from scene_engine.offline import threads as threads_mod
 from scene_engine.offline.threads import Thread
 from scene_engine.store.scene import parse_scene
 
 TIMELINE = "Timeline"
 _HEADING = re.compile(rf"^## {TIMELINE}(?: \([^)]*\))?\s*$", re.M)
-_LINE = re.compile(r"^- (\d{4}(?:-\d{2}(?:-\d{2})?|-Q[1-4])?)( \(digest\))?: (.*)$")
+_LINE = re.compile(rf"^- ({PERIOD})( \(digest\))?: (.*)$")
 
 
 @dataclass(frozen=True)
@@ -116,18 +118,9 @@ def _take_threads(body: str, mine: set[str]) -> tuple[str, list[Thread], list[st
     return body[: match.start()].rstrip() + ("\n\n" + after if after else "\n"), threads, own
 
 
-def period_start(day: str) -> str:
-    """Sort key of a day or period: ``2024-Q2`` starts at ``2024-04``, ``2024`` at
-    ``2024-00`` (so a digest comes before the days it came from)."""
-    if "-Q" in day:
-        year, quarter = day.split("-Q")
-        return f"{year}-{3 * int(quarter) - 2:02d}"
-    return day if len(day) != 4 else f"{day}-00"
-
-
 def ordered(entries: list[Entry]) -> list[Entry]:
     """By day or period start; a day's lines keep their order."""
-    return sorted(entries, key=lambda e: period_start(e.day))
+    return sorted(entries, key=lambda e: sort_key(e.day))
 
 
 def _timeline_lines(entries: list[Entry]) -> list[str]:

@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any
 from scene_engine.core.errors import InputError
 from scene_engine.core.fs import read_regular_text
 from scene_engine.core.ids import expand_range
+from scene_engine.core.periods import PERIOD, parse_fact
 from scene_engine.core.plural import count
-from scene_engine.core.when import MONTH_ABBREVIATIONS, readable, resolve
+from scene_engine.core.when import readable, resolve
 from scene_engine.index.analysis import CJK_RUN, fold, question_terms, text_terms
 from scene_engine.store.layout import StoreError
 from scene_engine.store.store import Store
@@ -64,13 +65,9 @@ MAP_SHARE = 0.1           # ... and for the scene map
 PERSONA_MAX = 400         # ... and never more than this many characters (a paragraph)
 MAP_MAX = 600             # (about five scenes with their summaries)
 SUMMARY_CHARS = 100       # a summary in the map is cut (at a word) to this
-_DIGEST = re.compile(r"^- (\d{4})(?:-\d{2}|-Q[1-4])? \(digest\): (?:\d+ entries: )?(.*)$")
+_DIGEST = re.compile(rf"^- ({PERIOD}) \(digest\): (?:\d+ entries: )?(.*)$")
 _CITED = re.compile(r"\s*\[[^\[\]]*\]$")      # a digest fact's memory ids ("fact [m1, m2]")
 _MORE = re.compile(r"^\d+ more(?: \(.*\))?$")
-# "7 May: fact" (a day), "4–29 Mar ×6: fact" / "4 Jan–29 Mar ×9: fact" (a theme's range)
-_DIGEST_DAY = re.compile(r"^(\d{1,2}) ([A-Z][a-z]{2}): (.*)$")
-_DIGEST_RANGE = re.compile(r"^\d{1,2}(?:–\d{1,2})? [A-Z][a-z]{2}(?:–\d{1,2} [A-Z][a-z]{2})?"
-                           r"(?: ×\d+)?: (.*)$")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TIMELINE = re.compile(r"^- (\d{4})-(\d{2})-(\d{2}): (.*)$")
 _CLOSED = re.compile(r"\s*→\s*\d{4}-\d{2}-\d{2}: ")     # ``threads.ARROW`` and a day
@@ -193,21 +190,22 @@ def _sentences(scene: str, body: str) -> tuple[tuple[str, date | None, bool, tup
     return tuple(passages)
 
 
-def _digest_passages(scene: str, year: str, facts: str) -> list[Passage]:
-    """Each fact of a digest (month, quarter or year; offline ``rollup``) as a passage, its
-    ``7 May`` day made 7 May of that year, its cited memory ids in ``cites`` (not in its
-    text), ``cut`` when the digest kept only its first words."""
+def _digest_passages(scene: str, period: str, facts: str) -> list[Passage]:
+    """Each fact of a digest (month, quarter, year or span of years; offline ``rollup``) as
+    a passage, its ``7 May`` day made 7 May of that year (``periods.parse_fact``), a theme
+    over days with no day, its cited memory ids in ``cites`` (not in its text), ``cut`` when
+    the digest kept only its first words."""
     out = []
     for fact, ids in filter(lambda f: f[0], map(_cited, facts.split("; "))):
         if _MORE.match(fact):       # "13 more" of a quarter or year digest says nothing
             continue
-        dated = _DIGEST_DAY.match(fact)
+        dated = parse_fact(fact, period)
         text, day = fact, None
-        if dated and dated.group(2) in MONTH_ABBREVIATIONS:
-            day = _day(year, str(MONTH_ABBREVIATIONS.index(dated.group(2)) + 1), dated.group(1))
-            text = resolve(dated.group(3), day) if day else fact
-        elif ranged := _DIGEST_RANGE.match(fact):    # a theme over days: no one day is its
-            text = ranged.group(1)
+        if dated and dated[0] == dated[1]:
+            day = _day(*dated[0].split("-"))
+            text = resolve(dated[3], day) if day else fact
+        elif dated:                                  # a theme over days: no one day is its
+            text = dated[3]
         out.append(Passage(scene, text, day, cut=fact.endswith(_CUT), cites=ids))
     return out
 

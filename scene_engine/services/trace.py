@@ -17,9 +17,10 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from scene_engine.batch.accounting import LEDGER_DIR, Ledger
-from scene_engine.batch.conservation import content_terms, coverage, covers
+from scene_engine.batch.conservation import content_terms, coverage
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.fs import read_regular_text
+from scene_engine.core.periods import PERIOD, covers
 from scene_engine.offline.rollup import digest_ids
 from scene_engine.store import history
 from scene_engine.store.history import expand_seqs
@@ -418,7 +419,7 @@ def _is_cut(content: str, text: str) -> bool:
 CUT_CHARS = 50      # a cut memory's line holds at least this much of it (a scene is >= 200)
 _DAY_BULLET = re.compile(r"^[-*]\s*\d{4}-\d{2}-\d{2}:\s*")
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+")
-_DIGEST = re.compile(r"^- (\d{4}(?:-\d{2}|-Q[1-4])?) \(digest\): (.*)$")
+_DIGEST = re.compile(rf"^- ({PERIOD}) \(digest\): (.*)$")
 
 
 # ---------------------------------------------------------------- blame: line -> memories
