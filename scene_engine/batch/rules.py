@@ -64,6 +64,9 @@ class RuleContext:
     # Names of gone scenes the persona still names: a new scene that took one would be where
     # a person's click on the persona's link lands (a hand rename freed the name).
     reserved: set[str] = field(default_factory=set)
+    # Live scenes a persona a person wrote links to: never renamed or merged away by choice
+    # (an active merge, a rename for drift), only when the cap leaves no other way.
+    person_links: set[str] = field(default_factory=set)
     # Set by a backend that found the store over its cap and no two scenes it may merge
     # (``offline.backend``): the batch may then leave the count as it is, adding no scene.
     cap_stuck: bool = False

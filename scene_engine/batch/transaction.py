@@ -185,7 +185,8 @@ def build_job(store: Store, number: int, memories: list[Memory],
                           frozen=frozen, read=box.read_names, old_texts=texts, pinned=pinned,
                           authorship=_authorship_of(repo, texts),
                           new_scenes=config.new_scenes_per_batch,
-                          reserved=_linked_but_gone(store, every))
+                          reserved=_linked_but_gone(store, every),
+                          person_links=_linked_by_person(store, repo, every))
     box.add_policy(ScenePolicy(box, context))
     language = choose_language(config.language, memories)
     messages = batch_messages(language=language, batch=number, memories=memories,
@@ -210,6 +211,20 @@ def _linked_but_gone(store: Store, every: dict[str, str | None]) -> set[str]:
     live = {n.removesuffix(".md").casefold() for n in every}
     return {f"{name}.md" for name in persona_names(text, store.config.wiki_links)
             if name.casefold() not in live}
+
+
+def _linked_by_person(store: Store, repo: Repo, every: dict[str, str | None]) -> set[str]:
+    """File names of the live scenes a persona a person wrote (or edited) links to: scenes
+    the engine does not rename or merge away unless it must (a person's link would then lead
+    nowhere, and the engine never rewrites their persona). Nothing when the persona is the
+    engine's: a batch that renames a scene it names makes it anew."""
+    try:
+        text = read_regular_text(store.persona_path, errors="replace")
+    except OSError:
+        return set()
+    named = {n.casefold() for n in persona_names(text, store.config.wiki_links)}
+    linked = {n for n in every if n.removesuffix(".md").casefold() in named}
+    return linked if linked and history.persona_by_person(repo) else set()
 
 
 def _authorship_of(repo: Repo, texts: dict[str, str]):

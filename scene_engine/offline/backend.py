@@ -41,8 +41,9 @@ from scene_engine.offline.timeline import (
     ordered,
     parse_draft,
     render_body,
+    size,
 )
-from scene_engine.offline.words import analyzer, name_fits, rare_word
+from scene_engine.offline.words import analyzer, name_fits, rare_word, topic_words
 from scene_engine.offline.words import scene_name as _word_name
 from scene_engine.store.memories import Memory
 from scene_engine.store.scene import HeaderStyle, Scene, parse_scene, render_scene
@@ -56,6 +57,7 @@ RARITY_POWER = 1        # (``_rarity``; set on bench/bench_topics.py)
 GROUP_SIMILAR = 0.12    # cosine of two memories of a batch that may open a scene together
 RENAME_ENTRIES = 4      # a scene renamed for drift has at least this many entries (a topic)
 SAME_TOPIC = 0.15       # cosine of two scenes alike enough to merge for room (``_create``)
+ONE_TOPIC_WORDS = 3     # topic words (``topic_words``) two scenes of one topic share one of
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _DATED_LINE = re.compile(r"^\s*[-*]\s*(?:\d{4}-\d{2}-\d{2}\s*:\s*)?")
 _BULLET = re.compile(r"^[-*+]\s")       # a top-level bullet (an indented one is under another)
@@ -321,6 +323,60 @@ class _OfflineWorker:
         if len(self._live()) > self.limit:   # frozen scenes alone may fill the cap too
             self.stuck = self.job.context.cap_stuck = True
 
+    def merge_one_topic(self) -> bool:
+        """Seed 001's active merge (主动合并; issue 23 item 5): two scenes of one topic merge as
+        soon as both exist, below the cap too, so the slot is free before a later topic needs
+        it and no memory has to go into a scene of another topic. One pair a batch (a batch
+        stays small enough to read and undo), the most alike first, and only when: alike by
+        cosine (``SAME_TOPIC``), sharing one of their ``ONE_TOPIC_WORDS`` topic words (two
+        scenes of a bike and of a knee may share words; not their topic), both the engine's
+        alone (no line, summary or name a person gave; not pinned), and the merged text fits
+        ``max_scene_chars`` as it is (an active merge condenses nothing). The merged-away
+        file is deleted in this batch's commit and named in ``merged_from``; the heat is the
+        two summed + 1 (``transaction.finalize_headers``). Returns True when it merged."""
+        live = [n for n in self._live() if n not in self.created and n in self.texts]
+        pairs = sorted(((self.vectors.similarity(self._vector(a), self._vector(b)), a, b)
+                        for i, a in enumerate(live) for b in live[i + 1:]),
+                       key=lambda p: (-p[0], p[1], p[2]))
+        for similarity, a, b in pairs:
+            if similarity < SAME_TOPIC:
+                return False
+            if len(self._doc(a)) + len(self._doc(b)) > self.limit_chars \
+                    or not self._one_topic(a, b):
+                continue
+            if not (self._engine_only(a) and self._engine_only(b)):
+                continue
+            keep, drop = (a, b) if len(self._doc(a)) >= len(self._doc(b)) else (b, a)
+            merged = self._merged(keep, drop)
+            if merged is None or size(merged, self.zone) > self.limit_chars:
+                continue
+            self.drafts[keep] = merged
+            self.drafts[drop].changed = False
+            self._forget(keep)
+            self.deleted.append(drop)
+            self.merged_into[drop] = keep
+            return True
+        return False
+
+    def _one_topic(self, a: str, b: str) -> bool:
+        """True when scenes ``a`` and ``b`` share one of their topic words (as routing terms)."""
+        def said(name: str) -> set[str]:
+            units = parse_scene(self.texts[name], name=name).body.split("\n")
+            return set(analyzer(" ".join(topic_words([u for u in units if u.strip()],
+                                                     k=ONE_TOPIC_WORDS))))
+        return bool(said(a) & said(b))
+
+    def _engine_only(self, name: str) -> bool:
+        """True when only the engine wrote scene ``name``: no line or summary of a person, not
+        pinned, a name the engine gave."""
+        draft = self._draft(name)
+        if is_pinned(draft.meta) or draft.keep_summary or draft.head or draft.tail \
+                or draft.heading or draft.own_threads or any(e.person for e in draft.entries):
+            return False
+        if name in self.job.context.person_links:
+            return False         # a person's persona links to it by name
+        return not (self.job.named_by_person and self.job.named_by_person(name))
+
     def fold(self, memories: list[Memory]) -> list[Memory]:
         """Route each memory to a scene, oldest instant first; return the memories deferred
         to a later batch.
@@ -335,6 +391,7 @@ class _OfflineWorker:
         defers also creates a scene, so deferral ends once the scene count reaches the cap.
         """
         self.come_under_cap()
+        self.merge_one_topic()
         unmatched = []
         for memory in sorted(memories, key=lambda m: (m.created_at, m.seq)):
             candidates = self._candidates(memory)
@@ -627,7 +684,8 @@ class _OfflineWorker:
                 and not is_pinned(self._draft(n).meta)]
         # A scene whose summary a person wrote is never the one merged away (the summary
         # would be lost with it); it can take another in.
-        keeper_only = {n for n in live if self._draft(n).keep_summary}
+        keeper_only = {n for n in live if self._draft(n).keep_summary
+                       or n in self.job.context.person_links}
         vecs = {n: self._vector(n) for n in live}
         size = {n: len(self._doc(n)) for n in live}
 
@@ -729,6 +787,8 @@ class _OfflineWorker:
             named_by_person = getattr(self.job, "named_by_person", None)
             if named_by_person and named_by_person(name):
                 continue          # a person chose this name (created or renamed the file)
+            if name in self.job.context.person_links:
+                continue          # a person's persona links to it by this name
             new = scene_name(texts, self._taken_names() - {name})
             if new.casefold() == name.casefold() or new != scene_name(texts, set()):
                 continue   # the same name, or its name is taken (a numbered copy reads worse)

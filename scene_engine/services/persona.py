@@ -143,7 +143,7 @@ def in_batch(store: Store) -> Callable[[Repo, dict[str, str], State, bool],
             except OSError:
                 return None               # not a file the engine writes over
         reason = due_reason(store, sorted(texts), text, state, requested)
-        if not reason or (text is not None and _edited_by_hand(repo)):
+        if not reason or (text is not None and history.persona_by_person(repo)):
             return None
         rows = _rows(texts.items())
         if not rows:
@@ -258,14 +258,6 @@ def clip(text: str, limit: int = MAX_PERSONA_CHARS) -> str:
     return (cut[: end + 1] if end > limit // 2 else cut).rstrip() + "\n"
 
 
-def _edited_by_hand(repo: Repo) -> bool:
-    """True when the newest commit that touched persona.md is a person's: a hand edit, their
-    own commit or a vault plugin's auto-commit of their edit."""
-    email, _, message = repo.git.log("-1", "--format=%ae%x01%B", "--", "persona.md"
-                                     ).partition("\x01")
-    return bool(message) and history.is_person_commit(message, email)
-
-
 def regenerate(store: Store, backend: Backend, reason: str, force: bool = False,
                drop_when_empty: bool = False) -> str:
     """Write ``persona.md`` from the scenes and commit it; return the commit sha ("" if none).
@@ -282,7 +274,7 @@ def regenerate(store: Store, backend: Backend, reason: str, force: bool = False,
         # Hand edits (persona.md's included) get their own commit first, so undoing this
         # persona commit never reverts them and overwriting persona.md never loses one.
         history.commit_hand_edits(repo)
-        if not force and store.persona_path.exists() and _edited_by_hand(repo):
+        if not force and store.persona_path.exists() and history.persona_by_person(repo):
             import warnings
 
             warnings.warn("persona.md was edited by hand, so it was not regenerated; "

@@ -786,6 +786,15 @@ def touches(repo: Repo, sha: str, paths: tuple[str, ...]) -> bool:
                                    "--", *paths))
 
 
+def persona_by_person(repo: Repo) -> bool:
+    """True when the newest commit that touched persona.md is a person's: a hand edit, their
+    own commit or a vault plugin's auto-commit of their edit (the engine then never writes it
+    over, and keeps the scenes it links to where they are)."""
+    email, _, message = repo.git.log("-1", "--format=%ae%x01%B", "--", "persona.md"
+                                     ).partition("\x01")
+    return bool(message) and is_person_commit(message, email)
+
+
 def is_person_commit(message: str, author_email: str | None = None) -> bool:
     """True for a commit of a person's own work: a hand edit the engine committed for them, or
     any commit the engine did not make (their own, a vault plugin's auto-commit). See

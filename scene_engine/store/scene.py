@@ -13,6 +13,8 @@ safe PyYAML loader and dumper.
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -154,7 +156,14 @@ def parse_scene(text: str, name: str = "<scene>") -> Scene:
 
 def _load_meta(source: str, first_line: int) -> tuple[dict[str, Any], dict[str, tuple[Any, str]]]:
     """YAML header text -> (ordered, typed meta, raw key texts); raises ``_HeaderError`` with a
-    file line."""
+    file line. Each header text is parsed once (a batch reads a scene's header a dozen times:
+    the rules, the index, the backend); the caller gets its own copy to change."""
+    return copy.deepcopy(_parsed_meta(source, first_line))
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_meta(source: str, first_line: int
+                 ) -> tuple[dict[str, Any], dict[str, tuple[Any, str]]]:
     loader = SafeLoader(source)
     try:
         node = loader.get_single_node()
@@ -366,6 +375,22 @@ def _dump(meta: dict[str, Any], dumper: type = _SceneDumper) -> str:
                      default_flow_style=False, width=1_000_000) if meta else ""
 
 
+def _dump_one(key: str, value: Any, dumper: type) -> str:
+    """``_dump({key: value})``, from a cache when the value is hashable (a summary, a date, a
+    heat: a batch renders each scene's header several times)."""
+    try:
+        return _dumped_one(key, value, repr(value), dumper)
+    except TypeError:           # a list or a mapping: dumped each time
+        return _dump({key: value}, dumper)
+
+
+@functools.lru_cache(maxsize=4096)
+def _dumped_one(key: str, value: Any, written: str, dumper: type) -> str:
+    # ``written`` (its repr) tells apart values that are equal and not the same: True and 1,
+    # one instant at two offsets.
+    return _dump({key: value}, dumper)
+
+
 def _header_text(meta: dict[str, Any], raw: dict[str, tuple[Any, str]],
                  dumper: type = _SceneDumper) -> str:
     """Header lines: a key whose value is unchanged since it was read keeps its source text."""
@@ -377,7 +402,7 @@ def _header_text(meta: dict[str, Any], raw: dict[str, tuple[Any, str]],
         if kept is not None and type(kept[0]) is type(value) and kept[0] == value:
             parts.append(kept[1] + "\n")
         else:
-            parts.append(_dump({key: value}, dumper))
+            parts.append(_dump_one(key, value, dumper))
     if EPILOGUE in raw:
         parts.append(raw[EPILOGUE][1] + "\n")
     return "".join(parts)
