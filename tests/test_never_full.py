@@ -50,6 +50,36 @@ def test_small_full_scenes_at_the_cap_fold_any_volume_and_stay_readable(tmp_path
             assert "[v0" not in line and " more (" not in line, line   # no ids, no word lists
 
 
+LONG = ["Thinking about whether to move the badminton club to the Tuesday slot at the centre",
+        "Moved the sourdough starter to the fridge and baked a rye loaf that came out dense",
+        "Walked the dog Bruno along the river for an hour; he chased the ducks and got muddy",
+        "Fixed the kitchen tap with a new washer from the hardware shop, the drip stopped",
+        "和小林去公园跑步，跑了八公里，膝盖有点疼，打算下周去医院看看是不是半月板的问题",
+        "给年糕买了新的猫砂和冻干，它挑食，只吃鸡肉味的，换了三个牌子才找到它喜欢的",
+        "Signed up for the JLPT N3 exam in December and studied kanji for two hours tonight",
+        "Paid the car insurance for the Golf; the broker wants me to add breakdown cover"]
+
+
+@pytest.mark.slow
+def test_scenes_at_the_smallest_size_allowed_fold_open_questions_and_milestones(tmp_path):
+    # max_scene_chars at its minimum (200): a memory of half a scene, an open question that
+    # would take a thread's heading, a year digest of milestones that keeps each: the engine
+    # squeezes its own oldest digests rather than stop (stopped at batch 70 before).
+    store = new_store(tmp_path / "s", max_scene_chars=200)
+    rows = [(f"m{i:04d}", f"{LONG[i % len(LONG)]}, entry {i}.",
+             f"{2023 + i // 300}-{1 + (i // 25) % 12:02d}-{1 + i % 28:02d}T08:{i % 60:02d}:00Z")
+            for i in range(250)]
+    for start in range(0, len(rows), 100):
+        add(store, *rows[start:start + 100])
+        run_pending(store, OfflineBackend())
+    assert store.load_state().pending == 0
+    assert check_store(store) == []
+    for name in store.scene_names():
+        scene = parse_scene((store.scenes_dir / name).read_text("utf-8"), name)
+        assert body_chars(scene) <= 200
+    assert trace_memory(store, "m0000").lines          # the oldest is still found
+
+
 def test_scenes_full_of_a_persons_text_fail_the_batch_naming_the_files(tmp_path):
     store = new_store(tmp_path / "s", max_scenes=3, max_scene_chars=300)
     add(store, ("a1", "Played badminton with Wei.", "2024-01-01T08:00:00Z"))

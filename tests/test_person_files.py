@@ -101,6 +101,30 @@ def test_a_scene_with_conflict_markers_is_left_alone_and_named(tmp_path, where):
     assert f"conflict markers at lines {lines}" in listed.stdout
 
 
+@pytest.mark.parametrize("kind", ["yaml", "latin-1", "case"])
+def test_a_batch_says_once_which_unreadable_scene_it_leaves_alone_and_why(tmp_path, kind):
+    root = new_store(tmp_path)
+    write_scene(root, "work.md", "Work at the office", "Meetings at the office.")
+    path = root / "scenes" / "garden.md"
+    if kind == "yaml":
+        path.write_text("---\nsummary: [unclosed\n---\nTomatoes.\n", "utf-8")
+        why = "cannot be read"
+    elif kind == "latin-1":
+        path.write_bytes("---\nsummary: Jardim\n---\nTomates e manjericão.\n".encode("latin-1"))
+        why = "not UTF-8"
+    else:
+        write_scene(root, "garden.md", "Garden", "Tomatoes.")
+        write_scene(root, "Garden.md", "Garden too", "Basil.")
+        why = "only by case"
+    commit_by_hand(root)
+    before = path.read_bytes()
+    result = ingest(root, "Picked the first ripe tomatoes in the garden.")
+    assert result.exit_code == 0, result.output
+    assert path.read_bytes() == before
+    said = [line for line in result.output.splitlines() if "leaves scenes/garden.md alone" in line]
+    assert len(said) == 1 and why in said[0], result.output
+
+
 # ---------------------------------------------------------------- item 2: over the cap
 
 def all_lines(root) -> set[str]:

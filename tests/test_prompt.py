@@ -94,7 +94,9 @@ def test_chinese_memories_get_the_chinese_prompt_unless_configured(tmp_path):
 
 def test_a_scene_with_a_broken_header_is_listed_but_not_readable(tmp_path):
     scenes = dict(SCENES, **{"broken.md": "---\nsummary: [unclosed\n---\nHiking notes.\n"})
-    job = make_job(tmp_path, HIKE, scenes=scenes)
+    with pytest.warns(UserWarning, match=r"leaves scenes/broken\.md alone: its header cannot "
+                      r"be read \(broken\.md, line 3"):
+        job = make_job(tmp_path, HIKE, scenes=scenes)
     user = job.messages[1]["content"]
     assert re.search(r"- broken\.md .*leave this file alone", user)
     assert "broken.md" not in user.split("Files you may read:")[1].splitlines()[0]

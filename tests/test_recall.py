@@ -127,6 +127,20 @@ def test_split_passages_resolves_relative_times_against_the_line_date():
     assert passages[3].dated() == "9 May 2023: Hiked"
 
 
+def test_a_digests_undated_and_ranged_facts_keep_their_period_in_recall():
+    body = ("- 1990–1999 (digest): Lived in Lisbon with Ana; 4 Mar 1991–2 Feb 1995 ×3: Sailed "
+            "the Tagus\n"
+            "- 2026 (digest): 4–29 Mar ×6: Ran 7 km along the river\n"
+            "- 2026-13 (digest): Not a month\n")
+    passages = split_passages("a.md", body)
+    texts = [p.dated() for p in passages]
+    assert texts[0] == "Lived in Lisbon with Ana (1990–1999)"
+    assert texts[1] == "Sailed the Tagus (4 Mar 1991–2 Feb 1995 ×3)"
+    assert texts[2] == "Ran 7 km along the river (4–29 Mar 2026 ×6)"
+    # Month 13 is no period: the line is text, not a digest with a date to trust.
+    assert all(p.day is None for p in passages) and "2026-13" in texts[3]
+
+
 def test_cli_recall_json_and_budget(demo):
     result = runner.invoke(app, ["--dir", str(demo.root), "recall", "Porto", "--budget", "800",
                                  "--json"])

@@ -170,7 +170,8 @@ def build_job(store: Store, number: int, memories: list[Memory],
              for n, t in every.items()}
     # A scene whose header cannot be read is a person's to fix: listed, never read or written.
     frozen = {n for n, meta in metas.items() if meta is None}
-    for name, why in sorted({**unnamed, **_marked(every)}.items()):
+    left = {**{n: _unreadable(n, every) for n in frozen}, **unnamed, **_marked(every)}
+    for name, why in sorted(left.items()):
         warnings.warn(f"batch {number} leaves scenes/{name} alone: {why}", stacklevel=2)
     headers = {n: meta for n, meta in metas.items() if meta is not None}
     texts = {n: t for n, t in every.items() if t is not None and n in headers}
@@ -347,6 +348,23 @@ def _marked(every: dict[str, str | None]) -> dict[str, str]:
         if markers:
             found[name] = conflict_reason(markers)
     return found
+
+
+def _unreadable(name: str, every: dict[str, str | None]) -> str:
+    """Why a batch cannot read scene ``name`` of ``every`` (``read_scene_texts``): another
+    name differing only by case, not UTF-8, or the header parser's problem."""
+    text = every[name]
+    if text is None:
+        key = unicodedata.normalize("NFC", name).casefold()
+        twins = [n for n in every if n != name and unicodedata.normalize("NFC", n).casefold() == key]
+        if twins:
+            return (f"its name differs from scenes/{twins[0]} only by case (rename one; "
+                    "`scenes doctor` says more)")
+        return "it is not UTF-8 text (`scenes doctor` names the byte)"
+    problem = parse_checked(name, text)[1] or ""
+    found = re.search(r"cannot be read \((.*)\)\. Start", problem, re.S)
+    where = f" ({found.group(1)})" if found else ""
+    return f"its header cannot be read{where}; `scenes doctor` says what to do"
 
 
 def _meta(name: str, text: str) -> dict | None:

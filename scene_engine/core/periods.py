@@ -10,11 +10,14 @@ them, ``trace`` and ``blame`` that find a digest's memories by its period, and r
 
 from __future__ import annotations
 
+import calendar
 import re
 
 from scene_engine.core.when import MONTH_ABBREVIATIONS
 
-PERIOD = r"\d{4}(?:-\d{2}(?:-\d{2})?|-Q[1-4]|[–-]\d{4})?"
+# Months 01–12 and days 01–31 only: ``2026-13`` or ``2026-05-40`` is no period (a person's
+# typo stays text, not a date the rollup or recall would trust).
+PERIOD = r"\d{4}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?|-Q[1-4]|[–-]\d{4})?"
 SPAN_DASH = "–"
 _SPAN = re.compile(r"^(\d{4})[–-](\d{4})$")
 
@@ -26,9 +29,12 @@ def span(first: str, last: str) -> str:
 
 
 def years(period: str) -> tuple[int, int] | None:
-    """(first year, last year) of a span of years (``2026–2030``), else None."""
+    """(first year, last year) of a span of years (``2026–2030``), else None (a reversed
+    span, ``2030–2026``, is none)."""
     found = _SPAN.match(period)
-    return (int(found.group(1)), int(found.group(2))) if found else None
+    if not found or int(found.group(1)) > int(found.group(2)):
+        return None
+    return int(found.group(1)), int(found.group(2))
 
 
 def is_span(period: str) -> bool:
@@ -55,6 +61,25 @@ def first_day(period: str) -> str:
     if is_span(period):
         return f"{period[:4]}-01-01"
     return {4: f"{period}-01-01", 7: f"{period}-01"}.get(len(period), period)
+
+
+def last_day(period: str) -> str:
+    """The last day of a period as ``YYYY-MM-DD`` (``2024-Q2`` -> ``2024-06-30``, ``2024``
+    -> ``2024-12-31``, ``2024–2027`` -> ``2027-12-31``, ``2024-02`` -> ``2024-02-29``), or
+    the day itself: where a summary's span ends and which line is the latest."""
+    if (stretch := years(period)) is not None:
+        return f"{stretch[1]}-12-31"
+    if "-Q" in period:
+        return _month_end(int(period[:4]), 3 * int(period[-1]))
+    if len(period) == 4:
+        return f"{period}-12-31"
+    if len(period) == 7:
+        return _month_end(int(period[:4]), int(period[5:7]))
+    return period
+
+
+def _month_end(year: int, month: int) -> str:
+    return f"{year}-{month:02d}-{calendar.monthrange(year, month)[1]:02d}"
 
 
 def sort_key(period: str) -> str:

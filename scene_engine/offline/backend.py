@@ -460,6 +460,11 @@ class _OfflineWorker:
             # batch may open a scene for it, and may condense this batch's entries.
             if len(self._live()) >= self.limit and self._place(memory, names, deep=True):
                 continue
+            # The first memory of a batch that no scene takes: the last resort of rollups
+            # (``rollup.condense``'s squeeze) before failing, in the scene least far first.
+            if not self.placed and self._place(memory, names + [
+                    n for n in self._closest(memory) if n not in names], squeeze=True):
+                continue
             frozen = sorted(self.job.context.frozen)
             if not self.placed and not self._live() and frozen:
                 raise OfflineError(
@@ -483,7 +488,14 @@ class _OfflineWorker:
                 + len(draft.tail) + sum(len(line) for line in draft.own_threads)
             owned.append((-own, name, own))
         named = ", ".join(f"{name} ({own:,} characters a person wrote)"
-                          for _, name, own in sorted(owned)[:3] if own) or "none"
+                          for _, name, own in sorted(owned)[:3] if own)
+        if not named:     # the engine's own digests, squeezed as far as the rules allow
+            return (f"memory {memory.id} fits in no scene: the {len(owned)} scenes hold only "
+                    "the engine's own rollups, already condensed as far as the coverage rule "
+                    f"allows, and no new scene can be made (cap {self.limit}): scenes of "
+                    f"{self.limit_chars:,} characters are too small for this memory "
+                    f"({len(memory.content):,} characters). Raise max_scene_chars or "
+                    "max_scenes; the memories stay pending.")
         return (f"memory {memory.id} fits in no scene: the scenes are full of text a person "
                 f"wrote, which the engine never condenses or moves ({named}), or of this "
                 f"batch's memories, and no new scene can be made (cap {self.limit}). Shorten "
@@ -570,8 +582,9 @@ class _OfflineWorker:
         room = [n for n in names if self._has_room(n, memory)]
         return room + [n for n in names if n not in room]
 
-    def _place(self, memory: Memory, names: list[str], deep: bool = False) -> bool:
-        return any(self._add(name, memory, deep) for name in names)
+    def _place(self, memory: Memory, names: list[str], deep: bool = False,
+               squeeze: bool = False) -> bool:
+        return any(self._add(name, memory, deep or squeeze, squeeze) for name in names)
 
     def _can_create(self) -> bool:
         """Room for one more scene, or two scenes to merge to make room (never when the store
@@ -580,9 +593,11 @@ class _OfflineWorker:
             return False
         return len(self._live()) < self.limit or len(self._live()) >= 2
 
-    def _add(self, name: str, memory: Memory, deep: bool = False) -> bool:
+    def _add(self, name: str, memory: Memory, deep: bool = False,
+             squeeze: bool = False) -> bool:
         """Put ``memory`` into scene ``name``; False (nothing changed) if the scene cannot
-        hold it even after condensing its old entries (deep rollups only if ``deep``)."""
+        hold it even after condensing its old entries (deep rollups only if ``deep``, the
+        last resort only if ``squeeze``: ``rollup.condense``)."""
         draft = self._draft(name)
         day = memory.created_at.astimezone(self.tz).date().isoformat()
         for i, entry in enumerate(draft.entries):
@@ -595,25 +610,34 @@ class _OfflineWorker:
                 self.placed[memory.seq] = ("recorded", name, memory.id)
                 return True
         before, open_before = list(draft.entries), list(draft.threads)
-        self._thread_or_entry(draft, memory, day)
-        # Each rollup step is judged by the rule as it goes: one that would give up too much
-        # is undone and a deeper one (older years into a span) tried instead.
-        fits = condense(draft, self.limit_chars, self.zone, deep, check=self._keeps)
-        if not fits or not self._keeps(draft):   # the rules' own measure (``conservation``)
-            draft.entries, draft.threads = before, open_before
-            return False
+        # An open thread takes more room than an entry (its heading, its "→"): a scene too
+        # small for it takes the memory as a timeline entry.
+        for may_open in (True, False):
+            opened = self._thread_or_entry(draft, memory, day, may_open)
+            # Each rollup step is judged by the rule as it goes: one that would give up too
+            # much is undone and a deeper one (older years into a span) tried instead.
+            fits = condense(draft, self.limit_chars, self.zone, deep, check=self._keeps,
+                            squeeze=squeeze)
+            if fits and self._keeps(draft):   # the rules' own measure (``conservation``)
+                break
+            draft.entries, draft.threads = list(before), list(open_before)
+            if not opened:
+                return False
         draft.changed = True
         self._forget(name)
         self.placed[memory.seq] = ("placed", name, memory.id)
         return True
 
-    def _thread_or_entry(self, draft: Draft, memory: Memory, day: str) -> None:
+    def _thread_or_entry(self, draft: Draft, memory: Memory, day: str,
+                         may_open: bool = True) -> bool:
         """Add ``memory`` to ``draft``: as an open thread when it leaves something open
-        (``threads.opens``), else as a timeline entry; the threads it settles
-        (``threads.closes``) move to the timeline on their own day with its outcome."""
+        (``threads.opens``) and ``may_open``, else as a timeline entry; the threads it settles
+        (``threads.closes``) move to the timeline on their own day with its outcome. True
+        when it opened a thread."""
         text = self._fitting(memory.content)
         settled = [t for t in draft.threads if t.day <= day and threads.closes(t, text)]
-        opened = None if settled or is_pinned(draft.meta) else threads.opens(text)
+        opened = None if settled or is_pinned(draft.meta) or not may_open \
+            else threads.opens(text)
         if opened:
             draft.threads.append(replace(opened, day=day, ids=(memory.id,)))
         else:
@@ -622,6 +646,7 @@ class _OfflineWorker:
             draft.threads.remove(thread)
             draft.entries.append(Entry(thread.day, threads.closed_text(thread, day, text),
                                        fresh=True, ids=thread.ids))
+        return opened is not None
 
     def _fitting(self, text: str) -> str:
         """A memory longer than a whole scene keeps its beginning (the journal keeps all)."""

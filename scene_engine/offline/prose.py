@@ -17,7 +17,7 @@ An open thread, when there is one, is named instead of a second entry count: "1 
 
 from __future__ import annotations
 
-from scene_engine.core.periods import first_day
+from scene_engine.core.periods import first_day, last_day, parse_fact
 from scene_engine.core.when import MONTH_ABBREVIATIONS
 from scene_engine.offline.words import language, topic_phrase
 
@@ -42,7 +42,8 @@ def summary(days: list[tuple[str, str]], open_threads: list[str], fallback: str 
     counted = bullets if bullets else [d for d, _ in days]
     count = len(counted)
     dated = [d for d in counted if _month(d)]     # a person's undated line has no month
-    span = _span(dated, lang) if dated else ""
+    reach = {d: _reach(d, t) for d, t in days}
+    span = _span(dated, lang, reach) if dated else ""
     if lang == "zh":
         records = f"{span}的{count}条记录" if span else f"{count}条记录"
         first = f"{topic}：{records}。" if days else f"{topic}。"
@@ -52,7 +53,11 @@ def summary(days: list[tuple[str, str]], open_threads: list[str], fallback: str 
     if open_threads:
         said = _clip(open_threads[-1], lang)
         return first + (f"未决：{said}" if lang == "zh" else f" Open: {said}")
-    day, text = days[-1]
+    # The latest is the line that reaches furthest (a day after an imported older digest,
+    # or the other way round): not the last in the file's order.
+    day, text = max(reversed(days), key=lambda d: (reach[d[0]], len(d[0]) == 10))
+    if len(day) != 10:        # a digest: its latest fact, on its own last day
+        day, text = _latest_fact(day, text)
     said = _clip(text, lang)
     when = _day(day, lang)
     if lang == "zh":
@@ -70,20 +75,45 @@ def _clip(text: str, lang: str) -> str:
     return (cut[:space] if lang == "en" and space > limit // 2 else cut).rstrip(",;: ") + "…"
 
 
-def _month(day: str) -> tuple[int, int] | None:
-    """(year, month) a day or period starts in (``periods.first_day``)."""
-    first = first_day(day)            # a span of years: its first year's January
+def _month(day: str, end: bool = False) -> tuple[int, int] | None:
+    """(year, month) a day or period starts in (``periods.first_day``), or with ``end`` ends
+    in (``periods.last_day``); None for what is no period."""
+    found = last_day(day) if end else first_day(day)   # a span of years: Jan / Dec
     try:
-        return int(first[:4]), int(first[5:7]) if len(first) >= 7 else 1
+        return int(found[:4]), int(found[5:7]) if len(found) >= 7 else 1
     except ValueError:
         return None
 
 
-def _span(days: list[str], lang: str) -> str:
-    """``from January to December 2026`` / ``2026年1月至11月`` / ``in March 2026``."""
-    start, end = _month(days[0]), _month(days[-1])
-    if not start or not end:
+def _reach(day: str, text: str) -> str:
+    """The last day a timeline line speaks of: a day itself; a digest's latest fact
+    (``periods.parse_fact``), or its period's last day when its facts are undated."""
+    if len(day) == 10:
+        return day
+    ends = [found[1] for part in text.split("; ") if (found := parse_fact(part.strip(), day))]
+    return max(ends) if ends else last_day(day)
+
+
+def _latest_fact(period: str, text: str) -> tuple[str, str]:
+    """(its last day, its words) of the fact of a digest line that reaches furthest, or
+    (``period``, ``text``) when its facts are undated."""
+    facts = [found for part in text.split("; ") if (found := parse_fact(part.strip(), period))]
+    if not facts:
+        return period, text
+    _, end, _, said = max(facts, key=lambda f: f[1])
+    return end, said
+
+
+def _span(days: list[str], lang: str, reach: dict[str, str] | None = None) -> str:
+    """``from January to December 2026`` / ``2026年1月至11月`` / ``in March 2026``: from the
+    earliest start to the latest end of ``days`` (in any order: an import may be unsorted;
+    ``reach``: the last day a line speaks of, ``_reach``, else its period's last day)."""
+    reach = reach or {}
+    starts = [m for d in days if (m := _month(d))]
+    ends = [m for d in days if (m := _month(reach.get(d, d), end=True))]
+    if not starts or not ends:
         return ""
+    start, end = min(starts), max(ends)
     (y1, m1), (y2, m2) = start, end
     if lang == "zh":
         if (y1, m1) == (y2, m2):

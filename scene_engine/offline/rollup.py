@@ -26,7 +26,10 @@ The steps, each applied only while the scene is still too long:
    roll into the span of their years (before this year's months go deeper: older is coarser);
    a span keeps its milestones (those of one theme told again merged) and its largest themes.
 5. year digests keep only their milestones and their largest theme, cut shorter; then the two
-   oldest years roll into a span even when there are few. A scene that is still too long
+   oldest years roll into a span even when there are few.
+6. the last resort, when no scene takes a memory by the steps above (scenes too small for
+   their rollups: ``max_scene_chars`` near its minimum): the oldest digest gives up its oldest facts one by one, milestones last, and its
+   one fact left is cut to a few words (``squeeze``). A scene that is still too long
    (this batch's entries fill it) takes the memory nowhere: it goes to another scene, or
    waits for the next batch, when this batch's entries may roll up in turn.
 
@@ -68,6 +71,7 @@ DEPTH_WORDS = {1: 20, 2: 10, 3: 7, 4: 6}
 MILESTONE_WORDS = {1: 24, 2: 14, 3: 10, 4: 8}
 DEPTH3_THEMES = 3            # the largest themes a year digest still names
 DEPTH4_THEMES = 2            # ... and a span of years
+SQUEEZE_WORDS = 3            # words the one fact of a squeezed digest keeps (``squeeze``)
 YEARS_APART = 3              # year digests a full scene keeps before its oldest join a span
 SAME_THEME = 0.5             # shared specificity (of the smaller fact's) for one theme
 SEPARATOR = "; "
@@ -143,10 +147,10 @@ def quote(fact: str, words: int) -> str:
 
 
 def condense(draft: Draft, limit: int, zone: str, deep: bool = True,
-             check: Callable[[Draft], bool] | None = None) -> bool:
+             check: Callable[[Draft], bool] | None = None, squeeze: bool = False) -> bool:
     """Make ``draft``'s body fit ``limit`` characters by rolling up its oldest engine-written
-    entries (the module docstring's steps; only step 1 unless ``deep``); False if it still
-    does not fit. ``check(draft) -> bool``: the rule the result must keep (the coverage rule,
+    entries (the module docstring's steps; only step 1 unless ``deep``, step 6 only with
+    ``squeeze`` too: the caller's last resort); False if it still does not fit. ``check(draft) -> bool``: the rule the result must keep (the coverage rule,
     ``conservation.keeps``); a step after which it fails is undone and the next one tried.
     Pure: only ``draft.entries`` and ``draft.threads`` change."""
     roll = _Roller(draft)
@@ -155,6 +159,9 @@ def condense(draft: Draft, limit: int, zone: str, deep: bool = True,
         steps += [roll.retire_thread, lambda: roll.merge_years(YEARS_APART),
                   lambda: roll.oldest(_is_month, 2), lambda: roll.oldest(_is_quarter, 3),
                   roll.thin_year, lambda: roll.merge_years(1)]
+    if deep and squeeze:
+        # Each way to squeeze is one step: the rule may refuse one and accept another.
+        steps.append(lambda: any(_kept(draft, way, check) for way in roll.squeezes()))
     # After any step, start again from the first: a retired thread is a day entry that
     # rolls up at depth 1 before any month goes deeper.
     while size(draft, zone) > limit and any(_kept(draft, step, check) for step in steps):
@@ -237,7 +244,9 @@ class _Roller:
         # a month is seen as the theme of the quarter it is.
         together = [e for e in movable if e is not entry and depth > 1
                     and covers(target, first_day(e.day))]
-        taken = [entry, *together] + ([into] if into else [])
+        # The digest's own facts first: where a depth keeps only the last of facts of one
+        # day, the one rolled in is kept (the old digest's stand-in counts for nothing).
+        taken = ([into] if into else []) + [entry, *together]
         facts = [f for e in taken for f in _facts(e)]
         rolled = Entry(target, render(facts, _depth(target)), digest=True)
         self.draft.entries = [e for e in self.draft.entries if e not in taken] + [rolled]
@@ -292,6 +301,34 @@ class _Roller:
                 self._replace(entry, replace(entry, text=text))
                 return True
         return False
+
+    def squeezes(self) -> list[Callable[[], bool]]:
+        """The last resort of a scene too small for its rollups (``max_scene_chars`` near
+        its minimum), as the ways to take it, in order: a digest, oldest first, gives up one
+        of its facts (oldest first; never the one it keeps longest: a milestone, then the
+        theme said most often, then the latest), or has one cut to ``SQUEEZE_WORDS``. The
+        digest still covers its period, so ``trace`` finds its memories and the journal keeps
+        their words. Each way returns True when it changed the draft."""
+        ways: list[Callable[[], bool]] = []
+        for entry in sorted(self._movable(lambda e: e.digest), key=lambda e: sort_key(e.day)):
+            facts = sorted(_facts(entry), key=lambda f: (f.start, f.end))
+            kept = max(facts, key=lambda f: (f.milestone, f.times, f.start), default=None)
+            ways += [self._way(entry, [f for f in facts if f is not drop])
+                     for drop in facts if drop is not kept]
+            ways += [self._way(entry, [replace(f, text=quote(f.text, SQUEEZE_WORDS))
+                                       if f is cut else f for f in facts]) for cut in facts]
+        return ways
+
+    def _way(self, entry: Entry, facts: list[Fact]) -> Callable[[], bool]:
+        """A step that gives ``entry`` the text of ``facts`` (False if that changes nothing
+        or leaves it empty)."""
+        def step() -> bool:
+            text = _join(facts, in_span=is_span(entry.day))
+            if not text or text == entry.text or entry not in self.draft.entries:
+                return False
+            self._replace(entry, replace(entry, text=text))
+            return True
+        return step
 
     def _replace(self, old: Entry, new: Entry) -> None:
         self.draft.entries = [new if e is old else e for e in self.draft.entries]
@@ -367,14 +404,20 @@ def _merge(group: list[Fact]) -> Fact:
 def render(facts: list[Fact], depth: int) -> str:
     """The text of a digest line of ``depth`` (1 month, 2 quarter, 3 year) holding ``facts``:
     merged by theme, kept or left out by depth (see the module docstring), shortest first."""
-    merged = [_merge(g) for g in themes(facts, milestones=depth == 4)]
+    groups = themes(facts, milestones=depth == 4)
+    merged = [_merge(g) for g in groups]
+    # The theme of the last fact given (the entry rolled in, after the digest it joins) is
+    # kept too: it is the period's latest word, and the coverage rule asks that what was
+    # rolled in be found in the digest (the next roll gives it up unless it is of note).
+    last = [m for m, g in zip(merged, groups, strict=True)
+            if facts and any(f is facts[-1] for f in g)]
     if depth == 2:
-        merged = [f for f in merged if f.milestone or f.decision or f.times > 1] or merged[-1:]
+        merged = [f for f in merged if f.milestone or f.decision or f.times > 1 or f in last]
     elif depth >= 3:
         big = sorted((f for f in merged if not f.milestone and f.times > 1),
                      key=lambda f: (-f.times, f.start))[:DEPTH3_THEMES if depth == 3
                                                         else DEPTH4_THEMES]
-        merged = [f for f in merged if f.milestone or f in big] or merged[-1:]
+        merged = [f for f in merged if f.milestone or f in big or f in last]
     return _join([replace(f, text=quote(f.text, (MILESTONE_WORDS if f.milestone else DEPTH_WORDS)
                                           [depth])) for f in merged], in_span=depth == 4)
 

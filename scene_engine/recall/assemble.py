@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from scene_engine.core.errors import InputError
 from scene_engine.core.fs import read_regular_text
 from scene_engine.core.ids import expand_range
-from scene_engine.core.periods import PERIOD, parse_fact
+from scene_engine.core.periods import PERIOD, parse_fact, say_fact
 from scene_engine.core.plural import count
 from scene_engine.core.when import readable, resolve
 from scene_engine.index.analysis import CJK_RUN, fold, question_terms, text_terms
@@ -200,12 +200,13 @@ def _digest_passages(scene: str, period: str, facts: str) -> list[Passage]:
         if _MORE.match(fact):       # "13 more" of a quarter or year digest says nothing
             continue
         dated = parse_fact(fact, period)
-        text, day = fact, None
+        text, day = f"{fact} ({period})", None       # undated: the digest's period is its
         if dated and dated[0] == dated[1]:
             day = _day(*dated[0].split("-"))
             text = resolve(dated[3], day) if day else fact
-        elif dated:                                  # a theme over days: no one day is its
-            text = dated[3]
+        elif dated:       # a theme over days: no one day is its, its range and count are
+            when = say_fact(dated[0], dated[1], dated[2], "", in_span=True).rstrip(": ")
+            text = f"{dated[3]} ({when})"
         out.append(Passage(scene, text, day, cut=fact.endswith(_CUT), cites=ids))
     return out
 

@@ -48,5 +48,11 @@ def save(root: Path, name: str, data: dict[str, Any]) -> None:
         place.mkdir(parents=True, exist_ok=True)
         if not (place / ".gitignore").exists():
             atomic_write_text(place / ".gitignore", "*\n")
-        atomic_write_text(place / name, json.dumps(data, ensure_ascii=False,
-                                                   separators=(",", ":")))
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # A person's line of a file that is not UTF-8 (read with surrogate escapes):
+            # escaped in the JSON, so it reads back as the same string.
+            text = json.dumps(data, separators=(",", ":"))
+        atomic_write_text(place / name, text)
