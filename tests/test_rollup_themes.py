@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from scene_engine.batch.conservation import held, keeps
-from scene_engine.offline.rollup import Fact, condense, is_milestone, render, themes
+from scene_engine.offline.rollup import Fact, condense, is_milestone, quote, render, themes
 from scene_engine.offline.timeline import Draft, Entry, render_body
 
 ZONE = "UTC"
@@ -205,3 +205,9 @@ def test_a_scene_full_of_years_rolls_its_oldest_into_a_span_the_rule_accepts():
     # One theme over the years: one fact with its first and last day and how many times.
     assert re.search(r"7 May 2029–25 Jun 20\d\d ×\d+: The F barre chord", line), line
     assert re.search(r"- 2038 \(digest\)", body)     # the last years stay years
+
+
+def test_a_chinese_quote_never_cuts_a_number_or_a_latin_name_in_two():
+    assert quote("去钓了35条鲫鱼，最大的一条有半斤", 2) == "去钓了35…"
+    assert quote("今天买McDavid的护膝，戴着有点热", 2) == "今天买McDavid…"
+    assert quote("买了护膝，戴着有点热但是心里踏实多了", 2) == "买了护膝…"

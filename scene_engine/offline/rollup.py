@@ -139,7 +139,13 @@ def quote(fact: str, words: int) -> str:
     "…" when cut; a fact of one sentence or less is never paraphrased."""
     fact = " ".join(fact.split())
     if is_cjk_text(fact):
-        return fact if len(fact) <= 2 * words else fact[: 2 * words].rstrip("，、；： ") + "…"
+        if len(fact) <= 2 * words:
+            return fact
+        end = 2 * words
+        while end < len(fact) and fact[end - 1].isascii() and fact[end - 1].isalnum() \
+                and fact[end].isascii() and fact[end].isalnum():
+            end += 1       # never cut a number or a name in Latin letters (钓了3… of 钓了35条)
+        return fact if end >= len(fact) else fact[:end].rstrip("，、；： ") + "…"
     tokens = fact.split(" ")
     if len(tokens) <= words:
         return fact
@@ -154,10 +160,15 @@ def condense(draft: Draft, limit: int, zone: str, deep: bool = True,
     ``conservation.keeps``); a step after which it fails is undone and the next one tried.
     Pure: only ``draft.entries`` and ``draft.threads`` change."""
     roll = _Roller(draft)
-    steps: list[Callable[[], bool]] = [lambda: roll.oldest(_is_day, 1)]
+    # Each roll is tried as the depth says, then (when the rule refuses that: the digest it
+    # joins keeps only its milestones) keeping the fact rolled in as the period's latest.
+    steps: list[Callable[[], bool]] = [lambda: roll.oldest(_is_day, 1),
+                                       lambda: roll.oldest(_is_day, 1, keep_last=True)]
     if deep:
         steps += [roll.retire_thread, lambda: roll.merge_years(YEARS_APART),
                   lambda: roll.oldest(_is_month, 2), lambda: roll.oldest(_is_quarter, 3),
+                  lambda: roll.oldest(_is_month, 2, keep_last=True),
+                  lambda: roll.oldest(_is_quarter, 3, keep_last=True),
                   roll.thin_year, lambda: roll.merge_years(1)]
     if deep and squeeze:
         # Each way to squeeze is one step: the rule may refuse one and accept another.
@@ -229,7 +240,8 @@ class _Roller:
     def _movable(self, kind: Callable[[Entry], bool]) -> list[Entry]:
         return [e for e in self.draft.entries if not (e.person or e.fresh) and kind(e)]
 
-    def oldest(self, kind: Callable[[Entry], bool], depth: int) -> bool:
+    def oldest(self, kind: Callable[[Entry], bool], depth: int, keep_last: bool = False
+               ) -> bool:
         """Roll the oldest movable entry of ``kind`` (a digest: with the others of its
         period) into the digest of ``depth`` that covers it (the scene's digest of that
         period, or a deeper one it already has); False when there is nothing to roll."""
@@ -248,7 +260,7 @@ class _Roller:
         # day, the one rolled in is kept (the old digest's stand-in counts for nothing).
         taken = ([into] if into else []) + [entry, *together]
         facts = [f for e in taken for f in _facts(e)]
-        rolled = Entry(target, render(facts, _depth(target)), digest=True)
+        rolled = Entry(target, render(facts, _depth(target), keep_last), digest=True)
         self.draft.entries = [e for e in self.draft.entries if e not in taken] + [rolled]
         return True
 
@@ -401,23 +413,27 @@ def _merge(group: list[Fact]) -> Fact:
                 sum(f.times for f in group))
 
 
-def render(facts: list[Fact], depth: int) -> str:
-    """The text of a digest line of ``depth`` (1 month, 2 quarter, 3 year) holding ``facts``:
-    merged by theme, kept or left out by depth (see the module docstring), shortest first."""
+def render(facts: list[Fact], depth: int, keep_last: bool = False) -> str:
+    """The text of a digest line of ``depth`` (1 month, 2 quarter, 3 year, 4 span) holding
+    ``facts``: merged by theme, kept or left out by depth (see the module docstring), oldest
+    first; ``keep_last``: the theme of the last of ``facts`` (the one rolled in) is kept too."""
     groups = themes(facts, milestones=depth == 4)
     merged = [_merge(g) for g in groups]
-    # The theme of the last fact given (the entry rolled in, after the digest it joins) is
-    # kept too: it is the period's latest word, and the coverage rule asks that what was
-    # rolled in be found in the digest (the next roll gives it up unless it is of note).
+    # The theme of the last fact given (the entry rolled in, after the digest it joins)
+    # stands for a period with nothing of note, and with ``keep_last`` is kept besides its
+    # milestones: the coverage rule asks that what was rolled in be found in the digest
+    # (the next roll gives it up unless it is of note).
     last = [m for m, g in zip(merged, groups, strict=True)
             if facts and any(f is facts[-1] for f in g)]
     if depth == 2:
-        merged = [f for f in merged if f.milestone or f.decision or f.times > 1 or f in last]
+        merged = [f for f in merged if f.milestone or f.decision or f.times > 1
+                  or (keep_last and f in last)] or last
     elif depth >= 3:
         big = sorted((f for f in merged if not f.milestone and f.times > 1),
                      key=lambda f: (-f.times, f.start))[:DEPTH3_THEMES if depth == 3
                                                         else DEPTH4_THEMES]
-        merged = [f for f in merged if f.milestone or f in big or f in last]
+        merged = [f for f in merged if f.milestone or f in big
+                  or (keep_last and f in last)] or last
     return _join([replace(f, text=quote(f.text, (MILESTONE_WORDS if f.milestone else DEPTH_WORDS)
                                           [depth])) for f in merged], in_span=depth == 4)
 

@@ -86,7 +86,9 @@ class Passage:
     it, or ""). ``text``: the words, relative times made absolute; ``day``: the date it is
     about (a timeline line's or the memory's), or None; ``score``: BM25 against the query;
     ``cut``: the engine's shortened quote of a fact (never shown as it is); ``cites``: the
-    ids of the memories a digest's fact cites."""
+    ids of the memories a digest's fact cites; ``period``: the dates of a digest's fact over
+    several days (``4–29 Mar 2026 ×6``) or of its undated one (the digest's ``1990–1999``),
+    shown after its text but not searched (a range is no answer to "when")."""
 
     scene: str
     text: str
@@ -96,6 +98,7 @@ class Passage:
     created_at: str | None = None
     cut: bool = False         # a quote the engine cut short: shown only as its memory
     cites: tuple[str, ...] = ()   # the memories a digest fact cites
+    period: str = ""          # a digest fact of no one day: its dates (``4–29 Mar 2026 ×6``)
 
     def source(self) -> dict:
         """Where it comes from, for ``--json``: ``{"scene": NAME}``, ``{"memory": ID,
@@ -106,8 +109,13 @@ class Passage:
         return found
 
     def dated(self) -> str:
-        """The text after its readable date (``8 May 2023: ...``), or the text alone."""
-        return f"{readable(self.day)}: {self.text}" if self.day else self.text
+        """The text after its readable date (``8 May 2023: ...``), or with its period after
+        it (``text (4–29 Mar 2026 ×6)``), or the text alone."""
+        return f"{readable(self.day)}: {self.text}" if self.day else self.shown()
+
+    def shown(self) -> str:
+        """The text as a recall shows it: a digest fact's period after it."""
+        return f"{self.text} ({self.period})" if self.period else self.text
 
 
 @dataclass
@@ -134,6 +142,7 @@ class Recall:
                 "passages": [{**p.source(),
                               **({"tag": tags[p.scene]} if p.scene in tags else {}),
                               "text": p.text, "date": p.day.isoformat() if p.day else None,
+                              **({"period": p.period} if p.period else {}),
                               "score": round(p.score, 4)} for p in self.passages],
                 **({"warning": self.warning} if self.warning else {})}
 
@@ -154,13 +163,14 @@ def split_passages(scene: str, body: str) -> list[Passage]:
     """The sentences of a scene body; timeline sentences carry their line's date (and their
     relative times are resolved against it). A digest fact cut to its first words, or the
     end of a timeline line holding a memory too long for its scene, is marked ``cut``."""
-    return [Passage(scene, text, day, cut=cut, cites=cites)
-            for text, day, cut, cites in _sentences(scene, body)]
+    return [Passage(scene, text, day, cut=cut, cites=cites, period=period)
+            for text, day, cut, cites, period in _sentences(scene, body)]
 
 
 @functools.lru_cache(maxsize=256)
-def _sentences(scene: str, body: str) -> tuple[tuple[str, date | None, bool, tuple], ...]:
-    """``split_passages`` as (text, day, cut, cites); cached, since an agent asks about the
+def _sentences(scene: str, body: str
+               ) -> tuple[tuple[str, date | None, bool, tuple, str], ...]:
+    """``split_passages`` as (text, day, cut, cites, period); cached, since an agent asks about the
     same scenes again and again and a body is split the same way each time."""
     passages = []
     for line in body.splitlines():
@@ -169,7 +179,7 @@ def _sentences(scene: str, body: str) -> tuple[tuple[str, date | None, bool, tup
             continue
         digest = _DIGEST.match(line)
         if digest:      # "- 2023-05 (digest): 7 May: fact; 12 May: fact" (offline rollups)
-            passages += [(p.text, p.day, p.cut, p.cites)
+            passages += [(p.text, p.day, p.cut, p.cites, p.period)
                          for p in _digest_passages(scene, *digest.groups())]
             continue
         found = _TIMELINE.match(line)
@@ -186,7 +196,7 @@ def _sentences(scene: str, body: str) -> tuple[tuple[str, date | None, bool, tup
         parts = [p.strip() for p in _SENTENCE.split(line) if p.strip()]
         for n, text in enumerate(parts, start=1):
             passages.append((resolve(text, day) if day else text, day,
-                             clipped and n == len(parts), ()))
+                             clipped and n == len(parts), (), ""))
     return tuple(passages)
 
 
@@ -200,14 +210,15 @@ def _digest_passages(scene: str, period: str, facts: str) -> list[Passage]:
         if _MORE.match(fact):       # "13 more" of a quarter or year digest says nothing
             continue
         dated = parse_fact(fact, period)
-        text, day = f"{fact} ({period})", None       # undated: the digest's period is its
+        text, day, when = fact, None, period       # undated: the digest's period is its
         if dated and dated[0] == dated[1]:
             day = _day(*dated[0].split("-"))
-            text = resolve(dated[3], day) if day else fact
+            text, when = (resolve(dated[3], day), "") if day else (fact, "")
         elif dated:       # a theme over days: no one day is its, its range and count are
+            text = dated[3]
             when = say_fact(dated[0], dated[1], dated[2], "", in_span=True).rstrip(": ")
-            text = f"{dated[3]} ({when})"
-        out.append(Passage(scene, text, day, cut=fact.endswith(_CUT), cites=ids))
+        out.append(Passage(scene, text, day, cut=fact.endswith(_CUT), cites=ids,
+                           period=when))
     return out
 
 
@@ -641,7 +652,7 @@ class _SceneMap:
         """``- [S1] text`` for a passage of a scene (its tag, or the one it would get), else
         ``- text`` (a memory no scene holds)."""
         tag = self.tag(passage.scene)
-        return f"- [{tag}] {passage.text}" if tag else f"- {passage.text}"
+        return f"- [{tag}] {passage.shown()}" if tag else f"- {passage.shown()}"
 
     def _new_line(self, scene: str) -> str:
         row = self._rows[scene]
