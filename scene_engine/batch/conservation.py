@@ -59,7 +59,9 @@ def content_terms(text: str, numbers: bool = False) -> frozenset[str]:
     return frozenset().union(*(_line_terms(line, numbers) for line in text.split("\n")))
 
 
-@functools.lru_cache(maxsize=65536)
+# A batch's working set is its scenes' lines and its memories (a few hundred); 8,192 lines
+# keep several batches' worth without growing with the store (issue 23: memory at 100,000).
+@functools.lru_cache(maxsize=8192)
 def _line_terms(text: str, numbers: bool) -> frozenset[str]:
     found = {_stem(t) for t in terms(text) if not t.isdigit()}
     if numbers:   # every number, one digit too ("day 1" is not "day 7")

@@ -183,7 +183,7 @@ def analyzer(text: str) -> list[str]:
     return [term for line in text.split("\n") for term in _analyzed(line)]
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=8192)     # a few batches' lines: memory does not grow
 def _analyzed(text: str) -> tuple[str, ...]:
     out = []
     for key, _ in _words(text):

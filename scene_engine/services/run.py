@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from scene_engine.batch.contract import Backend, BatchError, BatchResult, ModelBackend
@@ -90,9 +91,11 @@ def run_pending(store: Store, backend: Backend, max_batches: int | None = None,
             if reason == persona.GONE:
                 persona.regenerate(store, backend, reason)
             break
-        results.append(result)
         if on_batch:     # said at once: an interrupt in the persona below finds it said
             on_batch(result)
+        # Kept without its ledger (it is in the batch's commit): a run of 100,000 memories
+        # does not hold every memory's fate in memory.
+        results.append(replace(result, ledger=None))
         reason = persona.persona_reason(store, result.persona_requested)
         if reason and not persona_kept:
             # "" = kept a hand-edited persona (it warned once); don't ask again this run.
@@ -149,7 +152,7 @@ class FoldRun:
             self.backend.listener = listener
 
         def committed(result: BatchResult) -> None:
-            self.committed.append(result)
+            self.committed.append(replace(result, ledger=None))   # its commit keeps it
             if on_batch:
                 on_batch(result)
         try:
