@@ -160,15 +160,10 @@ def condense(draft: Draft, limit: int, zone: str, deep: bool = True,
     ``conservation.keeps``); a step after which it fails is undone and the next one tried.
     Pure: only ``draft.entries`` and ``draft.threads`` change."""
     roll = _Roller(draft)
-    # Each roll is tried as the depth says, then (when the rule refuses that: the digest it
-    # joins keeps only its milestones) keeping the fact rolled in as the period's latest.
-    steps: list[Callable[[], bool]] = [lambda: roll.oldest(_is_day, 1),
-                                       lambda: roll.oldest(_is_day, 1, keep_last=True)]
+    steps: list[Callable[[], bool]] = [lambda: roll.oldest(_is_day, 1)]
     if deep:
         steps += [roll.retire_thread, lambda: roll.merge_years(YEARS_APART),
                   lambda: roll.oldest(_is_month, 2), lambda: roll.oldest(_is_quarter, 3),
-                  lambda: roll.oldest(_is_month, 2, keep_last=True),
-                  lambda: roll.oldest(_is_quarter, 3, keep_last=True),
                   roll.thin_year, lambda: roll.merge_years(1)]
     if deep and squeeze:
         # Each way to squeeze is one step: the rule may refuse one and accept another.
@@ -240,8 +235,7 @@ class _Roller:
     def _movable(self, kind: Callable[[Entry], bool]) -> list[Entry]:
         return [e for e in self.draft.entries if not (e.person or e.fresh) and kind(e)]
 
-    def oldest(self, kind: Callable[[Entry], bool], depth: int, keep_last: bool = False
-               ) -> bool:
+    def oldest(self, kind: Callable[[Entry], bool], depth: int) -> bool:
         """Roll the oldest movable entry of ``kind`` (a digest: with the others of its
         period) into the digest of ``depth`` that covers it (the scene's digest of that
         period, or a deeper one it already has); False when there is nothing to roll."""
@@ -260,7 +254,7 @@ class _Roller:
         # day, the one rolled in is kept (the old digest's stand-in counts for nothing).
         taken = ([into] if into else []) + [entry, *together]
         facts = [f for e in taken for f in _facts(e)]
-        rolled = Entry(target, render(facts, _depth(target), keep_last), digest=True)
+        rolled = Entry(target, render(facts, _depth(target)), digest=True)
         self.draft.entries = [e for e in self.draft.entries if e not in taken] + [rolled]
         return True
 
@@ -413,27 +407,24 @@ def _merge(group: list[Fact]) -> Fact:
                 sum(f.times for f in group))
 
 
-def render(facts: list[Fact], depth: int, keep_last: bool = False) -> str:
+def render(facts: list[Fact], depth: int) -> str:
     """The text of a digest line of ``depth`` (1 month, 2 quarter, 3 year, 4 span) holding
     ``facts``: merged by theme, kept or left out by depth (see the module docstring), oldest
-    first; ``keep_last``: the theme of the last of ``facts`` (the one rolled in) is kept too."""
+    first; the theme of the last of ``facts`` (the one rolled in) is kept too."""
     groups = themes(facts, milestones=depth == 4)
     merged = [_merge(g) for g in groups]
-    # The theme of the last fact given (the entry rolled in, after the digest it joins)
-    # stands for a period with nothing of note, and with ``keep_last`` is kept besides its
-    # milestones: the coverage rule asks that what was rolled in be found in the digest
-    # (the next roll gives it up unless it is of note).
+    # The theme of the last fact given (the entry rolled in, after the digest it joins) is
+    # kept too: it is the period's latest word, and the coverage rule asks that what was
+    # rolled in be found in the digest (the next roll gives it up unless it is of note).
     last = [m for m, g in zip(merged, groups, strict=True)
             if facts and any(f is facts[-1] for f in g)]
     if depth == 2:
-        merged = [f for f in merged if f.milestone or f.decision or f.times > 1
-                  or (keep_last and f in last)] or last
+        merged = [f for f in merged if f.milestone or f.decision or f.times > 1 or f in last]
     elif depth >= 3:
         big = sorted((f for f in merged if not f.milestone and f.times > 1),
                      key=lambda f: (-f.times, f.start))[:DEPTH3_THEMES if depth == 3
                                                         else DEPTH4_THEMES]
-        merged = [f for f in merged if f.milestone or f in big
-                  or (keep_last and f in last)] or last
+        merged = [f for f in merged if f.milestone or f in big or f in last]
     return _join([replace(f, text=quote(f.text, (MILESTONE_WORDS if f.milestone else DEPTH_WORDS)
                                           [depth])) for f in merged], in_span=depth == 4)
 
