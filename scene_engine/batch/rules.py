@@ -106,18 +106,25 @@ def is_report_like(name: str) -> bool:
     return stem.startswith(REPORT_PREFIXES)
 
 
-def parse_checked(name: str, content: str) -> tuple[Scene | None, str | None]:
-    """Parse a scene the model wrote; return ``(scene, None)`` or ``(None, problem)``."""
+def header_read(name: str, content: str) -> tuple[Scene | None, str | None]:
+    """Parse a scene; ``(scene, None)``, or ``(None, where)`` when its header cannot be read,
+    ``where`` saying why in a few words (the parser's warning with its line, ``no header
+    found``, or the parser's exception name)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SceneHeaderWarning)
         try:
             scene = parse_scene(content, name=name)
         except Exception as exc:  # a parser bug must still give the model a usable refusal
-            return None, (f"the header of {name} cannot be read ({type(exc).__name__}). Start "
-                          "the file with a YAML front matter block: a line `---`, then "
-                          "`summary: ...`, then `---`.")
+            return None, type(exc).__name__
     if scene.header is None:
-        where = next((str(w.message) for w in caught), "no header found")
+        return None, next((str(w.message) for w in caught), "no header found")
+    return scene, None
+
+
+def parse_checked(name: str, content: str) -> tuple[Scene | None, str | None]:
+    """Parse a scene the model wrote; return ``(scene, None)`` or ``(None, problem)``."""
+    scene, where = header_read(name, content)
+    if scene is None:
         return None, (f"the header of {name} cannot be read ({where}). Start the file with a "
                       "YAML front matter block: a line `---`, then `summary: ...`, then `---`.")
     return scene, None
@@ -360,12 +367,20 @@ def shrink_problems(name: str, pending: dict, context: RuleContext) -> list[str]
     return _dropped_fact_problems(name, name, pending, context)
 
 
+def room_demand(old_home: str, new_home: str, absorbed: str = "") -> int:
+    """Characters of everything that had to go into a scene (``conservation.dropped_facts``'s
+    ``demand``): its old body ``old_home``, the body of a scene it ``absorbed`` in a merge,
+    and the lines its new body ``new_home`` adds."""
+    from scene_engine.batch.accounting import added_text
+
+    return len(old_home.strip()) + len(absorbed.strip()) \
+        + len(added_text(old_home, new_home).strip())
+
+
 def _dropped_fact_problems(name: str, home: str, pending: dict, context: RuleContext
                            ) -> list[str]:
     """Facts of ``name`` dropped although ``home`` (where they live now) had room for all it
     had to hold: its old text, ``name``'s, and what the batch added."""
-    from scene_engine.batch.accounting import added_text
-
     new = pending.get(home)
     if not isinstance(new, str):
         return []
@@ -375,9 +390,7 @@ def _dropped_fact_problems(name: str, home: str, pending: dict, context: RuleCon
         old_home = "\n".join(_body(m, context.old_texts[m]) for m in _merged_from_text(home, new)
                               if m in context.old_texts and m != name)
     old_name = _body(name, context.old_texts.get(name, ""))
-    new_home = _body(home, new)
-    demand = (len(old_home.strip()) + (len(old_name.strip()) if name != home else 0)
-              + len(added_text(old_home, new_home).strip()))
+    demand = room_demand(old_home, _body(home, new), old_name if name != home else "")
     bodies = [_body(n, t) for n, t in pending.items() if t is not DELETED]
     lost = dropped_facts(old_name, bodies, demand, context.max_scene_chars)
     if not lost:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import warnings
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence, Set
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ from scene_engine.batch.prompt import SceneInfo, batch_messages, choose_language
 from scene_engine.batch.rules import (
     RuleContext,
     ScenePolicy,
+    header_read,
     merged_from,
     name_problem,
     parse_checked,
@@ -110,13 +112,10 @@ def read_scene_texts(store: Store) -> dict[str, str | None]:
     sandbox compares what it showed with the bytes on disk); None for a file that is not
     UTF-8 or whose name differs from another's only by case (a person must fix those)."""
     names = store.scene_names()
-    folded: dict[str, int] = {}
-    for name in names:
-        key = unicodedata.normalize("NFC", name).casefold()
-        folded[key] = folded.get(key, 0) + 1
+    folded = Counter(_case_key(name) for name in names)
     texts: dict[str, str | None] = {}
     for name in names:
-        if folded[unicodedata.normalize("NFC", name).casefold()] > 1:
+        if folded[_case_key(name)] > 1:
             texts[name] = None
             continue
         try:
@@ -355,16 +354,18 @@ def _unreadable(name: str, every: dict[str, str | None]) -> str:
     name differing only by case, not UTF-8, or the header parser's problem."""
     text = every[name]
     if text is None:
-        key = unicodedata.normalize("NFC", name).casefold()
-        twins = [n for n in every if n != name and unicodedata.normalize("NFC", n).casefold() == key]
+        twins = [n for n in every if n != name and _case_key(n) == _case_key(name)]
         if twins:
             return (f"its name differs from scenes/{twins[0]} only by case (rename one; "
                     "`scenes doctor` says more)")
         return "it is not UTF-8 text (`scenes doctor` names the byte)"
-    problem = parse_checked(name, text)[1] or ""
-    found = re.search(r"cannot be read \((.*)\)\. Start", problem, re.S)
-    where = f" ({found.group(1)})" if found else ""
-    return f"its header cannot be read{where}; `scenes doctor` says what to do"
+    where = header_read(name, text)[1]
+    return f"its header cannot be read ({where}); `scenes doctor` says what to do"
+
+
+def _case_key(name: str) -> str:
+    """What two scene names that differ only by case (or Unicode form) have in common."""
+    return unicodedata.normalize("NFC", name).casefold()
 
 
 def _meta(name: str, text: str) -> dict | None:

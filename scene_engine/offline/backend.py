@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from scene_engine.batch.accounting import Declaration, added_text
+from scene_engine.batch.accounting import Declaration
 from scene_engine.batch.conservation import (
     ENGINE_KEYS,
     MERGE_COVERAGE,
@@ -32,7 +32,7 @@ from scene_engine.batch.conservation import (
     is_pinned,
     keeps,
 )
-from scene_engine.batch.rules import is_report_like, merged_from
+from scene_engine.batch.rules import is_report_like, merged_from, room_demand
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.plural import count
 from scene_engine.core.text import MARK, Vectorizer
@@ -795,8 +795,7 @@ class _OfflineWorker:
             return False
         # The batch's rule for a scene with room (``rules``: nothing dropped unless what had
         # to go in fills most of it), measured as the batch will measure it.
-        demand = len(old.strip()) + len(added_text(old, body).strip())
-        return not dropped_facts(old, [body], demand, self.limit_chars)
+        return not dropped_facts(old, [body], room_demand(old, body), self.limit_chars)
 
     def _old_body(self, name: str) -> str:
         if name not in self._old_bodies:

@@ -87,11 +87,11 @@ def _month(day: str, end: bool = False) -> tuple[int, int] | None:
 
 def _reach(day: str, text: str) -> str:
     """The last day a timeline line speaks of: a day itself; a digest's latest fact
-    (``periods.parse_fact``), or its period's last day when its facts are undated."""
+    (``_latest_fact``), or its period's last day when its facts are undated."""
     if len(day) == 10:
         return day
-    ends = [found[1] for part in text.split("; ") if (found := parse_fact(part.strip(), day))]
-    return max(ends) if ends else last_day(day)
+    end, _ = _latest_fact(day, text)
+    return end if end != day else last_day(day)
 
 
 def _latest_fact(period: str, text: str) -> tuple[str, str]:

@@ -28,8 +28,9 @@ The steps, each applied only while the scene is still too long:
 5. year digests keep only their milestones and their largest theme, cut shorter; then the two
    oldest years roll into a span even when there are few.
 6. the last resort, when no scene takes a memory by the steps above (scenes too small for
-   their rollups: ``max_scene_chars`` near its minimum): the oldest digest gives up its oldest facts one by one, milestones last, and its
-   one fact left is cut to a few words (``squeeze``). A scene that is still too long
+   their rollups: ``max_scene_chars`` near its minimum): the oldest digest gives up its
+   oldest facts one by one, milestones last, and its one fact left is cut to a few words
+   (``squeeze``). A scene that is still too long
    (this batch's entries fill it) takes the memory nowhere: it goes to another scene, or
    waits for the next batch, when this batch's entries may roll up in turn.
 
@@ -156,7 +157,8 @@ def condense(draft: Draft, limit: int, zone: str, deep: bool = True,
              check: Callable[[Draft], bool] | None = None, squeeze: bool = False) -> bool:
     """Make ``draft``'s body fit ``limit`` characters by rolling up its oldest engine-written
     entries (the module docstring's steps; only step 1 unless ``deep``, step 6 only with
-    ``squeeze`` too: the caller's last resort); False if it still does not fit. ``check(draft) -> bool``: the rule the result must keep (the coverage rule,
+    ``squeeze`` too: the caller's last resort); False if it still does not fit.
+    ``check(draft) -> bool``: the rule the result must keep (the coverage rule,
     ``conservation.keeps``); a step after which it fails is undone and the next one tried.
     Pure: only ``draft.entries`` and ``draft.threads`` change."""
     roll = _Roller(draft)
@@ -330,7 +332,7 @@ class _Roller:
         or leaves it empty)."""
         def step() -> bool:
             text = _join(facts, in_span=is_span(entry.day))
-            if not text or text == entry.text or entry not in self.draft.entries:
+            if not text or text == entry.text:
                 return False
             self._replace(entry, replace(entry, text=text))
             return True

@@ -170,8 +170,8 @@ def split_passages(scene: str, body: str) -> list[Passage]:
 @functools.lru_cache(maxsize=256)
 def _sentences(scene: str, body: str
                ) -> tuple[tuple[str, date | None, bool, tuple, str], ...]:
-    """``split_passages`` as (text, day, cut, cites, period); cached, since an agent asks about the
-    same scenes again and again and a body is split the same way each time."""
+    """``split_passages`` as (text, day, cut, cites, period); cached, since an agent asks
+    about the same scenes again and again and a body is split the same way each time."""
     passages = []
     for line in body.splitlines():
         line = line.strip()
