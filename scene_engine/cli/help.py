@@ -29,6 +29,10 @@ SHORT_HELP = {
     "mcp": "Serve this store to agents over MCP.",
     "recall": "What an agent puts in its context for QUERY.",
     "demo": "Make and show a demo store of ~60 memories.",
+    "provision": "Make a store on a git server; print its token.",
+    "serve": "Serve many stores over HTTP, a token each.",
+    "worker": "Fold stores from the Postgres queue.",
+    "queue": "The fold queue per store: waiting, running, failed.",
 }
 
 

@@ -18,7 +18,9 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -269,7 +271,7 @@ def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_emp
                         env=env)
         if not allow_empty and not _staged(repo, env, head):
             return ""
-        repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", message,
+        repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", _with_trailers(message),
                         env={**_identity_env(repo, by_person), **env})
     except git.GitCommandError as exc:
         said = git_said(exc)
@@ -328,6 +330,35 @@ def _without_editor_files(root: Path, paths: list[str]) -> list[str]:
         elif not is_editor_file(path):
             specs.append(path)
     return specs
+
+
+# Trailers every engine commit made in this context carries besides its own (a fold job's
+# ``Job`` and ``Attempt``: docs/DESIGN.md "Serving many stores"); ``extra_trailers`` sets them.
+_EXTRA_TRAILERS: ContextVar[tuple[str, ...]] = ContextVar("extra_trailers", default=())
+
+
+@contextmanager
+def extra_trailers(lines: Iterable[str]) -> Iterator[None]:
+    """Every commit ``commit`` makes in the ``with`` body (this thread or task) ends with
+    ``lines`` (``Key: value`` each) as trailers too."""
+    token = _EXTRA_TRAILERS.set(tuple(lines))
+    try:
+        yield
+    finally:
+        _EXTRA_TRAILERS.reset(token)
+
+
+def _with_trailers(message: str) -> str:
+    """``message`` with the context's extra trailers: in its trailer paragraph when its
+    last paragraph is one, else as a paragraph of their own."""
+    extra = _EXTRA_TRAILERS.get()
+    if not extra:
+        return message
+    text = message.rstrip("\n")
+    last = text.split("\n\n")[-1]
+    joined = "\n" if "\n\n" in text and trailers(last) and len(trailers(last)) == len(
+        [line for line in last.splitlines() if line.strip()]) else "\n\n"
+    return text + joined + "\n".join(extra) + "\n"
 
 
 TEMP_INDEX = "scene-engine-index-"   # + pid, in the git folder; a leftover one is harmless

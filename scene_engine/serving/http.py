@@ -1,0 +1,149 @@
+"""The HTTP face of ``front`` for scripts and services: a store per token (docs/DESIGN.md
+"Serving many stores", README "Serving many stores").
+
+Routes (JSON in and out; ``STORE`` is the store's name):
+
+    POST /v1/stores/STORE/remember   memories as ``scenes add`` reads them (a JSON list,
+                                     JSONL, or one object)
+    POST /v1/stores/STORE/recall     {"query", "budget"?, "scope"?}
+    POST /v1/stores/STORE/search     {"query", "k"?, "memories"?, "scope"?}
+    GET  /v1/stores/STORE/status
+    GET  /healthz                    no token: "ok" when Postgres answers
+
+Every call but ``/healthz`` carries ``Authorization: Bearer TOKEN``; the token is looked up on
+every call and opens exactly one store: a missing or unknown token is 401, a token of another
+store (or a name that is not a store's, ``..`` and ``%2F`` included) is 403, before anything
+is read. Errors are ``{"error", "exit_code"}`` in one line, never a traceback: 400 for bad
+input, 503 when Postgres or the git server cannot be reached.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from scene_engine.core.errors import InputError, SceneEngineError
+from scene_engine.serving.database import ServingError
+from scene_engine.serving.front import Front
+
+MAX_BODY = 16 * 1024 * 1024      # bytes a request may carry
+log = logging.getLogger(__name__)
+
+
+def _error(message: str, status: int, exit_code: int = 1) -> JSONResponse:
+    return JSONResponse({"error": message, "exit_code": exit_code}, status_code=status)
+
+
+def _authorized(front: Front, request: Request) -> str | JSONResponse:
+    """The store the call may touch, or the refusal (401 / 403)."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return _error("a bearer token is required (Authorization: Bearer TOKEN)", 401)
+    store = front.store_of_token(token.strip())
+    if store is None:
+        return _error("this token opens no store", 401)
+    asked = request.path_params.get("store")
+    if asked != store:
+        return _error("this token does not open that store", 403)
+    return store
+
+
+async def _body(request: Request) -> bytes:
+    data = await request.body()
+    if len(data) > MAX_BODY:
+        raise InputError(f"the request is larger than {MAX_BODY} bytes")
+    return data
+
+
+def _arguments(data: bytes, allowed: tuple[str, ...]) -> dict[str, Any]:
+    """The call's JSON object, each key one the call takes (``InputError`` otherwise)."""
+    try:
+        given = json.loads(data.decode("utf-8") or "{}")
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"the request body is not JSON: {exc}") from exc
+    if not isinstance(given, dict):
+        raise InputError("the request body must be a JSON object")
+    unknown = sorted(set(given) - set(allowed))
+    if unknown:
+        raise InputError(f"unknown argument {unknown[0]!r}; this call takes "
+                         + ", ".join(allowed))
+    return given
+
+
+def build_app(front: Front) -> Starlette:
+    """The Starlette app serving ``front``."""
+    from starlette.concurrency import run_in_threadpool
+
+    def guarded(work):
+        async def endpoint(request: Request):
+            store = await run_in_threadpool(_authorized, front, request)
+            if isinstance(store, JSONResponse):
+                return store
+            try:
+                data = await _body(request) if request.method == "POST" else b""
+                return JSONResponse(await run_in_threadpool(work, store, data))
+            except InputError as exc:
+                return _error(str(exc), 400, 2)
+            except ServingError as exc:
+                return _error(str(exc), 503)
+            except SceneEngineError as exc:
+                return _error(str(exc), 500)
+            except Exception:
+                log.exception("request failed")
+                return _error("internal error; the server's log has the details", 500)
+        return endpoint
+
+    def remember(store: str, data: bytes) -> dict:
+        text = data.strip()
+        if text.startswith(b"{") and b"\n" not in text:   # one object: a list of one
+            data = b"[" + text + b"]"
+        return front.remember(store, data)
+
+    def recall(store: str, data: bytes) -> dict:
+        given = _arguments(data, ("query", "budget", "scope"))
+        return front.recall(store, given.get("query", ""), given.get("budget", 4000),
+                            given.get("scope"))
+
+    def search(store: str, data: bytes) -> dict:
+        given = _arguments(data, ("query", "k", "memories", "scope"))
+        return front.search(store, given.get("query", ""), given.get("k", 10),
+                            bool(given.get("memories", False)), given.get("scope"))
+
+    def status(store: str, data: bytes) -> dict:
+        return front.status(store)
+
+    async def health(request: Request):
+        from starlette.concurrency import run_in_threadpool
+
+        def ping() -> bool:
+            with front.pool.connection() as conn:
+                conn.execute("SELECT 1")
+            return True
+        try:
+            await run_in_threadpool(ping)
+        except Exception as exc:
+            return _error(f"Postgres does not answer: {exc}", 503)
+        return JSONResponse({"ok": True})
+
+    prefix = "/v1/stores/{store}"
+    return Starlette(routes=[
+        Route(f"{prefix}/remember", guarded(remember), methods=["POST"]),
+        Route(f"{prefix}/recall", guarded(recall), methods=["POST"]),
+        Route(f"{prefix}/search", guarded(search), methods=["POST"]),
+        Route(f"{prefix}/status", guarded(status), methods=["GET"]),
+        Route("/healthz", health, methods=["GET"]),
+    ])
+
+
+def serve(front: Front, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Serve ``front`` over HTTP with uvicorn until interrupted."""
+    import uvicorn
+
+    uvicorn.run(build_app(front), host=host, port=port, log_level="warning")
