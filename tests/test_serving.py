@@ -94,10 +94,10 @@ class Http:
         self.proc = subprocess.Popen(
             [SCENES, "serve", "--database", database, "--git", daemon.base, "--port",
              str(self.port), "--cache", str(cache)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.DEVNULL, stderr=open(cache.parent / "serve.log", "a"))  # noqa: SIM115
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.proc.stderr.read()
+            assert self.proc.poll() is None, (cache.parent / "serve.log").read_text()
             try:
                 if self.call("GET", "/healthz").status_code == 200:
                     return
@@ -391,3 +391,13 @@ def test_the_commands_say_what_is_missing_in_one_line(database, tmp_path):
     done = subprocess.run([SCENES, "provision", "../up", "--repos", str(tmp_path), "--database",
                            database, "--git", str(tmp_path)], capture_output=True, text=True)
     assert done.returncode == 2 and "not a store name" in done.stderr
+
+
+def test_a_worker_started_again_in_its_process_still_knows_its_tasks():
+    """After Postgres restarts, ``run_worker`` makes a new app in the same process: it must
+    still know the fold job by its name (a namespaced blueprint once renamed them twice)."""
+    from scene_engine.serving.jobs import FOLD_TASK, make_app
+
+    first, again = make_app("postgresql://127.0.0.1:1/x"), make_app("postgresql://127.0.0.1:1/x")
+    for app in (first, again):
+        assert {FOLD_TASK, "scenes:sweep", "scenes:recover"} <= set(app.tasks)

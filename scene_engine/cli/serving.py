@@ -137,17 +137,31 @@ def queue(database: Database = "",
           retry: Annotated[bool, typer.Option(
               "--retry", help="Queue the failed jobs again (of --store, else of every store).")
                            ] = False,
+          fold: Annotated[bool, typer.Option(
+              "--fold", help="Queue --store's fold job now (after a push by hand).")] = False,
           store: Annotated[str | None, typer.Option(
-              metavar="NAME", help="Only this store (with --retry).")] = None,
+              metavar="NAME", help="The store (with --retry or --fold).")] = None,
           json: Json = False) -> None:
     """Per store: memories waiting, oldest age, jobs waiting, running, failed, pushes."""
     _serving()
     from scene_engine.cli.base import only_with
+    from scene_engine.serving.admin import fold_now, retry_failed
     from scene_engine.serving.admin import queue as rows
-    from scene_engine.serving.admin import retry_failed
 
-    only_with("--retry", retry, "store")
+    only_with("--retry or --fold", retry or fold, "store")
+    if retry and fold:
+        fail("--retry and --fold are two things: give one", 2)
     url = _need(database, "--database", DATABASE_ENV)
+    if fold:
+        if store is None:
+            fail("--fold needs --store NAME", 2)
+        queued = fold_now(url, store)
+        if json:
+            echo_json({"queued": queued})
+        else:
+            typer.echo(f"{store}: fold job queued" if queued
+                       else f"{store}: a fold job already waits")
+        return
     if retry:
         queued = retry_failed(url, store)
         if json:

@@ -68,33 +68,75 @@ def retry_failed(database_url: str, store: str | None = None) -> int:
     return queued
 
 
+def fold_now(database_url: str, store: str) -> int:
+    """Queue ``store``'s fold job now (after a push by hand, say); 1 when queued, 0 when one
+    already waits. Raises ``InputError`` for a store that is not registered."""
+    from scene_engine.core.errors import InputError
+
+    database.check_name(store)
+    with database.connect(database_url) as conn:
+        if store not in database.stores(conn):
+            raise InputError(f"no store named {store!r} is registered")
+        app = jobs.make_app(database_url, sync=True)
+        with app.open():
+            return jobs.defer_fold(app, conn, store)
+
+
 def run_worker(settings: WorkerSettings, name: str | None = None, fold_idle: float = 300.0,
                once: bool = False, stalled_after: float = jobs.STALLED_AFTER) -> None:
     """Run a procrastinate worker of the fold queue until SIGINT or SIGTERM (``once``: until
     the queue is empty). ``fold_idle``: seconds an inbox may wait before the sweeper queues
     its store; ``stalled_after``: seconds without a worker's heartbeat before the recovery
-    retries its job (it beats four times in that span). A lost database (Postgres
-    restarted) ends procrastinate's worker; it is started again after ``RESTART_WAIT``
-    seconds, its running job retried by the stalled-job recovery."""
+    retries its job (it beats four times in that span). A stop for any other reason (a lost
+    database: Postgres restarted; procrastinate then stops its worker) starts it again after
+    ``RESTART_WAIT`` seconds, its running job retried by the stalled-job recovery. A signal
+    lets the running job finish (procrastinate's graceful shutdown), then returns."""
+    import asyncio
+
     jobs.migrate(settings.database)
     settings.cache.mkdir(parents=True, exist_ok=True)
-    name = name or f"{socket.gethostname()}-{os.getpid()}"
+    options = {"queues": [jobs.QUEUE], "name": name or f"{socket.gethostname()}-{os.getpid()}",
+               "concurrency": 1, "wait": not once, "delete_jobs": "successful",
+               "additional_context": {"settings": settings, "fold_idle": fold_idle,
+                                      "stalled_after": stalled_after},
+               "update_heartbeat_interval": stalled_after / 4,
+               "stalled_worker_timeout": stalled_after, "install_signal_handlers": False}
     while True:
-        app = jobs.make_app(settings.database)
         try:
-            app.run_worker(queues=[jobs.QUEUE], name=name, concurrency=1, wait=not once,
-                           additional_context={"settings": settings, "fold_idle": fold_idle,
-                                               "stalled_after": stalled_after},
-                           update_heartbeat_interval=stalled_after / 4,
-                           stalled_worker_timeout=stalled_after,
-                           delete_jobs="successful")
-            return
-        except (KeyboardInterrupt, SystemExit):
-            raise
+            if asyncio.run(_one_run(jobs.make_app(settings.database), options)) or once:
+                return
+            why = "procrastinate stopped it (its database went away)"
         except Exception as exc:
             if once:
                 raise database.ServingError(f"the worker stopped: {exc}") from exc
-            log.warning("worker %s lost its database (%s); starting again in %g s", name,
-                        str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
-                        RESTART_WAIT)
-            time.sleep(RESTART_WAIT)
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        log.warning("worker %s stopped: %s; starting again in %g s", options["name"], why,
+                    RESTART_WAIT)
+        time.sleep(RESTART_WAIT)
+
+
+async def _one_run(app, options: dict) -> bool:
+    """Run procrastinate's worker once; True when a signal stopped it (the caller returns),
+    False when it stopped by itself."""
+    import asyncio
+    import signal
+
+    loop = asyncio.get_running_loop()
+    signalled = False
+    async with app.open_async():
+        task = asyncio.create_task(app.run_worker_async(**options))
+
+        def stop() -> None:
+            nonlocal signalled
+            signalled = True
+            task.cancel()          # procrastinate's graceful stop: the running job finishes
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop)
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+    return signalled

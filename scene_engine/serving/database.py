@@ -222,6 +222,19 @@ def count_push(conn, store: str, accepted: bool, commit: str = "") -> None:
                          "WHERE store = %s", (store,))
 
 
+def note_head(conn, store: str, commit: str) -> None:
+    """Record ``commit`` as the server's head a job of ``store`` left (no push needed).
+    Commits."""
+    with conn.transaction():
+        conn.execute("UPDATE scene_store_counts SET last_commit = %s WHERE store = %s",
+                     (commit, store))
+
+
+def last_commits(conn) -> dict[str, str | None]:
+    """Store -> the server's head its last job left (None before any job)."""
+    return dict(conn.execute("SELECT store, last_commit FROM scene_store_counts").fetchall())
+
+
 def queue_view(conn, task_name: str) -> list[dict]:
     """Per store: ``inbox`` (memories waiting), ``oldest_seconds`` (age of the oldest, or
     None), the fold jobs ``waiting``, ``running``, ``failed`` (procrastinate's table for

@@ -130,7 +130,9 @@ def _round(settings: WorkerSettings, clone: Clone, store: str, outcome: FoldOutc
     ids = [r["id"] for r in rows]
     if clone.ahead() == 0:          # nothing new: the server has all of it already
         outcome.commit = clone.head()
-        _drop(settings, store, ids)
+        with _connected(settings) as conn:
+            database.note_head(conn, store, outcome.commit)
+            database.drop_inbox(conn, store, ids)
         return True
     if clone.push():
         outcome.commit = clone.head()
@@ -150,12 +152,6 @@ def _inbox(settings: WorkerSettings, store: str) -> list[dict]:
         rows = database.inbox(conn, store, settings.inbox_per_job)
         conn.rollback()
     return rows
-
-
-def _drop(settings: WorkerSettings, store: str, ids: list[str]) -> None:
-    if ids:
-        with _connected(settings) as conn:
-            database.drop_inbox(conn, store, ids)
 
 
 def _connected(settings: WorkerSettings):

@@ -51,8 +51,11 @@ class Front:
         from psycopg_pool import ConnectionPool
 
         self.git, self.cache, self.refresh = git, Path(cache), refresh
+        # Each connection is checked as it is handed out: after a Postgres restart the pool's
+        # old connections are dropped, not given to a request.
         self.pool = ConnectionPool(database_url, min_size=1, max_size=8, open=False,
-                                   kwargs={"connect_timeout": 10})
+                                   kwargs={"connect_timeout": 10}, timeout=10,
+                                   check=ConnectionPool.check_connection)
         try:
             self.pool.open(wait=True, timeout=15)
         except Exception as exc:

@@ -23,6 +23,8 @@ import json
 import logging
 from typing import Any
 
+import psycopg
+from psycopg_pool import PoolTimeout
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -34,6 +36,11 @@ from scene_engine.serving.front import Front
 
 MAX_BODY = 16 * 1024 * 1024      # bytes a request may carry
 log = logging.getLogger(__name__)
+
+
+def _line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _error(message: str, status: int, exit_code: int = 1) -> JSONResponse:
@@ -93,6 +100,8 @@ def build_app(front: Front) -> Starlette:
                 return _error(str(exc), 400, 2)
             except ServingError as exc:
                 return _error(str(exc), 503)
+            except (psycopg.OperationalError, PoolTimeout) as exc:   # Postgres restarting
+                return _error(f"Postgres is not available: {_line(exc)}; try again", 503)
             except SceneEngineError as exc:
                 return _error(str(exc), 500)
             except Exception:

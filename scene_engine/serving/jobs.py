@@ -8,7 +8,8 @@
   rows unread queues the next one itself.
 - ``sweep`` (periodic): queues every store whose inbox waited past ``fold_idle``.
 - ``recover`` (periodic): procrastinate's documented stalled-job recovery: jobs of workers
-  whose heartbeat stopped (killed, stopped past their lease) are retried.
+  whose heartbeat stopped (killed, stopped past their lease) are retried, or, when the
+  store already has a job waiting, given up as ``aborted`` (the waiting one does the work).
 
 ``defer_fold`` queues a store's job on the caller's connection, inside its transaction (a
 savepoint absorbs "already waiting"), so a front-end's inbox rows and the job that will
@@ -20,8 +21,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from procrastinate import App, Blueprint, JobContext, RetryStrategy
-from procrastinate.exceptions import AlreadyEnqueued
+from procrastinate import App, JobContext, RetryStrategy
+from procrastinate.exceptions import AlreadyEnqueued, UniqueViolation
+from procrastinate.jobs import Status
 
 from scene_engine.serving import database
 from scene_engine.serving.fold import FoldOutcome, WorkerSettings, fold_store
@@ -34,10 +36,6 @@ STALLED_AFTER = 15.0     # seconds without a worker heartbeat before its job is 
 RETRY = RetryStrategy(max_attempts=8, exponential_wait=2)
 log = logging.getLogger(__name__)
 
-tasks = Blueprint()
-
-
-@tasks.task(name="fold", queue=QUEUE, pass_context=True, retry=RETRY)
 def fold(context: JobContext, store: str) -> dict:
     """The fold job of ``store`` (``fold.fold_store``); returns its outcome as JSON."""
     settings: WorkerSettings = context.additional_context["settings"]
@@ -48,20 +46,30 @@ def fold(context: JobContext, store: str) -> dict:
     return outcome.as_json()
 
 
-@tasks.periodic(cron=f"* * * * * */{SWEEP_EVERY}", periodic_id="sweep")
-@tasks.task(name="sweep", queue=QUEUE, queueing_lock="scenes:sweep", pass_context=True)
 def sweep(context: JobContext, timestamp: int) -> int:
     """Queue the fold job of every store whose inbox has waited past ``fold_idle`` seconds
-    (the worker's ``additional_context``); returns how many were queued."""
+    (the worker's ``additional_context``), and of every store whose ``main`` on the git
+    server is not the commit its last job left (a person pushed: an edit, an undo that made
+    memories pending again); returns how many were queued."""
+    from scene_engine.serving.remote import server_head, store_url
+
     settings: WorkerSettings = context.additional_context["settings"]
     idle = float(context.additional_context.get("fold_idle", 300.0))
     with database.connect(settings.database) as conn:
-        idle_stores = database.idle_stores(conn, idle)
-    return sum(_defer_again(context.app, store) for store in idle_stores)
+        due = set(database.idle_stores(conn, idle))
+        known = database.last_commits(conn)
+    for store, commit in known.items():
+        if store in due:
+            continue
+        try:
+            if server_head(store_url(settings.git, store)) != commit:
+                due.add(store)
+        except database.ServingError as exc:      # the server is down: the next sweep
+            log.warning("sweep: %s", exc)
+            break
+    return sum(_defer_again(context.app, store) for store in sorted(due))
 
 
-@tasks.periodic(cron=f"* * * * * */{SWEEP_EVERY}", periodic_id="recover")
-@tasks.task(name="recover", queue=QUEUE, queueing_lock="scenes:recover", pass_context=True)
 async def recover(context: JobContext, timestamp: int) -> int:
     """procrastinate's stalled-job recovery: retry the running jobs of workers whose
     heartbeat is older than ``stalled_after`` seconds (the worker's ``additional_context``,
@@ -70,9 +78,16 @@ async def recover(context: JobContext, timestamp: int) -> int:
     after = float(context.additional_context.get("stalled_after", STALLED_AFTER))
     stalled = list(await manager.get_stalled_jobs(seconds_since_heartbeat=after))
     for job in stalled:
-        log.warning("job %s (%s) stalled: its worker stopped; retrying it", job.id,
-                    job.task_kwargs)
-        await manager.retry_job(job)
+        try:
+            await manager.retry_job(job)
+            log.warning("job %s (%s) stalled: its worker stopped; retried", job.id,
+                        job.task_kwargs)
+        except UniqueViolation:
+            # Another job of the store already waits (its queueing lock): that one does the
+            # same work, from the server's head, so the stalled one is given up.
+            await manager.finish_job(job, Status.ABORTED, delete_job=False)
+            log.warning("job %s (%s) stalled: its worker stopped; the job waiting for the "
+                        "store takes over", job.id, job.task_kwargs)
     return len(stalled)
 
 
@@ -84,7 +99,14 @@ def make_app(database_url: str, sync: bool = False) -> App:
     connector: Any = (SyncPsycopgConnector(conninfo=database_url) if sync
                       else PsycopgConnector(conninfo=database_url))
     app = App(connector=connector)
-    app.add_tasks_from(tasks, namespace=NAMESPACE)
+    # Registered on each app under their full names (a blueprint's namespacing renames its
+    # tasks in place, so a second app in one process, a worker started again, found none).
+    app.task(name=FOLD_TASK, queue=QUEUE, pass_context=True, retry=RETRY)(fold)
+    every = f"* * * * * */{SWEEP_EVERY}"
+    for name, work in (("sweep", sweep), ("recover", recover)):
+        task = app.task(name=f"{NAMESPACE}:{name}", queue=QUEUE, pass_context=True,
+                        queueing_lock=f"{NAMESPACE}:{name}")(work)
+        app.periodic(cron=every, periodic_id=name)(task)
     return app
 
 
