@@ -401,3 +401,65 @@ def test_a_worker_started_again_in_its_process_still_knows_its_tasks():
     first, again = make_app("postgresql://127.0.0.1:1/x"), make_app("postgresql://127.0.0.1:1/x")
     for app in (first, again):
         assert {FOLD_TASK, "scenes:sweep", "scenes:recover"} <= set(app.tasks)
+
+
+# ---------------------------------------------------------------- MCP over streamable HTTP
+
+def _mcp(url: str, token: str, calls: list[tuple[str, dict]]) -> list:
+    """Each tool call's result (JSON, or the error text) through the SDK's own client."""
+    import anyio
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def main():
+        out = []
+        client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        async with client, Client(streamable_http_client(url, http_client=client)) as mcp:
+            for name, arguments in calls:
+                result = await mcp.call_tool(name, arguments)
+                text = result.content[0].text if result.content else ""
+                out.append(("error", text) if result.is_error else json.loads(text)
+                           if text[:1] in "{[" else text)
+        return out
+    return anyio.run(main)
+
+
+def test_mcp_serves_each_token_its_own_store(database, daemon, http, tmp_path):
+    import httpx
+
+    mine, theirs = name(), name()
+    token, other = provision(database, daemon, mine), provision(database, daemon, theirs)
+    url = f"http://127.0.0.1:{http.port}/mcp"
+    said = _mcp(url, token, [
+        ("remember", {"content": "Parked the van on level 3.", "id": "p1",
+                      "created_at": "2026-05-01T10:00:00Z"}),
+        ("remember", {"content": "Parked the van on level 3.", "id": "p1",
+                      "created_at": "2026-05-01T10:00:00Z"}),
+        ("remember", {"content": ""}),
+        ("search", {"query": "van level", "memories": True}),
+        ("status", {}),
+    ])
+    assert said[0]["added"] is True and said[1]["added"] is False
+    assert said[2][0] == "error" and "content" in said[2][1]
+    assert said[3]["hits"][0]["id"] == "p1"
+    assert said[4]["inbox"] == 1
+    theirs_said = _mcp(url, other, [("search", {"query": "van level", "memories": True}),
+                                    ("status", {})])
+    assert theirs_said[0]["hits"] == [] and theirs_said[1]["inbox"] == 0
+    # One memory is below fold_every: queued by hand (the sweeper would after fold_idle).
+    queued = subprocess.run([SCENES, "queue", "--database", database, "--fold", "--store",
+                             mine], capture_output=True, text=True, check=True)
+    assert "fold job queued" in queued.stdout
+    work(database, daemon, tmp_path / "w")
+    folded = _mcp(url, token, [("list_scenes", {}), ("recall", {"query": "where is the van?"})])
+    assert folded[0]["scenes"] and "level 3" in folded[1]["text"]
+    scene = _mcp(url, token, [("read_scene", {"name": folded[0]["scenes"][0]["name"]})])[0]
+    assert "level 3" in scene
+    accept = {"Accept": "application/json, text/event-stream"}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "test", "version": "0"}}}
+    for wrong in ({}, {"Authorization": "Bearer nope"}, {"Authorization": token}):
+        got = httpx.post(url, json=hello, headers={**accept, **wrong}, timeout=30)
+        assert got.status_code == 401, (wrong, got.status_code)

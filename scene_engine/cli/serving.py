@@ -80,8 +80,10 @@ def serve(database: Database = "", git: Git = "",
           cache: Annotated[Path | None, typer.Option(
               metavar="DIR", help="Folder of the readers' clones (default: a folder under "
                                   "~/.cache/scene-engine).")] = None) -> None:
-    """Serve many stores over HTTP: remember, recall, search, status, a token per store."""
+    """Serve many stores over HTTP and MCP (/mcp): remember, recall, search, status, a
+    token per store."""
     _serving()
+    from scene_engine.mcpserver.server import hosted_app, http_url
     from scene_engine.serving.front import Front
     from scene_engine.serving.http import serve as run
     from scene_engine.serving.jobs import migrate
@@ -90,10 +92,11 @@ def serve(database: Database = "", git: Git = "",
     url = _need(database, "--database", DATABASE_ENV)
     migrate(url)
     front = Front(url, _need(git, "--git", GIT_ENV), cache or _cache("readers"))
-    typer.echo(f"serving stores at http://{host}:{port}/v1/stores/NAME/ (Ctrl-C to stop)",
-               err=True)
+    url_base = http_url(host, port)
+    typer.echo(f"serving stores at {url_base}/v1/stores/NAME/ and MCP at {url_base}/mcp "
+               "(a store's token in `Authorization: Bearer`; Ctrl-C to stop)", err=True)
     try:
-        run(front, host, port)
+        run(front, host, port, base=hosted_app(front, url_base))
     finally:
         front.close()
 

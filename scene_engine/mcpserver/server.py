@@ -34,7 +34,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from pydantic import Field, ValidationError
 
@@ -62,28 +62,53 @@ INSTRUCTIONS = (
 log = logging.getLogger(__name__)
 
 
-def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker | None = None,
+class HostedStores(Protocol):
+    """Many stores behind one server (``serving.front.Front``): a token opens one store."""
+
+    def store_of_token(self, token: str) -> str | None:
+        """The store ``token`` opens, or None."""
+
+    def reader(self, store: str) -> Store:
+        """``store`` as the git server holds it, its waiting memories included."""
+
+    def remember(self, store: str, data: bytes) -> dict:
+        """Put memories (JSONL) in ``store``'s inbox: ``{"ids", "added", "known", ...}``."""
+
+    def status(self, store: str) -> dict:
+        """``scenes status --json`` of ``store`` with ``inbox`` and ``commit``."""
+
+
+def build_server(store: Store | None = None, *, hosted: HostedStores | None = None,
+                 allow_undo: bool = False, worker: FoldWorker | None = None,
                  joiner: InboxJoiner | None = None, token: str | None = None,
                  url: str = "http://127.0.0.1"):
-    """A ``SceneServer`` (``scene_server_class``: the SDK's ``MCPServer``) for ``store``.
-    ``allow_undo``: also offer the ``undo`` tool. ``worker``: told of each remembered memory
-    (folds sooner). ``joiner``: woken when a memory is queued in the inbox. ``token``: a bearer token every HTTP request
-    must carry (the SDK answers 401 without it); ``url``: where the server is served (its own
-    address, named as the issuer of the token)."""
+    """A ``SceneServer`` (``scene_server_class``: the SDK's ``MCPServer``) for ``store``, or
+    for the many stores of ``hosted`` (docs/DESIGN.md "Serving many stores": every call's
+    bearer token names its store, checked on every call; ``remember`` puts the memory in
+    the store's inbox; no ``undo``). ``allow_undo``: also offer the ``undo`` tool.
+    ``worker``: told of each remembered memory (folds sooner). ``joiner``: woken when a
+    memory is queued in the inbox. ``token``: a bearer token every HTTP request must carry
+    (the SDK answers 401 without it); ``url``: where the server is served (its own address,
+    named as the issuer of the token)."""
     from mcp.server.auth.settings import AuthSettings
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-    auth = {}
-    if token is not None:
-        auth = {"token_verifier": BearerToken(token),
-                "auth": AuthSettings(issuer_url=url, resource_server_url=None)}
+    if (store is None) == (hosted is None):
+        raise ValueError("build_server serves one store or hosted stores: give one")
+    verifier = StoreTokens(hosted) if hosted is not None else \
+        BearerToken(token) if token is not None else None
+    auth = {} if verifier is None else {
+        "token_verifier": verifier, "auth": AuthSettings(issuer_url=url, resource_server_url=None)}
     server = scene_server_class()("scene-engine", instructions=INSTRUCTIONS, version=_version(),
                                   **auth)
     writing = threading.Lock()
 
+    def target() -> Store:
+        return hosted.reader(_caller()) if hosted is not None else store  # type: ignore[return-value]
+
     def call(function, *args, **kwargs):
         try:
-            return function(store, *args, **kwargs)
+            return function(target(), *args, **kwargs)
         except Exception as exc:     # one line for the agent, as the command line says it
             raise ToolError(tool_error(exc)) from None
 
@@ -112,6 +137,12 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
         """Remember one memory. It is searchable at once and folded into the scenes in the
         background. Returns its id, whether it was new (when not, `same_as` and `note` say
         which memory it is), and how many memories wait to be folded."""
+        if hosted is not None:
+            try:
+                return tools.remember_hosted(hosted, _caller(), content, created_at, role,
+                                             scope, metadata, id, type)
+            except Exception as exc:
+                raise ToolError(tool_error(exc)) from None
         with writing:
             result = call(tools.remember, content, created_at, role, scope, metadata, id, type)
         if result.get("queued") and joiner is not None:
@@ -161,7 +192,13 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
 
     @server.tool()
     def status() -> dict:
-        """Memories pending and in all, scenes, batches, whether a persona exists."""
+        """Memories pending and in all, scenes, batches, whether a persona exists (served
+        for many stores: also `inbox`, the memories waiting for a worker)."""
+        if hosted is not None:
+            try:
+                return hosted.status(_caller())
+            except Exception as exc:
+                raise ToolError(tool_error(exc)) from None
         return call(tools.status)
 
     @server.tool(check=tools.check_log)
@@ -171,7 +208,7 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
         `{"entries": [...]}`."""
         return {"entries": call(tools.log, limit)}
 
-    if allow_undo:
+    if allow_undo and hosted is None:
         @server.tool(check=tools.check_undo)
         def undo(batch: Annotated[int | str | None, Field(description=(
                     "Batch number (3) or commit sha; default the newest batch not yet "
@@ -186,9 +223,9 @@ def build_server(store: Store, *, allow_undo: bool = False, worker: FoldWorker |
                      description="A scene file: YAML header and Markdown narrative.")
     def scene(name: str) -> str:
         try:
-            return tools.read_scene(store, name)
-        except InputError as exc:     # said to the client, no traceback here
-            raise ResourceError(str(exc)) from None
+            return tools.read_scene(target(), name)
+        except SceneEngineError as exc:     # said to the client, no traceback here
+            raise ResourceError(str(exc).splitlines()[0]) from None
 
     return server
 
@@ -279,6 +316,42 @@ def _refuse_unknown(name: str, arguments: dict, takes: tuple[str, ...]) -> None:
             f"unknown {'argument' if len(unknown) == 1 else 'arguments'} "
             f"{', '.join(unknown)}; allowed: "
             f"{', '.join(takes) if takes else 'none'}")
+
+
+def _caller() -> str:
+    """The store the current call's bearer token opened (``StoreTokens``)."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    access = get_access_token()
+    if access is None:        # the SDK's auth middleware lets no call through without one
+        raise SceneEngineError("this call carries no bearer token")
+    return access.client_id
+
+
+class StoreTokens:
+    """The SDK's ``TokenVerifier`` for hosted stores: the token is looked up (by its sha256,
+    ``serving.database``) on every call; the ``AccessToken``'s ``client_id`` is the store."""
+
+    def __init__(self, hosted: HostedStores):
+        self._hosted = hosted
+
+    async def verify_token(self, token: str):
+        """An ``AccessToken`` naming the store ``token`` opens, else None (401)."""
+        import anyio
+        from mcp.server.auth.provider import AccessToken
+
+        try:
+            store = await anyio.to_thread.run_sync(self._hosted.store_of_token, token)
+        except Exception:            # Postgres away: no store opened, the client retries
+            log.warning("a token could not be checked: the database did not answer")
+            return None
+        return AccessToken(token=token, client_id=store, scopes=[]) if store else None
+
+
+def hosted_app(hosted: HostedStores, url: str):
+    """The streamable-HTTP MCP app (at ``/mcp``) of ``build_server(hosted=...)``, a Starlette
+    app other routes may be added to."""
+    return build_server(hosted=hosted, url=url).streamable_http_app()
 
 
 class BearerToken:

@@ -68,6 +68,28 @@ def remember(store: Store, content: str, created_at: str | float | None = None,
     return result
 
 
+def remember_hosted(hosted: Any, store: str, content: str, created_at: str | float | None = None,
+                    role: str | None = None, scope: str | None = None,
+                    metadata: dict[str, Any] | None = None, id: str | None = None,
+                    type: str | None = None) -> dict:
+    """``remember`` for a hosted store (docs/DESIGN.md "Serving many stores"): the memory
+    into the store's inbox (``hosted.remember``), validated as ``scenes add`` validates it.
+    Returns ``{"id", "added": bool, "queued": True, "note"}``: searchable at once, folded
+    by a worker. Raises ``InputError`` for a memory ``scenes add`` would refuse."""
+    from scene_engine.store.memories import MemoryInputError
+
+    try:
+        said = hosted.remember(store, remember_record(
+            content=content, created_at=created_at, role=role, scope=scope,
+            metadata=metadata, id=id, type=type))
+    except MemoryInputError as exc:
+        raise ToolInputError(input_message(exc)) from None
+    added = bool(said["added"])
+    return {"id": said["ids"][0], "added": added, "queued": True,
+            "note": "waiting to be folded by a worker; searchable now" if added else
+            "nothing added: this id already waits with this same memory"}
+
+
 def remember_record(**arguments: Any) -> bytes:
     """The one-line JSONL record ``remember``'s arguments make, as ``scenes add`` reads it:
     absent and None arguments left out, "now" fixed once (so the id worked out from it is

@@ -9,6 +9,9 @@ Routes (JSON in and out; ``STORE`` is the store's name):
     POST /v1/stores/STORE/search     {"query", "k"?, "memories"?, "scope"?}
     GET  /v1/stores/STORE/status
     GET  /healthz                    no token: "ok" when Postgres answers
+    /mcp                             the MCP server over streamable HTTP, the same tools as
+                                     ``scenes mcp`` for the token's store (``scenes serve``
+                                     mounts it here: ``mcpserver.server.hosted_app``)
 
 Every call but ``/healthz`` carries ``Authorization: Bearer TOKEN``; the token is looked up on
 every call and opens exactly one store: a missing or unknown token is 401, a token of another
@@ -84,8 +87,9 @@ def _arguments(data: bytes, allowed: tuple[str, ...]) -> dict[str, Any]:
     return given
 
 
-def build_app(front: Front) -> Starlette:
-    """The Starlette app serving ``front``."""
+def build_app(front: Front, base: Starlette | None = None) -> Starlette:
+    """The Starlette app serving ``front``: its routes added to ``base`` when given (the MCP
+    server's streamable-HTTP app, which keeps ``/mcp`` and its lifespan), else a new app."""
     from starlette.concurrency import run_in_threadpool
 
     def guarded(work):
@@ -142,17 +146,23 @@ def build_app(front: Front) -> Starlette:
         return JSONResponse({"ok": True})
 
     prefix = "/v1/stores/{store}"
-    return Starlette(routes=[
+    routes = [
         Route(f"{prefix}/remember", guarded(remember), methods=["POST"]),
         Route(f"{prefix}/recall", guarded(recall), methods=["POST"]),
         Route(f"{prefix}/search", guarded(search), methods=["POST"]),
         Route(f"{prefix}/status", guarded(status), methods=["GET"]),
         Route("/healthz", health, methods=["GET"]),
-    ])
+    ]
+    if base is None:
+        return Starlette(routes=routes)
+    base.router.routes.extend(routes)
+    return base
 
 
-def serve(front: Front, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Serve ``front`` over HTTP with uvicorn until interrupted."""
+def serve(front: Front, host: str = "127.0.0.1", port: int = 8765,
+          base: Starlette | None = None) -> None:
+    """Serve ``front`` (on ``base``, see ``build_app``) over HTTP with uvicorn until
+    interrupted."""
     import uvicorn
 
-    uvicorn.run(build_app(front), host=host, port=port, log_level="warning")
+    uvicorn.run(build_app(front, base), host=host, port=port, log_level="warning")
