@@ -407,16 +407,18 @@ def commit_message(number: int, counts: dict[str, int], summary: str, memories: 
 # ---------------------------------------------------------------- running
 
 def run_batch(store: Store, backend: Backend, size: int | None = None, attempts: int = 2,
-              persona: PersonaRefresh | None = None) -> BatchResult | None:
+              persona: PersonaRefresh | None = None, lock_timeout: float | None = None
+              ) -> BatchResult | None:
     """Run one batch under the store lock; return its result, or None if nothing is pending.
 
     A hand edit made while the backend worked (``ConflictError`` at apply) makes the batch run
     again on the fresh files, up to ``attempts`` times. ``persona``: asked, once the scenes
     are final, whether the persona is due and what it says; its text then goes into the
-    batch's commit (``BatchResult.persona_refreshed``). Raises ``BatchError`` (nothing
+    batch's commit (``BatchResult.persona_refreshed``). ``lock_timeout``: seconds to wait
+    for the store lock (None: ``store.lock.lock_timeout()``). Raises ``BatchError`` (nothing
     written, memories still pending) or ``LockBusyError``.
     """
-    with locked(store) as unit:
+    with locked(store, timeout=lock_timeout) as unit:
         repo = unit.repo
         _check_scenes_folder(store)
         for attempt in range(attempts):

@@ -28,7 +28,16 @@ def mcp(http: Annotated[bool, typer.Option(
         allow_undo: Annotated[bool, typer.Option(
             "--allow-undo", help="Offer the undo tool too.")] = False,
         fold: Annotated[bool, typer.Option(
-            "--fold/--no-fold", help="Fold remembered memories in the background.")] = True
+            "--fold/--no-fold", help="Fold remembered memories in the background.")] = True,
+        fold_tools: Annotated[bool, typer.Option(
+            "--fold-tools", help="Offer fold_begin, read_file, write_to_file, "
+                                 "replace_in_file, fold_commit and fold_abort: the agent's "
+                                 "own model folds the batches (no background folding then).")
+        ] = False,
+        fold_lease: Annotated[float, typer.Option(
+            min=5.0, max=86400.0, metavar="SECONDS",
+            help="With --fold-tools: seconds a batch waits for the agent's next call before "
+                 "it is rolled back.")] = 600.0
         ) -> None:
     """Serve this store to agents over MCP (stdio by default): remember, recall, search,
     list_scenes, read_scene, status, log; scenes as scene://NAME resources."""
@@ -44,6 +53,7 @@ def mcp(http: Annotated[bool, typer.Option(
     )
 
     only_with("--http", http, "host", "port")
+    only_with("--fold-tools", fold_tools, "fold_lease")
     store = open_cli_store()
     # stdout is the protocol's: everything said goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
@@ -62,7 +72,7 @@ def mcp(http: Annotated[bool, typer.Option(
         elif token:
             typer.echo(f"requests must carry the bearer token in ${TOKEN_ENV}", err=True)
     serve(store, http=http, host=host, port=port, allow_undo=allow_undo, fold=fold,
-          token=token)
+          token=token, fold_tools=fold_tools, fold_lease=fold_lease)
 
 
 @app.command()

@@ -42,6 +42,7 @@ from scene_engine.core.errors import InputError, SceneEngineError, plain_error, 
 from scene_engine.mcpserver import tools
 from scene_engine.services.backends import store_backend
 from scene_engine.services.folding import FoldWorker, InboxJoiner
+from scene_engine.services.host_fold import HostFolds
 from scene_engine.store.config import ConfigError
 from scene_engine.store.store import Store
 
@@ -81,7 +82,7 @@ class HostedStores(Protocol):
 def build_server(store: Store | None = None, *, hosted: HostedStores | None = None,
                  allow_undo: bool = False, worker: FoldWorker | None = None,
                  joiner: InboxJoiner | None = None, token: str | None = None,
-                 url: str = "http://127.0.0.1"):
+                 url: str = "http://127.0.0.1", folds: HostFolds | None = None):
     """A ``SceneServer`` (``scene_server_class``: the SDK's ``MCPServer``) for ``store``, or
     for the many stores of ``hosted`` (docs/DESIGN.md "Serving many stores": every call's
     bearer token names its store, checked on every call; ``remember`` puts the memory in
@@ -89,7 +90,8 @@ def build_server(store: Store | None = None, *, hosted: HostedStores | None = No
     ``worker``: told of each remembered memory (folds sooner). ``joiner``: woken when a
     memory is queued in the inbox. ``token``: a bearer token every HTTP request must carry
     (the SDK answers 401 without it); ``url``: where the server is served (its own address,
-    named as the issuer of the token)."""
+    named as the issuer of the token). ``folds``: also offer the fold tools, the host's
+    model folding batches itself (``fold_tools``, docs/DESIGN.md "Host folding")."""
     from mcp.server.auth.settings import AuthSettings
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
@@ -207,6 +209,11 @@ def build_server(store: Store | None = None, *, hosted: HostedStores | None = No
         """The history, newest first: batches (what each folded), hand edits, undos:
         `{"entries": [...]}`."""
         return {"entries": call(tools.log, limit)}
+
+    if folds is not None and hosted is None:
+        from scene_engine.mcpserver import fold_tools
+
+        fold_tools.register(server, folds, tool_error)
 
     if allow_undo and hosted is None:
         @server.tool(check=tools.check_undo)
@@ -424,24 +431,29 @@ def http_url(host: str, port: int) -> str:
 
 def serve(store: Store, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
           allow_undo: bool = False, fold: bool = True, backend=None,
-          token: str | None = None) -> None:
+          token: str | None = None, fold_tools: bool = False,
+          fold_lease: float | None = None) -> None:
     """Serve ``store`` until the client goes away (stdio) or Ctrl-C (HTTP). ``fold``: run a
     ``FoldWorker`` with ``backend`` (a callable giving the backend; default the store's
     configured one). An ``InboxJoiner`` runs always. ``token``: the bearer token HTTP requests
     must carry (``http_token``); required on an address other than ``LOCAL_HOSTS``, else
-    ``ValueError``. Blocks."""
+    ``ValueError``. ``fold_tools``: offer the fold tools (the host's model folds; no
+    background folding then), each batch waiting ``fold_lease`` seconds for its next call
+    (default ``host_fold.LEASE``). Blocks."""
     if http and token is None and host not in LOCAL_HOSTS:
         raise ValueError(f"serving {host} needs a bearer token: this store would be open to "
                          "anyone who reaches it")
     worker = None
     joiner = InboxJoiner(store)
     joiner.start()
-    if fold:
+    folds = HostFolds(store, **({} if fold_lease is None else {"lease": fold_lease})) \
+        if fold_tools else None
+    if fold and not fold_tools:     # the host's model folds: nothing else may take the batch
         worker = FoldWorker(store, backend or store_backend(store),
                             on_event=lambda text: log.warning("%s", text))
         worker.start()
     server = build_server(store, allow_undo=allow_undo, worker=worker, joiner=joiner,
-                          token=token, url=http_url(host, port))
+                          token=token, url=http_url(host, port), folds=folds)
     try:
         if http:
             try:
