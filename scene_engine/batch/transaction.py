@@ -389,6 +389,7 @@ def commit_message(number: int, counts: dict[str, int], summary: str, memories: 
         subject += f", {counts['renamed']} renamed"
     ids = [m.id for m in memories]
     shown = ", ".join(ids) if len(ids) <= 20 else f"{ids[0]} .. {ids[-1]} ({len(ids)})"
+    shown = shown or "none"
     trailers = [f"Batch: {number}", f"Memories: {shown}",
                 f"Memory-Seqs: {compress_seqs([m.seq for m in memories])}",
                 f"Backend: {backend}", f"Tokens: {tokens}",
@@ -435,6 +436,24 @@ def run_batch(store: Store, backend: Backend, size: int | None = None, attempts:
                     raise BatchError(f"scenes changed on disk while the batch ran "
                                      f"({', '.join(exc.names)}); nothing written, try again") from exc
     return None
+
+
+def run_edit_batch(store: Store, backend: Backend, lock_timeout: float | None = None
+                   ) -> BatchResult | None:
+    """A batch of no memories: the backend's own changes to the scenes (Anthropic's memory
+    tool, docs/DESIGN.md "Host folding"), checked by the same rules and committed as a batch
+    (its number, its ledger with no memory, ``scenes undo`` reverts it). Pending memories stay
+    pending. Returns None when the backend staged no change (nothing is committed). Raises
+    ``BatchError`` (nothing written), ``LockBusyError`` or ``ConflictError`` (a scene the
+    backend changed was edited by hand meanwhile; nothing written)."""
+    with locked(store, timeout=lock_timeout) as unit:
+        _check_scenes_folder(store)
+        history.commit_hand_edits(unit.repo)
+        try:
+            return _attempt(unit, backend, store.load_state(), [])
+        except ConflictError as exc:
+            raise BatchError(f"scenes changed on disk while the batch ran "
+                             f"({', '.join(exc.names)}); nothing written, try again") from exc
 
 
 def _check_scenes_folder(store: Store) -> None:
@@ -507,7 +526,7 @@ def _memories_named(store: Store, wanted: set[str]) -> dict[str, Memory]:
 
 
 def _attempt(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory],
-             persona: PersonaRefresh | None = None) -> BatchResult:
+             persona: PersonaRefresh | None = None) -> BatchResult | None:
     store, repo = unit.store, unit.repo
     number = max(state.batch, history.last_batch_number(repo)) + 1
     fold, retired = _retired(store, taken)
@@ -525,21 +544,27 @@ def _attempt(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory
     except BaseException as exc:
         job.transcript.finish("failed", error=" ".join(str(exc).split()) or type(exc).__name__)
         raise
+    if result is None:
+        job.transcript.finish("failed", error="no change to commit")
+        return None
     job.transcript.finish("committed", commit=result.commit)
     return result
 
 
 def _run_job(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory],
              job: BatchJob, duplicates: list[tuple[Memory, Memory]],
-             persona: PersonaRefresh | None = None) -> BatchResult:
-    """Steps 4-7 of a batch for a built ``job``; raises ``BatchError`` or ``ConflictError``."""
+             persona: PersonaRefresh | None = None) -> BatchResult | None:
+    """Steps 4-7 of a batch for a built ``job``; raises ``BatchError`` or ``ConflictError``.
+    With no memories (``run_edit_batch``): None when the backend staged nothing."""
     store, number = unit.store, job.number
     try:
         outcome = backend.run(job)
     except Exception as exc:  # any backend failure: nothing was written
         raise BatchError(f"batch {number} failed: {plain_error(exc)}") from exc
+    if not taken and not job.box.pending():
+        return None
     deferred = set(outcome.deferred) | {d.seq for d, k in duplicates if k.seq in outcome.deferred}
-    if deferred >= {m.seq for m in taken}:
+    if taken and deferred >= {m.seq for m in taken}:
         raise BatchError(f"batch {number}: the backend deferred every memory")
     entries, unaccounted = job.account(outcome.final_text, outcome.declared, outcome.may_skip,
                                        deferred)
@@ -553,7 +578,7 @@ def _run_job(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory
     # deferred: they are pending again and belong to a later batch.
     taken = [m for m in taken if m.seq not in deferred]
     new_state = advance_state(state, taken, sorted(deferred), number)
-    if new_state.pending >= state.pending:   # a batch that settles nothing would run for ever
+    if taken and new_state.pending >= state.pending:   # settling nothing, it would run for ever
         raise BatchError(f"batch {number} would leave as many memories pending as before "
                          f"({state.pending}); nothing written. `scenes doctor` says why")
     tokens = outcome.prompt_tokens + outcome.completion_tokens

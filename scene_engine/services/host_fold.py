@@ -74,7 +74,7 @@ class _Ended(Exception):
 
 @dataclass
 class _Call:
-    kind: str                      # "tool", "commit" or "abort"
+    kind: str                      # "tool", "run" (a function of the job), "commit", "abort"
     name: str = ""
     arguments: dict = field(default_factory=dict)
     reply: queue.Queue = field(default_factory=lambda: queue.Queue(maxsize=1))
@@ -87,8 +87,9 @@ class HostBackend:
     ``lease`` seconds (``_Ended``: the batch fails, nothing written). ``name``: the holder, in
     the commit's trailers."""
 
-    def __init__(self, name: str, lease: float, on_job, on_call):
+    def __init__(self, name: str, lease: float, on_job, on_call, edit: bool = False):
         self.name = name
+        self.edit = edit                   # a batch of no memories (run_edit_batch)
         self.lease = lease
         self.calls: queue.Queue[_Call] = queue.Queue()
         self.committing: _Call | None = None
@@ -123,8 +124,14 @@ class HostBackend:
                                    refused=result.startswith("Error:"), text_fallback=False)
                 call.reply.put(("tool", result))
                 continue
+            if call.kind == "run":
+                try:
+                    call.reply.put(("run", call.arguments["fn"](job)))
+                except Exception as exc:        # said to the caller, the batch goes on
+                    call.reply.put(("error", exc))
+                continue
             answer = str(call.arguments.get("answer") or "").strip()
-            problems = self._problems(job, answer)
+            problems = job.validate() if self.edit else self._problems(job, answer)
             if problems:
                 repairs += 1
                 job.transcript.add("repair", round=repairs, problems=problems,
@@ -150,8 +157,8 @@ class HostBackend:
 class HostBatch:
     """One batch run in a thread of its own for ``HostFolds``."""
 
-    def __init__(self, store: Store, holder: str, lease: float):
-        self.store, self.holder, self.lease = store, holder, lease
+    def __init__(self, store: Store, holder: str, lease: float, edit: bool = False):
+        self.store, self.holder, self.lease, self.edit = store, holder, lease, edit
         self.token = secrets.token_urlsafe(12)
         self.job: Any = None               # the BatchJob, once built
         self.result: Any = None            # the BatchResult, once committed
@@ -160,7 +167,8 @@ class HostBatch:
         self.expires = time.monotonic() + lease
         self.ready = threading.Event()
         self.done = threading.Event()
-        self.backend = HostBackend(f"host ({holder})", lease, self._have_job, self._renew)
+        self.backend = HostBackend(f"host ({holder})", lease, self._have_job, self._renew,
+                                   edit=edit)
         self.thread = threading.Thread(target=self._run, name=f"host-batch-{self.token}",
                                        daemon=True)
 
@@ -174,11 +182,14 @@ class HostBatch:
         self._write_lease()
 
     def _run(self) -> None:
-        from scene_engine.batch.transaction import run_batch
+        from scene_engine.batch.transaction import run_batch, run_edit_batch
         from scene_engine.services import persona
         from scene_engine.services.add import drain_inbox
 
         try:
+            if self.edit:
+                self.result = run_edit_batch(self.store, self.backend, lock_timeout=0)
+                return
             drain_inbox(self.store, lock_timeout=0)
             self.result = run_batch(self.store, self.backend, attempts=1,
                                     persona=persona.in_batch(self.store), lock_timeout=0)
@@ -192,7 +203,7 @@ class HostBatch:
             self.ready.set()
             call = self.backend.committing
             if call is not None:
-                call.reply.put(("committed", None) if self.result else ("failed", self.error))
+                call.reply.put(("failed", self.error) if self.error else ("committed", None))
 
     def _write_lease(self) -> None:
         left = max(0.0, self.expires - time.monotonic())
@@ -240,9 +251,10 @@ class HostFolds:
         self._batches: dict[str, HostBatch] = {}
         self._lock = threading.Lock()
 
-    def begin(self, holder: str) -> dict | None:
-        """Start a batch for ``holder`` (a name for people: the MCP client's). Returns None
-        when nothing is pending, else ``{"batch": token, "number", "lease_seconds",
+    def begin(self, holder: str, edit: bool = False) -> dict | None:
+        """Start a batch for ``holder`` (a name for people: the MCP client's); ``edit``: a
+        batch of no memories, the holder's own changes (``run_edit_batch``). Returns None
+        when nothing is pending (never for ``edit``), else ``{"batch": token, "number", "lease_seconds",
         "memories": [{"id", "content", "created_at", ...}], "scenes": [{"name", "heat",
         "updated", "summary", "pinned"}], "new_scenes_allowed", "instructions": the prompt's
         text}``. Raises ``FoldBusy`` (another batch holds the store) and what the batch's
@@ -251,7 +263,7 @@ class HostFolds:
             live = [b for b in self._batches.values() if not b.done.is_set()]
             if live:
                 raise FoldBusy(_busy_text(self.store, live[0].holder))
-            batch = HostBatch(self.store, holder, self.lease)
+            batch = HostBatch(self.store, holder, self.lease, edit)
             batch.thread.start()
             if not batch.ready.wait(BEGIN_WAIT):
                 raise FoldBusy(f"the batch did not start within {BEGIN_WAIT:g} s")
@@ -269,6 +281,15 @@ class HostFolds:
         kind, result = self._batch(token).ask(_Call("tool", tool, arguments))
         return result
 
+    def run(self, token: str, fn):
+        """``fn(job)`` run in batch ``token``'s thread (the job's sandbox is that thread's),
+        its result; what ``fn`` raises is raised here and the batch goes on. Raises
+        ``FoldClosed``."""
+        kind, result = self._batch(token).ask(_Call("run", arguments={"fn": fn}))
+        if kind == "error":
+            raise result
+        return result
+
     def commit(self, token: str, answer: str) -> dict:
         """Check and commit batch ``token`` with the model's final ``answer`` (the summary,
         ``NO_CHANGE``/``SKIP`` lines, an optional persona request, as the prompt asks).
@@ -280,9 +301,12 @@ class HostFolds:
         if kind == "problems":
             raise FoldProblems(value)
         batch.thread.join()
-        if batch.result is None:
-            raise batch.error or FoldClosed("the batch failed")
+        if batch.error is not None:
+            raise batch.error
         result = batch.result
+        if result is None:          # an edit batch that changed nothing: no commit
+            return {"batch": None, "commit": None, "memories": [], "counts": {},
+                    "summary": answer, "persona_refreshed": False}
         return {"batch": result.number, "commit": result.commit, "memories": result.memory_ids,
                 "counts": result.counts, "summary": result.summary,
                 "persona_refreshed": result.persona_refreshed}
