@@ -133,7 +133,7 @@ def test_remembered_over_http_is_searchable_at_once_then_folded_and_pushed(
     token = provision(database, daemon, store)
     said = http.call("POST", f"/v1/stores/{store}/remember", token, memories(25))
     assert said.status_code == 200, said.text
-    assert said.json()["added"] == 25 and said.json()["queued"] is True
+    assert said.json()["added"] == 25 and said.json()["fold_queued"] is True
 
     # Before any worker ran: the memories are found, and status counts them as waiting.
     found = http.call("POST", f"/v1/stores/{store}/search", token,
@@ -463,3 +463,143 @@ def test_mcp_serves_each_token_its_own_store(database, daemon, http, tmp_path):
     for wrong in ({}, {"Authorization": "Bearer nope"}, {"Authorization": token}):
         got = httpx.post(url, json=hello, headers={**accept, **wrong}, timeout=30)
         assert got.status_code == 401, (wrong, got.status_code)
+
+
+# ---------------------------------------------------------------- found by a new user trying it
+
+def test_an_id_the_journal_knows_is_judged_as_scenes_add_judges_it(database, daemon, http,
+                                                                   tmp_path):
+    """Folded memories stay known: sent again, nothing is added and no job is queued; sent
+    with another content, the whole call is refused (nothing lost silently in a worker); a
+    retry without created_at is the same memory (the server stamps a new time on it)."""
+    store = name()
+    token = provision(database, daemon, store)
+    first = [{"id": f"d{i}", "content": f"Bob drinks tea number {i}."} for i in range(20)]
+    assert http.call("POST", f"/v1/stores/{store}/remember", token, first).json()["added"] == 20
+    work(database, daemon, tmp_path / "w")
+    again = http.call("POST", f"/v1/stores/{store}/remember", token, first).json()
+    assert (again["added"], again["known"], again["fold_queued"]) == (0, 20, False)
+    rewrite = http.call("POST", f"/v1/stores/{store}/remember", token, [
+        {"id": "fresh", "content": "Bob likes coffee too."},
+        {"id": "d3", "content": "Bob now hates tea."}])
+    assert rewrite.status_code == 400, rewrite.text
+    assert "'d3' is already known with a different content" in rewrite.json()["error"]
+    said = _mcp(f"http://127.0.0.1:{http.port}/mcp", token, [
+        ("remember", {"id": "d4", "content": "An MCP rewrite of d4."}),
+        ("remember", {"id": "d5", "content": "Bob drinks tea number 5."})])
+    assert said[0][0] == "error" and "already known" in said[0][1]
+    assert said[1]["added"] is False
+    retry = {"id": "r1", "content": "Bob rides a bike."}        # no created_at, sent twice
+    assert http.call("POST", f"/v1/stores/{store}/remember", token, retry).json()["added"] == 1
+    twice = http.call("POST", f"/v1/stores/{store}/remember", token, retry)
+    assert twice.status_code == 200 and twice.json()["known"] == 1, twice.text
+    assert http.call("GET", f"/v1/stores/{store}/status", token).json()["inbox"] == 1
+
+
+def test_pretty_json_and_deep_nesting_are_read_or_refused_in_one_line(database, daemon, http,
+                                                                      tmp_path):
+    store = name()
+    token = provision(database, daemon, store)
+    pretty = json.dumps({"content": "A pretty-printed memory.", "id": "pp"}, indent=2)
+    got = http.call("POST", f"/v1/stores/{store}/remember", token, pretty)
+    assert got.status_code == 200 and got.json()["added"] == 1, got.text
+    deep = "[" * 100_000 + "]" * 100_000
+    got = http.call("POST", f"/v1/stores/{store}/remember", token, deep)
+    assert got.status_code == 400 and "nested too deeply" in got.json()["error"]
+    got = http.call("POST", f"/v1/stores/{store}/recall", token, deep)
+    assert got.status_code == 400 and "Traceback" not in got.text
+    got = http.call("POST", f"/v1/stores/{store}/search", token,
+                    {"query": "pretty", "memories": "false"})
+    assert got.status_code == 400 and "true or false" in got.json()["error"]
+    for method, path in (("GET", "/v1/nothing"), ("GET", f"/v1/stores/{store}/recall"),
+                         ("GET", f"/v1/stores/{store}/status/")):
+        got = http.call(method, path, token)
+        assert got.status_code in (404, 405) and "error" in got.json(), (path, got.text)
+    local = tmp_path / "local"
+    subprocess.run([SCENES, "--dir", str(local), "init"], check=True, capture_output=True)
+    done = subprocess.run([SCENES, "--dir", str(local), "add", "-"], input=deep, text=True,
+                          capture_output=True)
+    assert done.returncode == 2 and "nested too deeply" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    done = subprocess.run([SCENES, "--dir", str(local), "add", "-"], input=pretty, text=True,
+                          capture_output=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_postgres_away_is_503_on_every_route_and_the_worker_says_it_in_one_line(
+        postgres, daemon, tmp_path):
+    database = postgres.create(f"t_{uuid.uuid4().hex[:12]}")
+    store = name()
+    token = provision(database, daemon, store)
+    http = Http(database, daemon, tmp_path / "readers")
+    worker = subprocess.Popen([SCENES, "worker", "--database", database, "--git", daemon.base,
+                               "--cache", str(tmp_path / "w")], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert http.call("GET", f"/v1/stores/{store}/status", token).status_code == 200
+        postgres.stop()
+        try:
+            for method, path, body in (("GET", f"/v1/stores/{store}/status", None),
+                                       ("POST", f"/v1/stores/{store}/remember",
+                                        {"content": "x"})):
+                got = http.call(method, path, token, body)
+                assert got.status_code == 503 and "database" in got.json()["error"], got.text
+            got = http.call("POST", "/mcp", token, {
+                "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "t", "version": "0"}}})
+            assert got.status_code == 503, got.text    # not "invalid token": it is not
+            time.sleep(3)
+        finally:
+            postgres.start()
+        assert http.call("GET", f"/v1/stores/{store}/status", token).status_code == 200
+    finally:
+        http.close()
+        worker.terminate()
+        said = worker.communicate(timeout=60)[1]
+    assert "Traceback" not in said and "stopped: ;" not in said, said
+    assert "worker" in said.splitlines()[0]
+
+
+def test_provision_leaves_nothing_behind_when_it_fails_and_a_token_can_be_renewed(
+        database, daemon, http):
+    store = name()
+    failed = subprocess.run([SCENES, "provision", store, "--repos", str(daemon.repos),
+                             "--database", database, "--git", "git://127.0.0.1:1/"],
+                            capture_output=True, text=True)
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr
+    assert not (daemon.repos / f"{store}.git").exists()
+    token = provision(database, daemon, store)               # the same command, again: made
+    renewed = subprocess.run([SCENES, "provision", store, "--new-token", "--database",
+                              database, "--json"], capture_output=True, text=True, check=True)
+    new = json.loads(renewed.stdout)["token"]
+    assert http.call("GET", f"/v1/stores/{store}/status", token).status_code == 401
+    assert http.call("GET", f"/v1/stores/{store}/status", new).status_code == 200
+    nosuch = subprocess.run([SCENES, "queue", "--database", database, "--retry", "--store",
+                             "nosuch"], capture_output=True, text=True)
+    assert nosuch.returncode == 2 and "no store named 'nosuch'" in nosuch.stderr
+    bad_url = subprocess.run([SCENES, "queue", "--database", "notaurl"], capture_output=True,
+                             text=True)
+    assert bad_url.returncode == 2 and "postgresql://USER@HOST" in bad_url.stderr
+
+
+def test_a_push_a_hook_refuses_fails_the_job_with_the_servers_words(database, daemon, tmp_path):
+    """Not the guard (the server's main did not move): the job fails and is retried with
+    backoff, the queue shows its tries, the worker's log says what the server said, and the
+    push is not counted as refused."""
+    store = name()
+    provision(database, daemon, store)
+    hook = daemon.repos / f"{store}.git" / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'quota exceeded for this store' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    _remember(database, store, memories(3))
+    subprocess.run([SCENES, "queue", "--database", database, "--fold", "--store", store],
+                   check=True, capture_output=True)
+    done = work(database, daemon, tmp_path / "w")
+    assert "quota exceeded for this store" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    queue = json.loads(subprocess.run([SCENES, "queue", "--database", database, "--json"],
+                                      capture_output=True, text=True, check=True).stdout)
+    row = next(r for r in queue["stores"] if r["store"] == store)
+    assert row["attempts"] >= 1 and row["waiting"] == 1 and not row["rejected_pushes"]
+    assert row["inbox"] == 3

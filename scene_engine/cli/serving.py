@@ -39,33 +39,65 @@ def _serving() -> None:
 def _need(value: str, option: str, env: str) -> str:
     if not value.strip():
         fail(f"{option} is required (or set ${env})", 2)
+    if option == "--database":
+        from scene_engine.serving.database import check_url
+
+        return check_url(value)       # InputError: exit 2 with the address's form
     return value
 
 
 def _logging() -> None:
+    """Warnings and errors on stderr, each one line: a library's traceback (procrastinate's
+    when Postgres goes away) is cut to its exception's first line."""
     import logging
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="scene-engine: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_one_line)
+
+
+def _one_line(record) -> bool:
+    if record.exc_info and record.exc_info[1] is not None:
+        exc = record.exc_info[1]
+        said = [line for line in str(exc).splitlines() if line.strip()]
+        record.msg = f"{record.getMessage()}: {type(exc).__name__}" + (
+            f": {said[0].strip()}" if said else "")
+        record.args = None
+        record.exc_info = record.exc_text = None
+    return True
 
 
 @app.command()
 @handled
 def provision(name: Annotated[str, typer.Argument(metavar="NAME", help="The store's name.")],
-              repos: Annotated[Path, typer.Option(
+              repos: Annotated[Path | None, typer.Option(
                   "--repos", metavar="DIR",
-                  help="The git server's base folder, where NAME.git is made.")],
+                  help="The git server's base folder, where NAME.git is made.")] = None,
+              new_token: Annotated[bool, typer.Option(
+                  "--new-token", help="Give the registered store NAME a new token (the old "
+                                      "one stops working).")] = False,
               database: Database = "", git: Git = "", json: Json = False) -> None:
     """Make a store on the git server and register it; prints its token once."""
     _serving()
+    from scene_engine.serving.admin import new_token as renew
     from scene_engine.serving.admin import provision as make
 
-    made = make(_need(database, "--database", DATABASE_ENV), _need(git, "--git", GIT_ENV),
-                repos, name)
+    url = _need(database, "--database", DATABASE_ENV)
+    if new_token:
+        if repos is not None:
+            fail("--new-token changes only the token: leave --repos out", 2)
+        made = renew(url, name)
+    elif repos is None:
+        fail("--repos DIR is required: the git server's base folder, where NAME.git is made",
+             2)
+    else:
+        made = make(url, _need(git, "--git", GIT_ENV), repos, name)
     if json:
         echo_json(made)
         return
-    typer.echo(f"store {made['store']} at {made['url']} (commit {made['commit'][:12]})")
+    if not new_token:
+        typer.echo(f"store {made['store']} at {made['url']} (commit {made['commit'][:12]})")
     typer.echo(f"token: {made['token']}")
     typer.echo("(shown this once; clients send `Authorization: Bearer <token>`)", err=True)
 
@@ -131,6 +163,11 @@ def worker(database: Database = "", git: Git = "",
     settings = WorkerSettings(_need(database, "--database", DATABASE_ENV),
                               _need(git, "--git", GIT_ENV), cache or _cache(f"worker-{os.getpid()}"),
                               batches_per_job=batches)
+    from scene_engine.serving.database import shown
+
+    typer.echo(f"worker {name or os.getpid()}: folding stores of {shown(settings.database)} "
+               f"from {settings.git}" + (" until the queue is empty" if once
+                                         else " (Ctrl-C to stop)"), err=True)
     run_worker(settings, name=name, fold_idle=fold_idle, once=once, stalled_after=stalled_after)
 
 
@@ -169,8 +206,11 @@ def queue(database: Database = "",
         queued = retry_failed(url, store)
         if json:
             echo_json({"queued": queued})
+        elif queued:
+            typer.echo(f"{queued} store(s) with failed jobs: a fold job waits for each now")
         else:
-            typer.echo(f"{queued} failed store job(s) queued again")
+            typer.echo("no failed job" + (f" of {store}" if store else "")
+                       + " (scenes queue shows each store's jobs)")
         return
     found = rows(url)
     if json:
@@ -183,11 +223,13 @@ def _print_queue(found: list[dict]) -> None:
     if not found:
         typer.echo("no store is registered (scenes provision NAME)")
         return
-    heads = ("store", "inbox", "oldest", "waiting", "running", "failed", "pushes", "refused")
+    heads = ("store", "inbox", "oldest", "waiting", "running", "failed", "tries", "pushes",
+             "refused")
     table = [heads] + [(r["store"], str(r["inbox"]),
                         "-" if r["oldest_seconds"] is None else f"{r['oldest_seconds']:g}s",
                         str(r["waiting"]), str(r["running"]), str(r["failed"]),
-                        str(r["pushes"] or 0), str(r["rejected_pushes"] or 0)) for r in found]
+                        str(r["attempts"]), str(r["pushes"] or 0),
+                        str(r["rejected_pushes"] or 0)) for r in found]
     widths = [max(len(row[i]) for row in table) for i in range(len(heads))]
     for row in table:
         typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-__all__ = ["SceneEngineError", "InputError", "plain_problems", "plain_error"]
+__all__ = ["SceneEngineError", "InputError", "UnavailableError", "plain_problems",
+           "plain_error"]
 
 
 class SceneEngineError(Exception):
@@ -36,6 +37,11 @@ class InputError(SceneEngineError, ValueError):
     """Bad usage or bad input (exit code 2): nothing was done, say what to give instead."""
 
     exit_code = 2
+
+
+class UnavailableError(SceneEngineError, RuntimeError):
+    """A service the engine needs (Postgres, the git server) does not answer now: nothing was
+    done, the same call later may work (HTTP 503)."""
 
 
 def plain_problems(exc: ValidationError, arguments: bool = False) -> str:

@@ -38,7 +38,13 @@ from typing import Annotated, Any, Protocol
 
 from pydantic import Field, ValidationError
 
-from scene_engine.core.errors import InputError, SceneEngineError, plain_error, plain_problems
+from scene_engine.core.errors import (
+    InputError,
+    SceneEngineError,
+    UnavailableError,
+    plain_error,
+    plain_problems,
+)
 from scene_engine.mcpserver import tools
 from scene_engine.services.backends import store_backend
 from scene_engine.services.folding import FoldWorker, InboxJoiner
@@ -349,9 +355,10 @@ class StoreTokens:
 
         try:
             store = await anyio.to_thread.run_sync(self._hosted.store_of_token, token)
-        except Exception:            # Postgres away: no store opened, the client retries
+        except Exception as exc:     # Postgres away: a 503 (serving.http), not "bad token"
             log.warning("a token could not be checked: the database did not answer")
-            return None
+            raise UnavailableError(f"the token cannot be checked now: the database does not "
+                                   f"answer ({plain_error(exc)}); try again") from None
         return AccessToken(token=token, client_id=store, scopes=[]) if store else None
 
 

@@ -87,7 +87,7 @@ def remember_hosted(hosted: Any, store: str, content: str, created_at: str | flo
     added = bool(said["added"])
     return {"id": said["ids"][0], "added": added, "queued": True,
             "note": "waiting to be folded by a worker; searchable now" if added else
-            "nothing added: this id already waits with this same memory"}
+            "nothing added: the store already knows this id with this same memory"}
 
 
 def remember_record(**arguments: Any) -> bytes:

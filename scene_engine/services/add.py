@@ -56,6 +56,25 @@ def add_memories(store: Store, data: bytes | str,
     return _add(store, bytes(data), lock_timeout)
 
 
+def plan_add(store: Store, memories: list[tuple[int, Memory]]) -> AddReport:
+    """What ``add_memories`` would make of ``memories`` (``parse_lines``'s ``[(line,
+    Memory)]``) on ``store`` as it is now, written nowhere and without the store lock (for a
+    copy no one else writes: a serving front-end's reading clone). ``known_ids``: the ids
+    the journal knows with the same memory. Raises ``MemoryInputError`` naming the line of
+    each known id sent with another memory, as ``add_memories`` would."""
+    index = _synced_index(store)
+    try:
+        _, report, _ = Journal(store.memories_dir).plan_append(
+            [m for _, m in memories], store.load_state().next_seq, catalog=index)
+    finally:
+        if index is not None:
+            index.close()
+    if report.conflicts:
+        raise MemoryInputError([(memories[position][0], message)
+                                for position, message in report.conflicts])
+    return report
+
+
 def _add(store: Store, data: bytes | None, lock_timeout: float | None = None) -> AddReport:
     """``add_memories`` after its checks; ``data`` None appends just the inbox's memories."""
     memories = parse_lines(data) if data is not None else []

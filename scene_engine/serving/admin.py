@@ -27,21 +27,38 @@ def provision(database_url: str, git: str, repos: Path, name: str) -> dict:
     made first when missing). Returns ``{"store", "url", "token", "commit"}``; the token is
     shown this once and kept only as its sha256. Raises ``InputError`` (a bad or taken
     name), ``ServingError`` (Postgres or git)."""
+    import shutil
+
     database.check_name(name)
     jobs.migrate(database_url)
     with database.connect(database_url) as conn:
         if name in database.stores(conn):
             from scene_engine.core.errors import InputError
 
-            raise InputError(f"a store named {name!r} is already registered")
-    create_bare(repos, name)
-    url = store_url(git, name)
-    with tempfile.TemporaryDirectory(prefix="scene-provision-") as work:
-        commit = seed(url, Path(work) / name)
+            raise InputError(f"a store named {name!r} is already registered (a new token: "
+                             f"scenes provision {name} --new-token)")
+    bare = create_bare(repos, name)
+    try:
+        url = store_url(git, name)
+        with tempfile.TemporaryDirectory(prefix="scene-provision-") as work:
+            commit = seed(url, Path(work) / name)
+        token = secrets.token_urlsafe(32)
+        with database.connect(database_url) as conn:
+            database.add_store(conn, name, token)
+    except BaseException:      # nothing half made: the same command may simply run again
+        shutil.rmtree(bare, ignore_errors=True)
+        raise
+    return {"store": name, "url": url, "token": token, "commit": commit}
+
+
+def new_token(database_url: str, name: str) -> dict:
+    """A new token for registered store ``name`` (the old one stops working at once):
+    ``{"store", "token"}``, the token shown this once. Raises ``InputError`` for a store that
+    is not registered, ``ServingError``."""
     token = secrets.token_urlsafe(32)
     with database.connect(database_url) as conn:
-        database.add_store(conn, name, token)
-    return {"store": name, "url": url, "token": token, "commit": commit}
+        database.new_token(conn, name, token)
+    return {"store": name, "token": token}
 
 
 def queue(database_url: str) -> list[dict]:
@@ -53,10 +70,14 @@ def queue(database_url: str) -> list[dict]:
 
 def retry_failed(database_url: str, store: str | None = None) -> int:
     """Queue again the failed fold jobs (of ``store``, or of every store): each failed job is
-    marked cancelled and one new job queued per store. Returns how many stores were queued."""
-    if store is not None:
-        database.check_name(store)
+    marked cancelled and one new job queued per store (or the one already waiting kept: the
+    sweeper may have queued it). Returns how many stores had failed jobs, each with a job
+    waiting now. Raises ``InputError`` for a store that is not registered."""
     with database.connect(database_url) as conn:
+        if store is not None and database.check_name(store) not in database.stores(conn):
+            from scene_engine.core.errors import InputError
+
+            raise InputError(f"no store named {store!r} is registered")
         rows = conn.execute(
             "UPDATE procrastinate_jobs SET status = 'cancelled' WHERE task_name = %s AND "
             "status = 'failed' AND (%s::text IS NULL OR args->>'store' = %s) "
@@ -64,8 +85,9 @@ def retry_failed(database_url: str, store: str | None = None) -> int:
         names = sorted({r[0] for r in rows})
         app = jobs.make_app(database_url, sync=True)
         with app.open():
-            queued = sum(jobs.defer_fold(app, conn, n) for n in names)
-    return queued
+            for each in names:
+                jobs.defer_fold(app, conn, each)
+    return len(names)
 
 
 def fold_now(database_url: str, store: str) -> int:
@@ -109,7 +131,8 @@ def run_worker(settings: WorkerSettings, name: str | None = None, fold_idle: flo
         except Exception as exc:
             if once:
                 raise database.ServingError(f"the worker stopped: {exc}") from exc
-            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            said = [line for line in str(exc).splitlines() if line.strip()]
+            why = said[0].strip() if said else type(exc).__name__
         log.warning("worker %s stopped: %s; starting again in %g s", options["name"], why,
                     RESTART_WAIT)
         time.sleep(RESTART_WAIT)

@@ -24,7 +24,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from scene_engine.core.errors import InputError, SceneEngineError
+from scene_engine.core.errors import InputError, UnavailableError
+from scene_engine.store.memories import differs, kind
 
 # A store's name is a path segment on the git server and in URLs: lowercase letters, digits
 # and . _ -, starting with a letter or digit, no "..": never a path of its own.
@@ -55,7 +56,7 @@ CREATE TABLE IF NOT EXISTS scene_store_counts (
 """
 
 
-class ServingError(SceneEngineError, RuntimeError):
+class ServingError(UnavailableError):
     """Postgres or the git server could not do what was asked (exit 1); one line, with the
     address but never a password."""
 
@@ -66,8 +67,9 @@ def check_name(name: Any) -> str:
     name with ``/``, ``..`` or anything else is refused, never cleaned."""
     if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name \
             or name.endswith((".", ".git", ".lock")):
-        raise InputError(f"{name!r} is not a store name: lowercase letters, digits, '.', '_' "
-                         f"and '-', starting with a letter or digit, at most 63")
+        raise InputError(f"{name!r} is not a store name: 1 to 63 lowercase letters, digits, "
+                         "'.', '_' and '-', starting with a letter or digit, with no '..' and "
+                         "not ending in '.', '.git' or '.lock'")
     return name
 
 
@@ -81,11 +83,22 @@ def shown(url: str) -> str:
     return re.sub(r"(://[^/:@]*:)[^/@]*@", r"\1***@", url)
 
 
+def check_url(url: Any) -> str:
+    """``url`` when it is a Postgres address (``postgresql://`` or ``postgres://``), else
+    ``InputError`` saying the form."""
+    if not isinstance(url, str) or not re.match(r"postgres(ql)?://", url.strip()):
+        raise InputError(f"the database is a postgresql://USER@HOST:PORT/DATABASE address, "
+                         f"not {shown(str(url))[:200]!r}")
+    return url.strip()
+
+
 def connect(url: str):
     """An open psycopg connection to ``url`` (a ``postgresql://`` address), autocommit off.
-    Raises ``ServingError`` with the address (password hidden) and Postgres's reason."""
+    Raises ``InputError`` for another kind of text, ``ServingError`` with the address
+    (password hidden) and Postgres's reason."""
     import psycopg
 
+    url = check_url(url)
     try:
         return psycopg.connect(url, connect_timeout=10)
     except psycopg.Error as exc:
@@ -122,6 +135,16 @@ def add_store(conn, name: str, token: str) -> None:
         raise InputError(f"a store named {name!r} is already registered") from exc
 
 
+def new_token(conn, name: str, token: str) -> None:
+    """Give registered store ``name`` the token ``token`` (its old token stops working).
+    Raises ``InputError`` when no such store is registered."""
+    with conn.transaction():
+        row = conn.execute("UPDATE scene_stores SET token_sha256 = %s WHERE name = %s "
+                           "RETURNING name", (token_hash(token), check_name(name))).fetchone()
+    if row is None:
+        raise InputError(f"no store named {name!r} is registered")
+
+
 def store_of_token(conn, token: str) -> str | None:
     """The store ``token`` opens, or None. The lookup is by the token's sha256, so no
     comparison of the token itself can leak its prefix through timing."""
@@ -156,17 +179,14 @@ def put_inbox(conn, store: str, records: list[dict]) -> tuple[int, int]:
                 continue
             there = conn.execute("SELECT record FROM scene_inbox WHERE store = %s AND "
                                  "memory_id = %s", (store, record["id"])).fetchone()
-            if there and not _same_memory(there[0], record):
-                raise InputError(f"memory {record['id']!r} is already waiting with another "
-                                 "content, time, scope, role or type; a memory is never "
-                                 "rewritten: give the new one another id")
+            # As `scenes add` judges a known id: the same content, scope, role and type is
+            # the same memory (a retry without created_at is stamped anew: still the same).
+            difference = there and differs(kind(there[0]), kind(record))
+            if difference:
+                raise InputError(f"id {record['id']!r} is already known with {difference}; "
+                                 "a memory is never rewritten: give this one a new id")
             known += 1
     return added, known
-
-
-def _same_memory(one: dict, other: dict) -> bool:
-    keys = ("content", "created_at", "scope", "role", "type")
-    return all(one.get(k) == other.get(k) for k in keys)
 
 
 def inbox(conn, store: str, limit: int | None = None) -> list[dict]:
@@ -238,7 +258,9 @@ def last_commits(conn) -> dict[str, str | None]:
 def queue_view(conn, task_name: str) -> list[dict]:
     """Per store: ``inbox`` (memories waiting), ``oldest_seconds`` (age of the oldest, or
     None), the fold jobs ``waiting``, ``running``, ``failed`` (procrastinate's table for
-    ``task_name``), ``pushes``, ``rejected_pushes``, ``last_commit``."""
+    ``task_name``), ``attempts`` (the most tries a waiting or running job has had: one
+    that keeps failing shows here before it is failed), ``pushes``, ``rejected_pushes``,
+    ``last_commit``."""
     rows = conn.execute("""
         SELECT s.name,
                (SELECT count(*) FROM scene_inbox i WHERE i.store = s.name),
@@ -250,11 +272,14 @@ def queue_view(conn, task_name: str) -> list[dict]:
                  AND j.args->>'store' = s.name AND j.status = 'doing'),
                (SELECT count(*) FROM procrastinate_jobs j WHERE j.task_name = %(task)s
                  AND j.args->>'store' = s.name AND j.status = 'failed'),
+               (SELECT coalesce(max(j.attempts), 0) FROM procrastinate_jobs j
+                 WHERE j.task_name = %(task)s AND j.args->>'store' = s.name
+                   AND j.status IN ('todo', 'doing')),
                c.pushes, c.rejected_pushes, c.last_commit
           FROM scene_stores s LEFT JOIN scene_store_counts c ON c.store = s.name
          ORDER BY s.name""", {"task": task_name})
-    keys = ("store", "inbox", "oldest_seconds", "waiting", "running", "failed", "pushes",
-            "rejected_pushes", "last_commit")
+    keys = ("store", "inbox", "oldest_seconds", "waiting", "running", "failed", "attempts",
+            "pushes", "rejected_pushes", "last_commit")
     out = []
     for row in rows:
         item = dict(zip(keys, row, strict=True))

@@ -50,6 +50,7 @@ class Front:
     def __init__(self, database_url: str, git: str, cache: Path, refresh: float = 1.0):
         from psycopg_pool import ConnectionPool
 
+        database_url = database.check_url(database_url)
         self.git, self.cache, self.refresh = git, Path(cache), refresh
         # Each connection is checked as it is handed out: after a Postgres restart the pool's
         # old connections are dropped, not given to a request.
@@ -81,24 +82,57 @@ class Front:
 
     def remember(self, store: str, data: bytes) -> dict:
         """Validate ``data`` (a JSON list or JSONL of memories, as ``scenes add`` reads it;
-        one JSON object is taken as a list of one) and put it in ``store``'s inbox. Returns
-        ``{"ids", "added", "known", "queued"}`` (``queued``: a fold job was queued by this
-        call). Raises ``MemoryInputError`` or ``InputError`` (nothing kept)."""
-        from scene_engine.store.memories import parse_input
+        one JSON object is taken as a list of one), check it against what the store's
+        journal knows (``_journal_known``) and put the new memories in ``store``'s inbox.
+        Returns ``{"ids", "added", "known", "fold_queued"}`` (``known``: ids the journal or
+        the inbox holds with the same memory; ``fold_queued``: a fold job was queued by this
+        call). Raises ``MemoryInputError`` or ``InputError`` (nothing kept), a known id sent
+        with another memory included, as ``scenes add`` does."""
+        from scene_engine.store.memories import parse_lines
 
+        lined = parse_lines(data)             # time and id fixed now, as `scenes add` does
+        in_journal = self._journal_known(store, lined)
         records = []
-        for memory in parse_input(data):      # time and id fixed now, as `scenes add` does
+        for _, memory in lined:
+            if memory.id in in_journal:
+                continue
             record = memory.to_record()
             record.pop("seq", None)
             record.pop("aliases", None)
             records.append(record)
         every = self._fold_every(store)
         with self.pool.connection() as conn:
-            added, known = database.put_inbox(conn, store, records)
+            added, known = database.put_inbox(conn, store, records) if records else (0, 0)
             waiting, _ = database.inbox_stamp(conn, store)
             queued = bool(added) and waiting >= every and jobs.defer_fold(self.app, conn, store)
-        return {"ids": [r["id"] for r in records], "added": added, "known": known,
-                "queued": bool(queued)}
+        return {"ids": [m.id for _, m in lined], "added": added,
+                "known": known + len(in_journal), "fold_queued": bool(queued)}
+
+    def _journal_known(self, store: str, lined: list) -> set[str]:
+        """The ids of ``lined`` (``parse_lines``'s) the store's journal knows with the same
+        memory, checked on the reading clone as it stands (brought in step only when the
+        server's head moved, at most every ``refresh`` seconds: the inbox is checked by
+        ``put_inbox``). Raises ``MemoryInputError`` for a known id sent with another memory.
+        With the git server away and no clone yet, nothing is known here: the worker's add
+        path refuses such a memory then (and says so in its log)."""
+        from scene_engine.services.add import plan_add
+        from scene_engine.store.store import open_store
+
+        database.check_name(store)
+        with self._guard:
+            reader = self._readers.setdefault(store, Reader(
+                Clone(self.cache / "readers" / store, store_url(self.git, store))))
+        with reader.lock:
+            try:
+                if not reader.stamp or (time.monotonic() - reader.checked >= self.refresh
+                                        and server_head(reader.clone.url) != reader.head):
+                    self._bring_in_step(store, reader)
+            except database.ServingError as exc:
+                if not reader.stamp:
+                    log.warning("store %s: remembered without the journal check (%s)", store,
+                                exc)
+                    return set()
+            return set(plan_add(open_store(reader.clone.path), lined).known_ids)
 
     def _fold_every(self, store: str) -> int:
         """The store's ``fold_every`` as its reader last saw the config (default 20)."""

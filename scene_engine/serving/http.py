@@ -17,7 +17,8 @@ Every call but ``/healthz`` carries ``Authorization: Bearer TOKEN``; the token i
 every call and opens exactly one store: a missing or unknown token is 401, a token of another
 store (or a name that is not a store's, ``..`` and ``%2F`` included) is 403, before anything
 is read. Errors are ``{"error", "exit_code"}`` in one line, never a traceback: 400 for bad
-input, 503 when Postgres or the git server cannot be reached.
+input, 404 and 405 for a route or method that is not one, 503 when Postgres or the git
+server cannot be reached (``/mcp``'s token check included: "bad token" would be untrue).
 """
 
 from __future__ import annotations
@@ -33,8 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from scene_engine.core.errors import InputError, SceneEngineError
-from scene_engine.serving.database import ServingError
+from scene_engine.core.errors import InputError, SceneEngineError, UnavailableError
 from scene_engine.serving.front import Front
 
 MAX_BODY = 16 * 1024 * 1024      # bytes a request may carry
@@ -56,7 +56,12 @@ def _authorized(front: Front, request: Request) -> str | JSONResponse:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return _error("a bearer token is required (Authorization: Bearer TOKEN)", 401)
-    store = front.store_of_token(token.strip())
+    # Served beside /mcp, the MCP SDK's auth middleware has looked the token up already: its
+    # user names the store (no second lookup); served alone, it is looked up here.
+    user = request.scope.get("user")
+    checked = getattr(user, "access_token", None)
+    store = checked.client_id if checked is not None and checked.token == token.strip() \
+        else front.store_of_token(token.strip())
     if store is None:
         return _error("this token opens no store", 401)
     asked = request.path_params.get("store")
@@ -78,6 +83,9 @@ def _arguments(data: bytes, allowed: tuple[str, ...]) -> dict[str, Any]:
         given = json.loads(data.decode("utf-8") or "{}")
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"the request body is not JSON: {exc}") from exc
+    except RecursionError:
+        raise InputError("the request body is nested too deeply: give one JSON object of "
+                         "plain arguments") from None
     if not isinstance(given, dict):
         raise InputError("the request body must be a JSON object")
     unknown = sorted(set(given) - set(allowed))
@@ -87,31 +95,71 @@ def _arguments(data: bytes, allowed: tuple[str, ...]) -> dict[str, Any]:
     return given
 
 
+UNAVAILABLE = (UnavailableError, psycopg.OperationalError, PoolTimeout)
+
+
+def _unavailable(exc: BaseException) -> JSONResponse:
+    if isinstance(exc, UnavailableError):
+        return _error(str(exc), 503)
+    return _error(f"Postgres is not available: {_line(exc)}; try again", 503)
+
+
+class Unavailable503:
+    """ASGI middleware: Postgres or the git server failing before a response began (the
+    token check of ``/mcp``, in the MCP SDK's auth middleware) is a 503 JSON, not a 500."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started = False
+
+        async def tracked(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+        try:
+            await self.app(scope, receive, tracked)
+        except UNAVAILABLE as exc:
+            if started:
+                raise
+            await _unavailable(exc)(scope, receive, send)
+
+
 def build_app(front: Front, base: Starlette | None = None) -> Starlette:
     """The Starlette app serving ``front``: its routes added to ``base`` when given (the MCP
-    server's streamable-HTTP app, which keeps ``/mcp`` and its lifespan), else a new app."""
+    server's streamable-HTTP app, which keeps ``/mcp`` and its lifespan), else a new app;
+    404 and 405 as JSON, no redirect of a trailing slash, ``Unavailable503`` outermost."""
     from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
 
     def guarded(work):
         async def endpoint(request: Request):
-            store = await run_in_threadpool(_authorized, front, request)
-            if isinstance(store, JSONResponse):
-                return store
             try:
+                store = await run_in_threadpool(_authorized, front, request)
+                if isinstance(store, JSONResponse):
+                    return store
                 data = await _body(request) if request.method == "POST" else b""
                 return JSONResponse(await run_in_threadpool(work, store, data))
             except InputError as exc:
                 return _error(str(exc), 400, 2)
-            except ServingError as exc:
-                return _error(str(exc), 503)
-            except (psycopg.OperationalError, PoolTimeout) as exc:   # Postgres restarting
-                return _error(f"Postgres is not available: {_line(exc)}; try again", 503)
+            except UNAVAILABLE as exc:             # Postgres restarting, git server away
+                return _unavailable(exc)
             except SceneEngineError as exc:
                 return _error(str(exc), 500)
             except Exception:
                 log.exception("request failed")
                 return _error("internal error; the server's log has the details", 500)
         return endpoint
+
+    async def http_error(request: Request, exc: Exception):
+        code = getattr(exc, "status_code", 500)
+        said = {404: f"no route {request.url.path}; the routes are /v1/stores/STORE/remember, "
+                     "recall, search (POST), status (GET), /healthz and /mcp",
+                405: f"{request.method} is not allowed on {request.url.path}"}
+        return _error(said.get(code, getattr(exc, "detail", "") or "refused"), code)
 
     def remember(store: str, data: bytes) -> dict:
         text = data.strip()
@@ -126,8 +174,11 @@ def build_app(front: Front, base: Starlette | None = None) -> Starlette:
 
     def search(store: str, data: bytes) -> dict:
         given = _arguments(data, ("query", "k", "memories", "scope"))
-        return front.search(store, given.get("query", ""), given.get("k", 10),
-                            bool(given.get("memories", False)), given.get("scope"))
+        memories = given.get("memories", False)
+        if not isinstance(memories, bool):      # "false" is a true string: refuse, not guess
+            raise InputError(f"memories must be true or false, not {memories!r}")
+        return front.search(store, given.get("query", ""), given.get("k", 10), memories,
+                            given.get("scope"))
 
     def status(store: str, data: bytes) -> dict:
         return front.status(store)
@@ -153,10 +204,13 @@ def build_app(front: Front, base: Starlette | None = None) -> Starlette:
         Route(f"{prefix}/status", guarded(status), methods=["GET"]),
         Route("/healthz", health, methods=["GET"]),
     ]
-    if base is None:
-        return Starlette(routes=routes)
-    base.router.routes.extend(routes)
-    return base
+    app = Starlette(routes=routes) if base is None else base
+    if base is not None:
+        base.router.routes.extend(routes)
+    app.router.redirect_slashes = False
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_middleware(Unavailable503)
+    return app
 
 
 def serve(front: Front, host: str = "127.0.0.1", port: int = 8765,

@@ -40,7 +40,13 @@ def fold(context: JobContext, store: str) -> dict:
     """The fold job of ``store`` (``fold.fold_store``); returns its outcome as JSON."""
     settings: WorkerSettings = context.additional_context["settings"]
     job = context.job
-    outcome: FoldOutcome = fold_store(settings, store, job.id, job.attempts + 1)
+    try:
+        outcome: FoldOutcome = fold_store(settings, store, job.id, job.attempts + 1)
+    except Exception as exc:     # said here in one line: procrastinate retries it quietly
+        said = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        log.warning("store %s: fold job %s failed (try %d; retried with backoff): %s", store,
+                    job.id, job.attempts + 1, said[0] if said else type(exc).__name__)
+        raise
     if outcome.pending or outcome.more_inbox:
         _defer_again(context.app, store)
     return outcome.as_json()

@@ -23,7 +23,8 @@ from scene_engine.serving.database import ServingError, check_name
 BRANCH = "main"
 # What git prints for a push the server (or git itself, seeing the server's head) refused
 # because the branch moved on: the guard at work, not a failure.
-_REFUSED = ("[rejected]", "[remote rejected]", "non-fast-forward", "fetch first")
+# The server's main moved on (the guard): git's words for it, said by the client or the server.
+_MOVED = ("non-fast-forward", "fetch first", "stale info")
 
 
 def store_url(base: str, name: str) -> str:
@@ -47,9 +48,17 @@ def _git(*args: str, cwd: Path | None = None, check: bool = True,
 
 
 def _said(done: subprocess.CompletedProcess) -> str:
+    """git's reason in one line: its last ``fatal:``/``error:`` line with the line after it
+    when that says more (``errno=Connection refused`` after "unable to connect to ...")."""
     lines = [line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()]
-    errors = [line for line in lines if line.lower().startswith(("fatal", "error"))]
-    return (errors or lines or [f"exit {done.returncode}"])[-1]
+    marked = [i for i, line in enumerate(lines) if line.lower().startswith(("fatal", "error"))]
+    if not marked:
+        return (lines or [f"exit {done.returncode}"])[-1]
+    last = marked[-1]
+    more = lines[last + 1:last + 2]
+    if more and not more[0].lower().startswith(("fatal", "error", "hint")):
+        return f"{lines[last]} {more[0]}"
+    return lines[last]
 
 
 def create_bare(repos: Path, name: str) -> Path:
@@ -136,7 +145,13 @@ class Clone:
                     cwd=self.path, check=False)
         if done.returncode == 0:
             return True
-        text = done.stdout + done.stderr
-        if any(mark in text for mark in _REFUSED):
+        refused = [line for line in done.stdout.splitlines() if line.startswith("!")]
+        if refused and all(any(m in line for m in _MOVED) for line in refused):
             return False
-        raise ServingError(f"git push to {self.url} failed: {_said(done)}")
+        # Refused for another reason (a hook declined it, a quota, no permission), or the
+        # server away: the job fails with the server's words and is retried with backoff.
+        remote = [line.removeprefix("remote:").strip() for line in done.stderr.splitlines()
+                  if line.startswith("remote:") and line.removeprefix("remote:").strip()]
+        reason = "; ".join(r.split("\t")[-1] for r in refused) or _said(done)
+        raise ServingError(f"git push to {self.url} was refused: {reason}"
+                           + (f" (the server said: {' '.join(remote)[:300]})" if remote else ""))

@@ -184,6 +184,10 @@ def _split_records(text: str) -> list[tuple[int, Any]]:
         raise MemoryInputError([(1, "input is empty: give a JSON list or JSONL of memories")])
     if stripped.startswith("["):
         return _split_json_list(text)
+    if stripped.startswith("{"):
+        whole = _one_object(text)
+        if whole is not None:         # one object, pretty-printed over several lines
+            return [whole]
     records, problems = [], []
     for number, line in enumerate(text.split("\n"), start=1):  # JSONL: only \n ends a line
         if not line.strip():
@@ -194,9 +198,29 @@ def _split_records(text: str) -> list[tuple[int, Any]]:
             problems.append((number, f"not valid JSON: {exc.msg} (column {exc.colno})"))
         except ValueError as exc:   # a key twice in one record (_unique_keys)
             problems.append((number, str(exc)))
+        except RecursionError:
+            problems.append((number, TOO_DEEP))
     if problems:
         raise MemoryInputError(problems)
     return records
+
+
+TOO_DEEP = "nested too deeply: a memory is one JSON object of plain fields"
+
+
+def _one_object(text: str) -> tuple[int, Any] | None:
+    """(line, object) when ``text`` is exactly one JSON object (over one line or several),
+    else None (JSONL, or not JSON: the line-by-line reading says what is wrong)."""
+    start = len(text) - len(text.lstrip())
+    if "\n" not in text.strip():
+        return None                   # one line: JSONL's reading is the same and says more
+    try:
+        value, end = json.JSONDecoder(object_pairs_hook=_unique_keys).raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return None
+    if text[end:].strip():
+        return None                   # more after it: JSONL
+    return text.count("\n", 0, start) + 1, value
 
 
 def _split_json_list(text: str) -> list[tuple[int, Any]]:
@@ -223,6 +247,8 @@ def _split_json_list(text: str) -> list[tuple[int, Any]]:
             raise MemoryInputError([(exc.lineno, f"not valid JSON: {exc.msg}")]) from exc
         except ValueError as exc:   # a key twice in one record (_unique_keys)
             raise MemoryInputError([(line_at(pos), str(exc))]) from exc
+        except RecursionError:
+            raise MemoryInputError([(line_at(pos), TOO_DEEP)]) from None
         records.append((line_at(pos), value))
         pos = _skip_ws(text, end)
         comma = pos < len(text) and text[pos] == ","
@@ -403,13 +429,15 @@ class AddReport:
     input, message)`` for each known id sent with another memory; those are not added (a
     memory is never rewritten), and ``engine.add_memories`` refuses the whole input for them.
     ``ids``: the ids of the memories added, in order; ``commit``: the add's commit ("" when
-    nothing was written), both set by ``services.add``."""
+    nothing was written), both set by ``services.add``. ``known_ids``: the ids skipped as
+    known (the ``known`` of them)."""
 
     added: int
     known: int
     duplicates: int
     same_as: tuple[tuple[str, str], ...] = ()
     conflicts: tuple[tuple[int, str], ...] = ()
+    known_ids: tuple[str, ...] = ()
     ids: tuple[str, ...] = ()
     commit: str = ""
 
@@ -511,6 +539,7 @@ class Journal:
         first: dict[tuple, int] = {}                    # identity -> index in fresh
         aliases: dict[tuple[int, int], list[str]] = {}  # journal line -> ids to add
         skipped = dupes = 0
+        known_ids: list[str] = []
         same_as: list[tuple[str, str]] = []
         conflicts: list[tuple[int, str]] = []
         for position, memory in enumerate(memories):
@@ -523,6 +552,7 @@ class Journal:
                         "never rewritten: give this one a new id")))
                 else:
                     skipped += 1
+                    known_ids.append(memory.id)
                     same_as.append((memory.id, kept_id))
                 continue
             key = (memory.created_at, *kind(memory))
@@ -545,7 +575,8 @@ class Journal:
             dupes += 1
         writes = self._segment_texts(fresh, aliases)
         return fresh, AddReport(added=len(fresh), known=skipped, duplicates=dupes,
-                                same_as=tuple(same_as), conflicts=tuple(conflicts)), writes
+                                same_as=tuple(same_as), conflicts=tuple(conflicts),
+                                known_ids=tuple(known_ids)), writes
 
     def _catalogue(self) -> tuple[dict[str, tuple[str, tuple]], dict[tuple, list]]:
         """Every id and alias with (the id of its memory, its ``kind``), and for each (content,
