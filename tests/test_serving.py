@@ -603,3 +603,23 @@ def test_a_push_a_hook_refuses_fails_the_job_with_the_servers_words(database, da
     row = next(r for r in queue["stores"] if r["store"] == store)
     assert row["attempts"] >= 1 and row["waiting"] == 1 and not row["rejected_pushes"]
     assert row["inbox"] == 3
+
+
+def test_the_sweeper_asks_the_git_server_about_a_bounded_rotating_share_of_stores(database):
+    """However many stores there are, a sweep looks at HEADS_PER_SWEEP heads, the ones
+    checked longest ago first, so every store's head is looked at in turn."""
+    from scene_engine.serving import database as db
+    from scene_engine.serving.jobs import HEADS_PER_SWEEP, migrate
+
+    migrate(database)
+    names = [f"r{i:03d}" for i in range(HEADS_PER_SWEEP * 2 + 5)]
+    with db.connect(database) as conn:
+        for each in names:
+            db.add_store(conn, each, f"token-{each}")
+        seen: list[str] = []
+        for _ in range(3):
+            share = list(db.last_commits(conn, HEADS_PER_SWEEP))
+            assert len(share) == HEADS_PER_SWEEP and not set(share) & set(seen[-HEADS_PER_SWEEP:])
+            seen += share
+            db.heads_checked(conn, share)
+    assert set(names) <= set(seen)

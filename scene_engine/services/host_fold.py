@@ -100,7 +100,7 @@ class HostBackend:
         """The batch's step 4 (docs/DESIGN.md "A batch"), driven from outside."""
         from scene_engine.batch.contract import BackendResult
 
-        job.transcript.add("start", model=f"host: {self.name}", api_base=None,
+        job.transcript.add("start", model=self.name, api_base=None,
                            memories=[m.id for m in job.memories],
                            limits={"lease_seconds": self.lease})
         job.transcript.add("prompt", messages=job.messages, tools=list(TOOLS))

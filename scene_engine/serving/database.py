@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS scene_store_counts (
     last_push_at timestamptz,
     last_commit text
 );
+ALTER TABLE scene_store_counts ADD COLUMN IF NOT EXISTS head_checked_at timestamptz;
 """
 
 
@@ -250,9 +251,23 @@ def note_head(conn, store: str, commit: str) -> None:
                      (commit, store))
 
 
-def last_commits(conn) -> dict[str, str | None]:
-    """Store -> the server's head its last job left (None before any job)."""
-    return dict(conn.execute("SELECT store, last_commit FROM scene_store_counts").fetchall())
+def last_commits(conn, limit: int | None = None) -> dict[str, str | None]:
+    """Store -> the server's head its last job left (None before any job): every store, or
+    the ``limit`` whose head was checked longest ago (``heads_checked`` marks them), so the
+    sweeper's asks of the git server stay bounded however many stores there are."""
+    if limit is None:
+        return dict(conn.execute("SELECT store, last_commit FROM scene_store_counts")
+                    .fetchall())
+    return dict(conn.execute(
+        "SELECT store, last_commit FROM scene_store_counts "
+        "ORDER BY head_checked_at NULLS FIRST, store LIMIT %s", (int(limit),)).fetchall())
+
+
+def heads_checked(conn, stores: Iterable[str]) -> None:
+    """Note that the server's head of each of ``stores`` was just looked at. Commits."""
+    with conn.transaction():
+        conn.execute("UPDATE scene_store_counts SET head_checked_at = now() "
+                     "WHERE store = ANY(%s)", (list(stores),))
 
 
 def queue_view(conn, task_name: str) -> list[dict]:

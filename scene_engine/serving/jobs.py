@@ -34,6 +34,9 @@ QUEUE = "scenes"
 SWEEP_EVERY = 5          # seconds between sweeps and between stalled-job recoveries
 STALLED_AFTER = 15.0     # seconds without a worker heartbeat before its job is retried
 RETRY = RetryStrategy(max_attempts=8, exponential_wait=2)
+# Stores whose head on the git server one sweep compares (the longest unchecked first): a
+# person's push to one of N stores is noticed within N / HEADS_PER_SWEEP sweeps.
+HEADS_PER_SWEEP = 20
 log = logging.getLogger(__name__)
 
 def fold(context: JobContext, store: str) -> dict:
@@ -54,17 +57,20 @@ def fold(context: JobContext, store: str) -> dict:
 
 def sweep(context: JobContext, timestamp: int) -> int:
     """Queue the fold job of every store whose inbox has waited past ``fold_idle`` seconds
-    (the worker's ``additional_context``), and of every store whose ``main`` on the git
+    (the worker's ``additional_context``), and of each store whose ``main`` on the git
     server is not the commit its last job left (a person pushed: an edit, an undo that made
-    memories pending again); returns how many were queued."""
+    memories pending again), looking at the ``HEADS_PER_SWEEP`` heads checked longest ago;
+    returns how many were queued."""
     from scene_engine.serving.remote import server_head, store_url
 
     settings: WorkerSettings = context.additional_context["settings"]
     idle = float(context.additional_context.get("fold_idle", 300.0))
     with database.connect(settings.database) as conn:
         due = set(database.idle_stores(conn, idle))
-        known = database.last_commits(conn)
+        known = database.last_commits(conn, HEADS_PER_SWEEP)
+    looked = []
     for store, commit in known.items():
+        looked.append(store)
         if store in due:
             continue
         try:
@@ -72,7 +78,10 @@ def sweep(context: JobContext, timestamp: int) -> int:
                 due.add(store)
         except database.ServingError as exc:      # the server is down: the next sweep
             log.warning("sweep: %s", exc)
+            looked.pop()
             break
+    with database.connect(settings.database) as conn:
+        database.heads_checked(conn, looked)
     return sum(_defer_again(context.app, store) for store in sorted(due))
 
 
