@@ -143,6 +143,13 @@ class Sandbox:
                 raise SandboxError(f"content for {name} cannot be stored as UTF-8") from None
         self._put(key, name, content)
 
+    def unstage(self, name: str) -> None:
+        """Drop the staged change of ``name``, whatever it is: a caller taking back its own
+        change of several steps when a later step was refused (a rename whose delete the
+        policy refused). Policies do not run. Raises NameRefused for an illegal name."""
+        _, key = self._resolve_for_caller(name)
+        self._staged.pop(key, None)
+
     def apply(self) -> dict[str, Content]:
         """Write all staged changes; return them (as ``pending()``) and clear staging.
 

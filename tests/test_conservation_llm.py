@@ -151,12 +151,60 @@ def test_a_false_no_change_is_refused(fake_llm, store):
     assert_nothing_written(store, before)
 
 
-def test_a_skip_with_a_reason_is_recorded(fake_llm, store):
+def test_a_skip_with_a_reason_is_recorded(fake_llm, tmp_path):
+    store = make_store(tmp_path / "mem", {"work.md": (*WORK, 3), "family.md": (*FAMILY, 2)},
+                       ["Had a cheese sandwich for lunch at the ward."])
     fake_llm.script([reply(content="SKIP: m0 a one-off remark with no lasting meaning")])
     run_batch(store, backend(fake_llm))
     (entry,) = ledger_of(store).entries
     assert entry.outcome == "skipped" and "no lasting meaning" in entry.reason
     assert store.load_state().pending == 0
+
+
+@pytest.mark.parametrize("memory", [
+    "Correction: I do run in the rain now; I stopped going to the gym instead.",
+    "Alice no longer works nights.", "我不再喝咖啡了。", "Alice moved to Porto in March."])
+def test_a_memory_that_states_a_change_is_never_skipped(fake_llm, tmp_path, memory):
+    store = make_store(tmp_path / "mem", {"work.md": (*WORK, 3), "family.md": (*FAMILY, 2)},
+                       [memory])
+    fake_llm.script([reply(content="SKIP: m0 routine")] * 3)
+    before = snapshot(store)
+    with pytest.raises(BatchError, match="not a reason for SKIP"):
+        run_batch(store, backend(fake_llm))
+    assert_nothing_written(store, before)
+
+
+def test_no_change_for_a_scene_that_says_the_opposite_is_refused(fake_llm, tmp_path):
+    rain = ("Alice's running.", "Alice runs on Sundays.\nAlice never runs in the rain; she "
+            "goes to the gym instead.\n")
+    store = make_store(tmp_path / "mem", {"running.md": (*rain, 2), "family.md": (*FAMILY, 2)},
+                       ["Alice runs in the rain every week now."])
+    fake_llm.script([reply(content="NO_CHANGE: m0 already in running.md")] * 3)
+    before = snapshot(store)
+    with pytest.raises(BatchError, match="says the opposite"):
+        run_batch(store, backend(fake_llm))
+    assert_nothing_written(store, before)
+
+
+def test_a_rewrite_that_drops_facts_whose_words_live_on_elsewhere_is_refused(fake_llm, tmp_path):
+    runs = ("Alice's running.", "- 2026-01-10: Ran 5 km by the river.\n- 2026-02-01: Ran her "
+            "first 10 km in 58 minutes.\n- 2026-03-22: Never runs in the rain; goes to the gym "
+            "instead.\n- 2026-04-02: Ran in the park with Mara.\n")
+    store = make_store(tmp_path / "mem", {"running.md": (*runs, 3), "family.md": (*FAMILY, 2)},
+                       ["Alice ran 8 km along the coast in May."])
+    cut = model_scene("Alice's running.", "- 2026-01-10: Ran 5 km by the river.\n- 2026-04-02: "
+                      "Ran in the park with Mara; the gym when it rains.\n- 2026-05-01: Ran 8 km "
+                      "along the coast.\n")
+    whole = model_scene("Alice's running.", runs[1] + "- 2026-05-01: Ran 8 km along the coast.\n")
+    write = call("write_to_file", {"path": "running.md", "content": cut})
+    fake_llm.script([reply(tool_calls=[call("read_file", {"path": "running.md"}), write,
+                                       call("write_to_file", {"path": "running.md",
+                                                              "content": whole})]),
+                     reply(content="Added the coast run.")])
+    run_batch(store, backend(fake_llm))
+    told = tool_result(fake_llm, write)
+    assert "58 minutes" in told and "has room" in told, told
+    assert "58 minutes" in texts(store)["running.md"]
 
 
 def test_an_unmentioned_memory_is_placed_where_the_added_text_states_it(fake_llm, store):

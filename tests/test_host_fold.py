@@ -376,3 +376,37 @@ def test_in_process_a_lease_runs_out_without_calls(store):
         folds.call(begun["batch"], "read_file", {"path": "work.md"})
     assert_nothing_written(store, before)
     assert folds.begin("slow agent")["memories"][0]["id"] == "m0"
+
+
+@pytest.mark.slow
+def test_while_a_host_batch_is_open_remember_refuses_what_the_add_would(store):
+    async def body(agent: Agent):
+        hidden = await agent.client.call_tool("fold_begin", {"ctx": "x"})
+        await agent.begin()
+        kept = await agent.ok("remember", {"id": "r1", "content": "Alice bought a bike."})
+        clash = await agent.client.call_tool("remember", {"id": "r1", "content": "Other."})
+        known = await agent.client.call_tool("remember", {"id": "m0", "content": "Not it."})
+        await agent.tool("fold_abort")
+        return hidden, kept, clash, known
+
+    hidden, kept, clash, known = drive(store.root, body)
+
+    assert hidden.is_error and "unknown argument ctx" in hidden.content[0].text
+    assert kept["queued"] is True
+    for refused in (clash, known):
+        assert refused.is_error and "already known with a different content" in \
+            refused.content[0].text, refused.content[0].text
+    assert store.load_state().pending == 2        # m0 and the bike, nothing else
+
+
+def test_in_process_a_command_that_waits_for_the_store_is_told_whose_batch_it_is(store):
+    from scene_engine.services.add import add_memories
+    from scene_engine.store.lock import LockBusyError
+
+    folds = HostFolds(store, lease=30)
+    begun = folds.begin("agent-x")
+    try:
+        with pytest.raises(LockBusyError, match="for batch 1 folded by agent-x"):
+            add_memories(open_store(store.root), b'{"content": "Later."}\n', lock_timeout=0.3)
+    finally:
+        folds.abort(begun["batch"])

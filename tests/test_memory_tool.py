@@ -11,6 +11,8 @@ nothing; a turn never flushed, or one whose lease ran out, writes nothing.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,7 +26,6 @@ from test_batch_llm import (
     assert_nothing_written,
     assert_scenes_obey_rules,
     make_store,
-    model_scene,
     snapshot,
     texts,
 )
@@ -137,9 +138,13 @@ def test_every_refusal_kind_is_the_tools_error_and_loses_nothing(store):
                                    refused(tool, command="delete",
                                            path="/memories/hobbies.md"))[1],
         "cut a person's line": (said(tool, command="view", path="/memories/work.md"),
-                                refused(tool, command="create", path="/memories/work.md",
-                                        file_text=model_scene("Alice's job.",
-                                                              WORK[1])))[1],
+                                refused(tool, command="str_replace", path="/memories/work.md",
+                                        old_str=MINE, new_str="ICU later."))[1],
+        "create over a scene": refused(tool, command="create", path="/memories/WORK.md",
+                                       file_text="Alice's job.\n"),
+        "forged pin": refused(tool, command="str_replace", path="/memories/work.md",
+                              old_str="heat: 3", new_str="heat: 3\npinned: true"),
+        "no text": refused(tool, command="create", path="/memories/x.md", file_text=None),
         "report name": refused(tool, command="create", path="/memories/batch-1-report.md",
                                file_text="Summary of today.\n"),
         "outside /memories": refused(tool, command="view", path="/etc/passwd"),
@@ -155,10 +160,15 @@ def test_every_refusal_kind_is_the_tools_error_and_loses_nothing(store):
     told["two creates"] = refused(tool, command="create", path="/memories/cooking.md",
                                   file_text="Alice cooks.\n")
 
-    assert "you have not read work.md" in told["unread change"]
+    assert "you have not viewed /memories/work.md" in told["unread change"]
     assert "read at least 2 existing scenes" in told["create without reads"]
     assert "only as part of a merge" in told["delete outside a merge"]
     assert "keep these lines a person wrote" in told["cut a person's line"]
+    assert "already exists" in told["create over a scene"]
+    assert "only a person pins a scene" in told["forged pin"]
+    assert "`file_text` must be text" in told["no text"]
+    assert "read_file" not in " ".join(told.values())       # the memory tool's own words
+    assert "view /memories/work.md" in told["unread change"]
     assert "report or log name" in told["report name"]
     assert "Path must start with /memories" in told["outside /memories"]
     assert "would escape /memories" in told["traversal"]
@@ -175,16 +185,16 @@ def test_a_rule_only_the_whole_batch_shows_is_returned_at_flush_and_repaired(sto
     tool = SceneMemoryTool(store.root)
     said(tool, command="view", path="/memories/family.md")
     # The merge names hobbies.md but does not hold its text: refused at the delete already.
-    said(tool, command="create", path="/memories/family.md", file_text=model_scene(
-        "Alice's home and weekends.", FAMILY[1], merged_from=["hobbies.md"]))
+    said(tool, command="str_replace", path="/memories/family.md", old_str="heat: 2",
+         new_str="heat: 2\nmerged_from: [hobbies.md]")
     said(tool, command="view", path="/memories/hobbies.md")
     assert "holds only" in refused(tool, command="delete", path="/memories/hobbies.md")
     # Left as it is, the batch names a merge that never happened: the flush says so.
     with pytest.raises(FoldProblems) as caught:
         tool.flush()
     assert any("hobbies.md" in p for p in caught.value.problems)
-    said(tool, command="create", path="/memories/family.md", file_text=model_scene(
-        "Alice's home and weekends.", FAMILY[1] + HOBBIES[1], merged_from=["hobbies.md"]))
+    said(tool, command="insert", path="/memories/family.md", insert_line=8,
+         insert_text=HOBBIES[1])
     said(tool, command="delete", path="/memories/hobbies.md")
 
     done = tool.flush()
@@ -290,7 +300,59 @@ def test_the_anthropic_sdks_tool_runner_drives_a_turn(store):
                and isinstance(message["content"], list)
                for block in message["content"] if block.get("type") == "tool_result"}
     assert results["toolu_2"].get("is_error") is True
-    assert "you have not read work.md" in json.dumps(results["toolu_2"]["content"])
+    assert "you have not viewed /memories/work.md" in json.dumps(results["toolu_2"]["content"])
     assert not results["toolu_4"].get("is_error")
     assert done["batch"] == 1
     assert "nights since May" in texts(open_store(store.root))["work.md"]
+
+
+def test_renames_are_whole_or_nothing_and_the_persona_follows(store):
+    from scene_engine.services.doctor import check_store
+
+    (store.scenes_dir / "family.md").write_text(
+        texts(store)["family.md"].replace("heat: 2", "heat: 2\npinned: true"), "utf-8")
+    history.commit_files(history.open_repo(store.root), "hand edit: pin family",
+                         ["scenes/family.md"])
+    made = subprocess.run([sys.executable, "-c", "from scene_engine.cli.entry import main; "
+                           "main()", "--dir", str(store.root), "persona", "--force"],
+                          capture_output=True, text=True)
+    assert made.returncode == 0 and "**hobbies**" in store.persona_path.read_text(), made.stderr
+    tool = SceneMemoryTool(store.root)
+    said(tool, command="view", path="/memories/family.md")
+    said(tool, command="view", path="/memories/work.md")
+    # A pinned scene cannot be deleted: the rename is refused and leaves no copy behind.
+    assert "pinned" in refused(tool, command="rename", old_path="/memories/family.md",
+                               new_path="/memories/home.md")
+    assert "/memories/home.md" not in said(tool, command="view", path="/memories")
+    # A scene made this turn is moved, not merged (and is still the turn's one new scene).
+    said(tool, command="create", path="/memories/baking.md", file_text="Alice bakes bread.\n")
+    said(tool, command="rename", old_path="/memories/baking.md", new_path="/memories/bread.md")
+    said(tool, command="view", path="/memories/hobbies.md")
+    said(tool, command="rename", old_path="/memories/hobbies.md",
+         new_path="/memories/climbing.md")
+    said(tool, command="str_replace", path="/memories/climbing.md", old_str="goes bouldering",
+         new_str="goes bouldering twice")
+    done = tool.flush()
+
+    assert done["counts"]["created"] == 1 and done["counts"].get("renamed") == 1
+    store = open_store(store.root)
+    assert store.scene_names() == ["bread.md", "climbing.md", "family.md", "work.md"]
+    assert texts(store)["climbing.md"].endswith("\n")
+    assert check_store(store) == []          # the persona names no gone scene
+
+
+def test_the_tool_is_safe_to_call_from_threads_and_says_a_busy_store_as_a_tool_error(store):
+    from concurrent.futures import ThreadPoolExecutor
+
+    one = SceneMemoryTool(store.root, holder="app-one")
+    with ThreadPoolExecutor(8) as pool:
+        views = list(pool.map(lambda _: one.call({"command": "view", "path": "/memories"}),
+                              range(8)))
+    assert all("/memories/work.md" in v for v in views)       # one turn, not eight
+    other = SceneMemoryTool(store.root, holder="app-two")
+    told = refused(other, command="view", path="/memories")
+    assert "app-one" in told and "holds it" in told
+    one.abort()
+    for lease in ("abc", -1, 0, float("nan"), True):
+        with pytest.raises(Exception, match="lease is a number of seconds"):
+            SceneMemoryTool(store.root, lease=lease)

@@ -20,7 +20,8 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from sandbox import DELETED
-from scene_engine.batch.conservation import coverage, stripped_lines
+from scene_engine.batch.conservation import NEGATION, content_terms, coverage, stripped_lines
+from scene_engine.core.changes import states_a_change
 from scene_engine.core.text import CJK_CHAR
 from scene_engine.store.memories import Memory
 from scene_engine.store.scene import parse_scene
@@ -225,6 +226,36 @@ def _evidence(memory: Memory, text: str) -> float:
     return found
 
 
+def _held_in_lines(memory: Memory, body: str) -> tuple[float, str]:
+    """(the least, over the memory's sentences, of the share of its words and numbers that
+    one line of ``body`` states; the line that states one of them with the opposite
+    negation, or ""). A scene holds a memory when its lines say what the memory says, not
+    when the memory's words are scattered over lines about other things ("I never run in
+    the rain" does not hold "I now run in the rain"). A memory too long for a scene is held
+    by a quote of its head (``_evidence``)."""
+    if len(memory.content) > LONG_MEMORY and _evidence(memory, body) >= 1.0:
+        return 1.0, ""
+    lines = [line for line in body.split("\n") if line.strip()]
+    sentences = [s for s in re.split(r"(?<=[.!?。！？;；])\s*", memory.content) if s.strip()]
+    least, opposite = 1.0, ""
+    for sentence in sentences or [memory.content]:
+        wanted = content_terms(sentence, numbers=True)
+        plain = wanted - {NEGATION}
+        if not plain:
+            continue
+        best, best_line = 0.0, ""
+        for line in lines:
+            terms = content_terms(line, numbers=True)
+            share = len(plain & terms) / len(plain)
+            if share > best:
+                best, best_line = share, line
+        if best >= RECORDED_EVIDENCE and \
+                (NEGATION in wanted) != (NEGATION in content_terms(best_line, numbers=True)):
+            opposite = opposite or best_line.strip()
+        least = min(least, best)
+    return least, opposite
+
+
 def _body(name: str, text: str) -> str:
     scene = parse_scene(text, name=name)
     return scene.body if scene.header else text
@@ -305,15 +336,20 @@ def _judge(memory: Memory, claim: Declaration | None, gained: dict[str, str],
         if named is None:
             return None, (f"{memory.id}: `NO_CHANGE` must name the scene that already holds it "
                           f"(`NO_CHANGE: {memory.id} already in <scene>.md`); "
-                          f"{claim.scene or 'no scene'} is not one of the scenes.")
-        held = _evidence(memory, _body(named, after[named]))
+                          f"{claim.scene or 'a line without a scene'} names none of the "
+                          "scenes.")
+        held, opposite = _held_in_lines(memory, _body(named, after[named]))
+        if opposite:
+            return None, (f"{memory.id}: {named} says the opposite (\"{opposite[:120]}\"); "
+                          "it does not hold this memory. Write the change into it (under "
+                          "`## Evolution`, the earlier fact kept as earlier).")
         if held < RECORDED_EVIDENCE:
-            return None, (f"{memory.id}: {named} does not hold it (only {held:.0%} of its words "
-                          f"are there). Fold it into a scene instead.")
+            return None, (f"{memory.id}: {named} does not hold it (no line of it states "
+                          f"more than {held:.0%} of its words). Fold it into a scene instead.")
         return entry("recorded", [named])
     if not allow_skip:
         return None, f"{memory.id}: this backend may not skip memories."
-    if corrects_a_scene(claim.reason):
+    if corrects_a_scene(claim.reason) or states_a_change(memory.content):
         return None, _correction_problem(memory.id, "SKIP", claim.reason)
     if len(claim.reason.split()) + len(CJK_CHAR.findall(claim.reason)) < 2 and len(claim.reason) < 6:
         return None, (f"{memory.id}: a skip needs a reason (`SKIP: {memory.id} <why it is not "

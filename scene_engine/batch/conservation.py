@@ -117,6 +117,7 @@ def coverage(source: str, target: str, numbers: bool = False) -> float:
     return len(wanted & content_terms(target, numbers)) / len(wanted)
 
 
+_ISO_DAY = re.compile(r"\b\d{4}-\d{2}(?:-\d{2})?\b")
 FULL_SHARE = 0.8         # a scene this full (of max_scene_chars) may condense its facts
 FACT_KEEP = 0.5          # otherwise each fact keeps at least this share of its words
 
@@ -134,20 +135,23 @@ def facts_of(body: str) -> list[str]:
 
 def dropped_facts(old_body: str, new_bodies: list[str], demand: int, max_chars: int
                   ) -> list[str]:
-    """Facts of ``old_body`` that none of ``new_bodies`` keeps (less than ``FACT_KEEP`` of
-    their words anywhere), when keeping them would have fit: ``demand`` (characters of
+    """Facts of ``old_body`` that none of ``new_bodies`` keeps (no line of them holds
+    ``FACT_KEEP`` of the fact's words and numbers), when keeping them would have fit: ``demand`` (characters of
     everything that had to go into the scene: its old text, what it absorbed, what the batch
     added) stays under ``FULL_SHARE`` of ``max_chars``. A full scene may condense; a scene
     with room keeps every fact."""
     if demand >= FULL_SHARE * max_chars:
         return []
-    kept: set[str] = set()
-    for body in new_bodies:
-        kept |= content_terms(body)
+    # Judged line by line, numbers counted: a fact's words scattered over other lines ("ran"
+    # and "km" of another run) do not keep "Ran my first 10 km in 58 minutes".
+    # A line's date is not what it says: "2026-01-10" must not make "Ran 5 km" keep "10 km".
+    lines = [content_terms(_ISO_DAY.sub(" ", line), numbers=True) for body in new_bodies
+             for line in body.split("\n") if line.strip()]
     lost = []
     for fact in facts_of(old_body):
-        words = content_terms(fact) - {NEGATION}
-        if len(words) >= 3 and len(words & kept) < FACT_KEEP * len(words):
+        words = content_terms(_ISO_DAY.sub(" ", fact), numbers=True) - {NEGATION}
+        if len(words) >= 3 and not any(len(words & line) >= FACT_KEEP * len(words)
+                                       for line in lines):
             lost.append(fact)
     return lost
 

@@ -24,6 +24,7 @@ from scene_engine.batch.conservation import (
     content_terms,
     dropped_facts,
     held,
+    is_pinned,
     lost_lines,
     quote,
 )
@@ -189,6 +190,7 @@ class ScenePolicy:
             if refusal:
                 return refusal
         problems = content_problems(change.name, new, ctx.max_scene_chars)
+        problems += forged_pin_problems(existing or change.name, new, ctx)
         if existing and not problems:
             pending = dict(self.box.pending())
             pending[existing] = new
@@ -408,6 +410,20 @@ def pinned_problems(name: str, content: str, context: RuleContext) -> list[str]:
     if old != new:
         return [f"{name} is pinned by a person: keep its summary exactly as it is "
                 f"(summary: {old}); you may add facts to its body."]
+    return []
+
+
+def forged_pin_problems(name: str, content: str, context: RuleContext) -> list[str]:
+    """``pinned`` is a person's mark (docs/DESIGN.md "Scene file"): a batch may not set it on
+    a scene a person did not pin (a pinned scene is never merged away nor its summary
+    changed, so a model that pinned its own scene would lock it against every later batch).
+    Taking it away needs nothing here: the engine keeps a header's keys as they were."""
+    if name in context.pinned:
+        return []
+    scene, _ = parse_checked(name, content)
+    if scene is not None and is_pinned(scene.meta):
+        return [f"`pinned` is a person's mark: only a person pins a scene. Write {name} "
+                "without it."]
     return []
 
 

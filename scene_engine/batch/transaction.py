@@ -438,19 +438,20 @@ def run_batch(store: Store, backend: Backend, size: int | None = None, attempts:
     return None
 
 
-def run_edit_batch(store: Store, backend: Backend, lock_timeout: float | None = None
-                   ) -> BatchResult | None:
+def run_edit_batch(store: Store, backend: Backend, lock_timeout: float | None = None,
+                   persona: PersonaRefresh | None = None) -> BatchResult | None:
     """A batch of no memories: the backend's own changes to the scenes (Anthropic's memory
     tool, docs/DESIGN.md "Host folding"), checked by the same rules and committed as a batch
     (its number, its ledger with no memory, ``scenes undo`` reverts it). Pending memories stay
-    pending. Returns None when the backend staged no change (nothing is committed). Raises
+    pending; ``persona`` as for ``run_batch`` (a persona naming a scene the batch renamed is
+    made anew). Returns None when the backend staged no change (nothing is committed). Raises
     ``BatchError`` (nothing written), ``LockBusyError`` or ``ConflictError`` (a scene the
     backend changed was edited by hand meanwhile; nothing written)."""
     with locked(store, timeout=lock_timeout) as unit:
         _check_scenes_folder(store)
         history.commit_hand_edits(unit.repo)
         try:
-            return _attempt(unit, backend, store.load_state(), [])
+            return _attempt(unit, backend, store.load_state(), [], persona)
         except ConflictError as exc:
             raise BatchError(f"scenes changed on disk while the batch ran "
                              f"({', '.join(exc.names)}); nothing written, try again") from exc

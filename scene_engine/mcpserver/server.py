@@ -292,8 +292,14 @@ def scene_server_class():
             register = super().tool(*args, **kwargs)
 
             def checked(fn):
+                from mcp.server.mcpserver.utilities.context_injection import (
+                    find_context_parameter,
+                )
+
                 name = kwargs.get("name") or fn.__name__      # as the SDK names the tool
-                self._takes[name] = tuple(inspect.signature(fn).parameters)
+                context = find_context_parameter(fn)          # the SDK's, not an argument
+                self._takes[name] = tuple(p for p in inspect.signature(fn).parameters
+                                          if p != context)
                 if check is not None:
                     self._checks[name] = check
                 return register(fn)

@@ -37,7 +37,7 @@ def remember(store: Store, content: str, created_at: str | float | None = None,
     "added": False, "queued": True, "note"}``: not in the journal yet): the server's ``inbox.InboxJoiner`` appends it
     as soon as the store is free. Raises ``ToolInputError`` for a memory ``scenes add`` would
     refuse, a known id sent with another memory included (the same message)."""
-    from scene_engine.services.add import add_memories
+    from scene_engine.services.add import add_memories, check_waiting
     from scene_engine.store import inbox
     from scene_engine.store.lock import LockBusyError
     from scene_engine.store.memories import MemoryInputError, parse_input
@@ -49,6 +49,7 @@ def remember(store: Store, content: str, created_at: str | float | None = None,
         try:
             report = add_memories(store, data, lock_timeout=REMEMBER_WAIT)
         except LockBusyError:    # a batch holds the store (a slow model): keep it waiting
+            check_waiting(store, data)
             inbox.put(store, data)
             return {"id": memory_id, "added": False, "queued": True,
                     "note": "the store is busy (a batch holds it): the memory is kept safe in "

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
 
+from scene_engine.core.errors import SceneEngineError
 from scene_engine.services.host_fold import LEASE
 from scene_engine.services.memory_tool import MemoryTool, MemoryToolError
 from scene_engine.store.store import Store, open_store
@@ -85,3 +86,6 @@ def _said(command, *args) -> str:
         return command(*args)
     except MemoryToolError as exc:
         raise ToolError(f"Error: {exc}") from None
+    except SceneEngineError as exc:       # the store busy, a journal to repair: said, one line
+        said = " ".join(str(exc).split())
+        raise ToolError(f"Error: {said}") from None

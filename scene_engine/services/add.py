@@ -56,13 +56,16 @@ def add_memories(store: Store, data: bytes | str,
     return _add(store, bytes(data), lock_timeout)
 
 
-def plan_add(store: Store, memories: list[tuple[int, Memory]]) -> AddReport:
+def plan_add(store: Store, memories: list[tuple[int, Memory]], sync: bool = True
+             ) -> AddReport:
     """What ``add_memories`` would make of ``memories`` (``parse_lines``'s ``[(line,
     Memory)]``) on ``store`` as it is now, written nowhere and without the store lock (for a
-    copy no one else writes: a serving front-end's reading clone). ``known_ids``: the ids
-    the journal knows with the same memory. Raises ``MemoryInputError`` naming the line of
-    each known id sent with another memory, as ``add_memories`` would."""
-    index = _synced_index(store)
+    copy no one else writes: a serving front-end's reading clone). ``sync``: bring the
+    index in step first (False: the caller knows nothing changed since it last did).
+    ``known_ids``: the ids the journal knows with the same memory. Raises
+    ``MemoryInputError`` naming the line of each known id sent with another memory, as
+    ``add_memories`` would."""
+    index = _synced_index(store) if sync else _open_index(store)
     try:
         _, report, _ = Journal(store.memories_dir).plan_append(
             [m for _, m in memories], store.load_state().next_seq, catalog=index)
@@ -73,6 +76,35 @@ def plan_add(store: Store, memories: list[tuple[int, Memory]]) -> AddReport:
         raise MemoryInputError([(memories[position][0], message)
                                 for position, message in report.conflicts])
     return report
+
+
+def check_waiting(store: Store, data: bytes) -> None:
+    """Refuse, before ``data`` is kept in the inbox of a store a batch holds, what the add
+    would refuse once the store is free: a known id (in the journal or an inbox file
+    waiting) sent with another memory. Read without the store lock (the journal is only
+    appended to, and not during a batch); when it cannot be read now, the add that drains
+    the inbox judges it. Raises ``MemoryInputError``."""
+    from scene_engine.store.memories import differs, kind
+
+    lined = parse_lines(data)
+    try:
+        plan_add(store, lined)
+    except MemoryInputError:
+        raise
+    except Exception:            # the journal or index mid-change: the drain judges it
+        return
+    waiting: dict[str, tuple] = {}
+    for path in inbox.waiting(store):
+        try:
+            waiting.update((m.id, kind(m)) for _, m in parse_lines(path.read_bytes()))
+        except (MemoryInputError, OSError):
+            continue
+    problems = [(line, f"id {m.id!r} is already known with {difference}; a memory is never "
+                       "rewritten: give this one a new id")
+                for line, m in lined
+                if m.id in waiting and (difference := differs(waiting[m.id], kind(m)))]
+    if problems:
+        raise MemoryInputError(problems)
 
 
 def _add(store: Store, data: bytes | None, lock_timeout: float | None = None) -> AddReport:
@@ -123,6 +155,16 @@ def _drain_inbox(unit: StoreUnit, journal: Journal, index: SceneIndex | None) ->
         added += report.added
         path.unlink()          # a crash before this re-adds the file: its ids are known then
     return added
+
+
+def _open_index(store: Store) -> SceneIndex | None:
+    """The store's index as it is (no sync), or None when it cannot be opened."""
+    from scene_engine.index.scenes import for_store
+
+    try:
+        return for_store(store)
+    except Exception:           # the index is derived: any failure just means "read the files"
+        return None
 
 
 def _synced_index(store: Store) -> SceneIndex | None:

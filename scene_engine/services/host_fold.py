@@ -47,6 +47,7 @@ LEASE = 600.0             # seconds a batch may wait for its next call
 BEGIN_WAIT = 120.0        # seconds begin waits for the job to be built
 TOOLS = ("read_file", "write_to_file", "replace_in_file")
 LEASE_FILE = "lock.lease"  # beside the store lock (ignored by the store's .gitignore)
+HOLDER_WAIT = 3.0         # seconds a refused fold_begin waits to learn who holds the store
 
 
 class FoldBusy(SceneEngineError, RuntimeError):
@@ -188,7 +189,8 @@ class HostBatch:
 
         try:
             if self.edit:
-                self.result = run_edit_batch(self.store, self.backend, lock_timeout=0)
+                self.result = run_edit_batch(self.store, self.backend, lock_timeout=0,
+                                             persona=persona.in_batch(self.store))
                 return
             drain_inbox(self.store, lock_timeout=0)
             self.result = run_batch(self.store, self.backend, attempts=1,
@@ -237,8 +239,23 @@ class HostBatch:
                               "fold_begin for the next one")
         why = self.backend.ended or (" ".join(str(self.error).split()) if self.error
                                       else "it ended")
+        if self.edit:
+            return FoldClosed(f"{number} is over: {why}; nothing of it was written (the next "
+                              "command starts a new turn)")
         return FoldClosed(f"{number} is over: {why}; nothing was written and its memories are "
                           "pending: call fold_begin again")
+
+
+def check_lease(lease) -> float:
+    """``lease`` when it is a number of seconds above zero (at most a day), else
+    ``InputError``."""
+    from scene_engine.core.errors import InputError
+
+    if isinstance(lease, bool) or not isinstance(lease, int | float) or not 0 < lease <= 86400 \
+            or lease != lease:
+        raise InputError(f"the lease is a number of seconds above 0 and at most 86400, not "
+                         f"{lease!r}")
+    return float(lease)
 
 
 class HostFolds:
@@ -247,7 +264,7 @@ class HostFolds:
     (docs/DESIGN.md "Host folding")."""
 
     def __init__(self, store: Store, lease: float = LEASE):
-        self.store, self.lease = store, lease
+        self.store, self.lease = store, check_lease(lease)
         self._batches: dict[str, HostBatch] = {}
         self._lock = threading.Lock()
 
@@ -301,8 +318,8 @@ class HostFolds:
         if kind == "problems":
             raise FoldProblems(value)
         batch.thread.join()
-        if batch.error is not None:
-            raise batch.error
+        if batch.error is not None:         # the transaction refused it (a hand edit met)
+            raise batch.closed() from batch.error
         result = batch.result
         if result is None:          # an edit batch that changed nothing: no commit
             return {"batch": None, "commit": None, "memories": [], "counts": {},
@@ -358,8 +375,9 @@ HOST_NOTE = (
 
 
 def lease_path(store: Store):
-    """The lease file of the store's host-driven batch (beside the store lock)."""
-    return store.meta_dir / LEASE_FILE
+    """The lease file of the store's host-driven batch, beside the store lock (the lock's
+    busy message reads it too: ``store.lock``)."""
+    return store.lock_path.with_name(LEASE_FILE)
 
 
 def holder_text(store: Store) -> str | None:
@@ -388,10 +406,15 @@ def _busy_text(store: Store, holder: str | None = None) -> str:
 
 
 def _busy_or(store: Store, error: BaseException) -> BaseException:
-    """A busy store said with the lease's holder; any other error as it is."""
+    """A busy store said with the lease's holder (a batch that took the lock a moment ago
+    writes its lease file once its job is built: waited for, a little); any other error as
+    it is."""
     from scene_engine.store.lock import LockBusyError
 
-    if isinstance(error, LockBusyError):
-        return FoldBusy(_busy_text(store))
-    return error
+    if not isinstance(error, LockBusyError):
+        return error
+    deadline = time.monotonic() + HOLDER_WAIT
+    while holder_text(store) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return FoldBusy(_busy_text(store))
 

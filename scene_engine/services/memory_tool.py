@@ -29,9 +29,17 @@ from __future__ import annotations
 import contextlib
 import json
 import posixpath
+import re
+import threading
 
 from scene_engine.core.errors import SceneEngineError
-from scene_engine.services.host_fold import LEASE, FoldClosed, FoldProblems, HostFolds
+from scene_engine.services.host_fold import (
+    LEASE,
+    FoldClosed,
+    FoldProblems,
+    HostFolds,
+    check_lease,
+)
 from scene_engine.store.store import Store
 
 ROOT = "/memories"
@@ -48,10 +56,12 @@ class MemoryTool:
     return the tool's result text; they raise ``MemoryToolError`` (the model reads it)."""
 
     def __init__(self, store: Store, holder: str = "memory tool", lease: float = LEASE):
+        check_lease(lease)
         self.store, self.holder = store, holder
         self.folds = HostFolds(store, lease)
         self.token: str | None = None
         self.done: list[str] = []          # what this batch did, for its commit message
+        self._opening = threading.Lock()
 
     # ------------------------------------------------------------ the six commands
 
@@ -63,43 +73,64 @@ class MemoryTool:
             return self._run(_listing)
         text = self._tool("read_file", {"path": name})
         lines = text.split("\n")
+        if len(lines) > 1 and lines[-1] == "":
+            lines.pop()              # the end of the last line, not a line (as insert counts)
         first, last = 1, len(lines)
         if view_range:
-            if len(view_range) != 2 or not all(isinstance(n, int) for n in view_range):
+            if len(view_range) != 2 or not all(isinstance(n, int) and not isinstance(n, bool)
+                                               for n in view_range):
                 raise MemoryToolError("view_range is [first line, last line] (last -1: the end)")
             first = max(1, view_range[0])
             last = len(lines) if view_range[1] == -1 else min(len(lines), view_range[1])
+            if first > last:
+                raise MemoryToolError(f"view_range {view_range} shows no line: {path} has "
+                                      f"{len(lines)} lines")
         shown = [f"{i:>{LINE_WIDTH}}\t{lines[i - 1]}" for i in range(first, last + 1)]
         return f"Here's the content of {path} with line numbers:\n" + "\n".join(shown)
 
     def create(self, path: str, file_text: str) -> str:
-        """Write a whole scene (new or, once viewed, replaced)."""
+        """Write a new scene; an existing one (on disk or made this turn, in any letter
+        case) is refused, as the SDK's own memory tool refuses it: change it with
+        ``str_replace`` or ``insert``."""
         name = _named(path)
+        _text("file_text", file_text)
+        if not file_text.strip():
+            raise MemoryToolError("`file_text` is empty: write what the scene should hold")
+        if self._run(lambda job: _current(job, name))[1] is not None:
+            raise MemoryToolError(f"File {path} already exists: view it, then change it with "
+                                  "str_replace or insert")
         self._tool("write_to_file", {"path": name, "content": with_header(file_text)})
         self.done.append(f"wrote {name}")
         return f"File created successfully at: {path}"
 
     def str_replace(self, path: str, old_str: str, new_str: str) -> str:
-        """Replace the one occurrence of ``old_str``."""
+        """Replace the one occurrence of ``old_str`` (when the header repeats it, as a
+        summary made from the first line does, the one in the body)."""
         name = _named(path)
-        self._tool("replace_in_file", {"path": name, "old": old_str, "new": new_str})
-        self.done.append(f"edited {name}")
+        _text("old_str", old_str, empty=False)
+        _text("new_str", new_str)
+        canonical, text = self._run(lambda job: _viewed(job, name, path))
+        new = _replaced(text, old_str, new_str, path)
+        self._tool("write_to_file", {"path": canonical, "content": new})
+        self.done.append(f"edited {canonical}")
         return f"The file {path} has been edited."
 
     def insert(self, path: str, insert_line: int, insert_text: str) -> str:
-        """Put ``insert_text`` after line ``insert_line`` (0: at the top)."""
+        """Put ``insert_text`` after line ``insert_line`` (0: at the top), the lines counted
+        as the SDK's own memory tool counts them (no empty line after the last newline); the
+        file ends with a newline."""
         name = _named(path)
-        canonical, text = self._run(lambda job: _current(job, name))
-        if text is None:
-            raise MemoryToolError(f"The path {path} does not exist. Please provide a valid "
-                                  "path.")
+        _text("insert_text", insert_text)
+        canonical, text = self._run(lambda job: _viewed(job, name, path))
         lines = text.split("\n")
-        if not isinstance(insert_line, int) or not 0 <= insert_line <= len(lines):
-            raise MemoryToolError(f"insert_line must be between 0 and {len(lines)} for "
-                                  f"{path}")
-        added = insert_text.removesuffix("\n").split("\n")
-        new = "\n".join(lines[:insert_line] + added + lines[insert_line:])
-        self._tool("write_to_file", {"path": canonical, "content": new})
+        if lines and lines[-1] == "":
+            lines.pop()
+        if isinstance(insert_line, bool) or not isinstance(insert_line, int) \
+                or not 0 <= insert_line <= len(lines):
+            raise MemoryToolError(f"Invalid `insert_line` parameter: {insert_line!r}. It should "
+                                  f"be within the range [0, {len(lines)}].")
+        lines.insert(insert_line, insert_text.rstrip("\n"))
+        self._tool("write_to_file", {"path": canonical, "content": "\n".join(lines) + "\n"})
         self.done.append(f"edited {canonical}")
         return f"The file {path} has been edited."
 
@@ -111,12 +142,13 @@ class MemoryTool:
         return f"Successfully deleted {path}"
 
     def rename(self, old_path: str, new_path: str) -> str:
-        """The scene under a new name, ``merged_from`` naming the old one; the old deleted."""
+        """The scene under a new name, ``merged_from`` naming the old one; the old deleted.
+        Both steps or neither: a refused delete (a pinned scene) takes the copy back."""
         old, new = _named(old_path), _named(new_path)
-        canonical, text = self._run(lambda job: _renamed(job, old, new))
-        self._tool("write_to_file", {"path": new, "content": text})
-        self._tool("write_to_file", {"path": canonical, "content": "[DELETED]"})
-        self.done.append(f"renamed {canonical} to {new}")
+        said = self._run(lambda job: _rename(job, old, new))
+        if said.startswith("Error: "):
+            raise MemoryToolError(in_memory_terms(said.removeprefix("Error: ")))
+        self.done.append(said)
         return f"Successfully renamed {old_path} to {new_path}"
 
     # ------------------------------------------------------------ the turn
@@ -148,11 +180,12 @@ class MemoryTool:
     # ------------------------------------------------------------ helpers
 
     def _open(self) -> str:
-        if self.token is None:
-            begun = self.folds.begin(self.holder, edit=True)
-            assert begun is not None, "an edit batch always starts"
-            self.token, self.done = begun["batch"], []
-        return self.token
+        with self._opening:       # commands at once on one tool open one batch, not two
+            if self.token is None:
+                begun = self.folds.begin(self.holder, edit=True)
+                assert begun is not None, "an edit batch always starts"
+                self.token, self.done = begun["batch"], []
+            return self.token
 
     def _closed(self) -> None:
         self.token, self.done = None, []
@@ -165,7 +198,7 @@ class MemoryTool:
             raise MemoryToolError(f"{exc} (the changes since the last flush are gone: view "
                                   f"{ROOT} and make them again)") from None
         if text.startswith("Error: "):
-            raise MemoryToolError(text.removeprefix("Error: "))
+            raise MemoryToolError(in_memory_terms(text.removeprefix("Error: ")))
         return text
 
     def _run(self, fn):
@@ -209,6 +242,7 @@ def _named(path: str) -> str:
 def with_header(text: str) -> str:
     """``text`` as a scene: as it is when it starts with a YAML header, else with one whose
     summary is its first line (the scene rules need a summary)."""
+    text = text.removeprefix("\ufeff")           # a byte order mark is not text
     if text.lstrip().startswith("---"):
         return text
     first = next((line.strip().lstrip("#").strip() for line in text.splitlines()
@@ -217,16 +251,121 @@ def with_header(text: str) -> str:
     return f"---\nsummary: {json.dumps(summary, ensure_ascii=False)}\n---\n{text}"
 
 
+def _viewed(job, name: str, path: str) -> tuple[str, str]:
+    """(the name as spelt, its text) of a scene the model may change: it exists and was
+    viewed (or made) in this turn. Raises ``MemoryToolError`` before anything of its text is
+    said (a count of matches would tell what the model has not read)."""
+    canonical, text = _current(job, name)
+    if text is None:
+        raise MemoryToolError(f"The path {path} does not exist. Please provide a valid path.")
+    if job.context.canonical(canonical) and not job.context.seen(canonical):
+        raise MemoryToolError(f"you have not viewed {path} in this turn, so changing it could "
+                              f"erase what it holds. View it first (view {path}).")
+    return canonical, text
+
+
 def _current(job, name: str) -> tuple[str, str | None]:
     """(the name as the store spells it, its text with this batch's changes) in ``job``;
     None for a name that is not there (or deleted in this batch). Reading it this way does
     not count as read: the sandbox's policy still asks for a ``view`` before a change."""
-    canonical = job.context.canonical(name) or name
+    import unicodedata
+
+    def key(text: str) -> str:
+        return unicodedata.normalize("NFC", text).casefold()
+
     staged = job.box.pending()
+    made = next((n for n in staged if key(n) == key(name)), None)   # this turn's spelling
+    canonical = job.context.canonical(name) or made or name
     if canonical in staged:
         content = staged[canonical]
         return canonical, content if isinstance(content, str) else None
     return canonical, job.scene_texts.get(canonical)
+
+
+def _text(argument: str, value, empty: bool = True) -> None:
+    """``MemoryToolError`` unless ``value`` is text (non-empty unless ``empty``): the SDK
+    hands the model's input over unchecked."""
+    if not isinstance(value, str):
+        raise MemoryToolError(f"`{argument}` must be text, not {type(value).__name__}")
+    if not empty and not value:
+        raise MemoryToolError(f"`{argument}` must not be empty: copy the exact text to "
+                              "replace from a view of the file")
+
+
+def _replaced(text: str, old: str, new: str, path: str) -> str:
+    """``text`` with its one occurrence of ``old`` replaced; when it occurs more than once
+    and exactly once in the body, that one. Raises ``MemoryToolError``."""
+    found = text.count(old)
+    if found == 1:
+        return text.replace(old, new, 1)
+    if found == 0:
+        raise MemoryToolError(f"No replacement was performed, old_str did not appear verbatim "
+                              f"in {path}: view it and copy the text exactly")
+    header, body = _split_header(text)
+    if body.count(old) == 1:
+        return header + body.replace(old, new, 1)
+    lines = [i + 1 for i, line in enumerate(text.split("\n")) if old in line]
+    raise MemoryToolError(f"No replacement was performed: old_str occurs {found} times in "
+                          f"{path} (lines {', '.join(map(str, lines)) or 'across several'}); "
+                          "include more of the text around it so it occurs once")
+
+
+def _split_header(text: str) -> tuple[str, str]:
+    """(the YAML header with its fences, the rest) of a scene text; ("", text) without one."""
+    match = re.match(r"\A(\ufeff?---[^\n]*\n.*?\n---[ \t]*\n)", text, re.S)
+    return (match.group(1), text[match.end():]) if match else ("", text)
+
+
+# The sandbox's words for its tools, as the memory tool's model knows them.
+_TERMS = ((re.compile(r'read_file\(path="([^"]+)"\)'), rf"view {ROOT}/\1"),
+          (re.compile(r"\bread_file\b"), "view"),
+          (re.compile(r"\bwrite_to_file\b"), "create"),
+          (re.compile(r"\breplace_in_file\b"), "str_replace"),
+          (re.compile(r"write \[DELETED\] to ([\w.\-]+)"), rf"delete {ROOT}/\1"),
+          (re.compile(r"then write `?\[DELETED\]`? to the other"), "then delete the other"))
+
+
+def in_memory_terms(text: str) -> str:
+    """A sandbox or rule message with the memory tool's command names for the sandbox's
+    tools (``view`` for read_file, ``create`` for write_to_file, ...)."""
+    for pattern, replacement in _TERMS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _rename(job, old: str, new: str) -> str:
+    """Both steps of a rename in the batch's thread: the copy under ``new`` (``merged_from``
+    naming ``old``) and ``old``'s delete; a refused delete takes the copy back. Returns what
+    it did ("renamed A to B") or the sandbox's refusal ("Error: ...")."""
+    canonical, text = _current(job, old)
+    if text is not None and job.context.canonical(canonical) is None:
+        return _move_new(job, canonical, new, text)
+    try:
+        canonical, text = _renamed(job, old, new)
+    except MemoryToolError as exc:
+        return f"Error: {exc}"
+    made = job.box.execute("write_to_file", {"path": new, "content": text})
+    if made.startswith("Error: "):
+        return made
+    gone = job.box.execute("write_to_file", {"path": canonical, "content": "[DELETED]"})
+    if gone.startswith("Error: "):
+        job.box.unstage(new)
+        return gone
+    return f"renamed {canonical} to {new}"
+
+
+def _move_new(job, old: str, new: str, text: str) -> str:
+    """A rename of a scene made in this turn: its text staged under the new name instead
+    (it was never on disk, so there is nothing to merge); the old name staged back when the
+    new one is refused."""
+    if _current(job, new)[1] is not None:
+        return f"Error: The destination {ROOT}/{new} already exists"
+    job.box.unstage(old)
+    made = job.box.execute("write_to_file", {"path": new, "content": text})
+    if made.startswith("Error: "):
+        job.box.stage(old, text)            # as it was: the model's own text, checked then
+        return made
+    return f"renamed {old} (new this turn) to {new}"
 
 
 def _renamed(job, old: str, new: str) -> tuple[str, str]:

@@ -39,6 +39,7 @@ class Reader:
     stamp: tuple = ()
     checked: float = 0.0
     head: str = ""
+    planned: tuple = ()          # the stamp remember's journal check last synced the index at
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -132,7 +133,10 @@ class Front:
                     log.warning("store %s: remembered without the journal check (%s)", store,
                                 exc)
                     return set()
-            return set(plan_add(open_store(reader.clone.path), lined).known_ids)
+            fresh = reader.planned != reader.stamp      # the index was synced for this one
+            known = plan_add(open_store(reader.clone.path), lined, sync=fresh).known_ids
+            reader.planned = reader.stamp
+            return set(known)
 
     def _fold_every(self, store: str) -> int:
         """The store's ``fold_every`` as its reader last saw the config (default 20)."""

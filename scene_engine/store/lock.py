@@ -44,7 +44,7 @@ def store_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
         who = ("a batch in this process" if holder == f" (pid {os.getpid()})"
                else f"another scene-engine process{holder}")
         raise LockBusyError(
-            f"the store is busy: {who} holds {lock_path}; "
+            f"the store is busy: {who} holds {lock_path}{_leased(lock_path, holder)}; "
             f"waited {timeout:g} s. Try again when it finishes.") from exc
     try:
         if lock.lock_counter == 1:
@@ -68,6 +68,22 @@ def lock_timeout() -> float:
         from scene_engine.store.config import ConfigError
 
         raise ConfigError(f"{TIMEOUT_ENV} must be a number of seconds, not {raw!r}") from None
+
+
+def _leased(lock_path: Path, holder: str) -> str:
+    """What the lease file beside the lock says of its holder (an agent folding a batch
+    itself, ``services.host_fold``), when it is the lock's holder's: ", for BATCH of HOLDER
+    until TIME", else ""."""
+    import json
+
+    try:
+        data = json.loads(Path(f"{lock_path}.lease").read_text(encoding="utf-8"))
+        if f" (pid {int(data['pid'])})" != holder:
+            return ""
+        return (f", for batch {data['batch']} folded by {data['holder']} (its lease runs to "
+                f"{data['expires']} unless the agent ends it sooner)")
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
 
 
 def _holder(info: Path) -> str:
