@@ -46,11 +46,19 @@ SET = ROOT / "bench" / "topics" / "memories.jsonl"
 PURITY, SPREAD, BATCHES_PER_100 = 0.9, 2, 10
 
 
-def placements(results) -> dict[str, str]:
+def ledgers(store, results) -> list:
+    """Each batch's ledger, read from its file (``run_pending`` keeps its results without
+    them since issue 23: a fold of 100,000 memories does not hold them all)."""
+    from scene_engine.batch.accounting import Ledger, ledger_path
+
+    return [Ledger.parse((store.root / ledger_path(r.number)).read_text("utf-8"))
+            for r in results]
+
+
+def placements(ledgers_of) -> dict[str, str]:
     """memory id -> the scene that holds it after the last batch (merges followed)."""
     where: dict[str, str] = {}
-    for result in results:
-        ledger = result.ledger
+    for ledger in ledgers_of:
         for entry in ledger.entries:
             if entry.scenes:
                 where[entry.id] = entry.scenes[0]
@@ -75,7 +83,8 @@ def measure(rows: list[dict], show: bool = False, new_scenes: int = 1) -> dict:
         t0 = time.perf_counter()
         results = run_pending(store, make_backend("offline"), size=20)
         seconds = time.perf_counter() - t0
-        where = placements(results)
+        read = ledgers(store, results)
+        where = placements(read)
         scenes = store.scene_names()
         cap = store.config.max_scenes - 1
         summaries = {n: parse_scene((store.scenes_dir / n).read_text(encoding="utf-8"), name=n)
@@ -89,7 +98,7 @@ def measure(rows: list[dict], show: bool = False, new_scenes: int = 1) -> dict:
         if live < cap:
             below = i + 1
     before_cap: dict[str, set[str]] = defaultdict(set)
-    for memory_id, scene in placements(results[:below]).items():
+    for memory_id, scene in placements(read[:below]).items():
         before_cap[topic[memory_id]].add(scene)
     by_scene: dict[str, Counter] = defaultdict(Counter)
     for memory_id, scene in where.items():
