@@ -251,6 +251,13 @@ def note_head(conn, store: str, commit: str) -> None:
                      (commit, store))
 
 
+def last_commit(conn, store: str) -> str | None:
+    """The server's head ``store``'s last job left (None before any job, or no such store)."""
+    row = conn.execute("SELECT last_commit FROM scene_store_counts WHERE store = %s",
+                       (store,)).fetchone()
+    return row[0] if row else None
+
+
 def last_commits(conn, limit: int | None = None) -> dict[str, str | None]:
     """Store -> the server's head its last job left (None before any job): every store, or
     the ``limit`` whose head was checked longest ago (``heads_checked`` marks them), so the

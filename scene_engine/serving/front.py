@@ -111,11 +111,12 @@ class Front:
 
     def _journal_known(self, store: str, lined: list) -> set[str]:
         """The ids of ``lined`` (``parse_lines``'s) the store's journal knows with the same
-        memory, checked on the reading clone as it stands (brought in step only when the
-        server's head moved, at most every ``refresh`` seconds: the inbox is checked by
-        ``put_inbox``). Raises ``MemoryInputError`` for a known id sent with another memory.
-        With the git server away and no clone yet, nothing is known here: the worker's add
-        path refuses such a memory then (and says so in its log)."""
+        memory, checked on the reading clone as it stands, brought in step when a worker's
+        push moved the store (the commit Postgres says its last push left, asked on every
+        call: no git round trip; the inbox is checked by ``put_inbox``). Raises
+        ``MemoryInputError`` for a known id sent with another memory. With the git server
+        away and no clone yet, nothing is known here: the worker's add path refuses such a
+        memory then (and says so in its log)."""
         from scene_engine.services.add import plan_add
         from scene_engine.store.store import open_store
 
@@ -123,10 +124,12 @@ class Front:
         with self._guard:
             reader = self._readers.setdefault(store, Reader(
                 Clone(self.cache / "readers" / store, store_url(self.git, store))))
+        with self.pool.connection() as conn:     # the head the last worker's push left
+            folded = database.last_commit(conn, store)
         with reader.lock:
             try:
-                if not reader.stamp or (time.monotonic() - reader.checked >= self.refresh
-                                        and server_head(reader.clone.url) != reader.head):
+                if not reader.stamp or (folded and folded != reader.head):
+                    reader.checked = 0.0         # ask the server: a worker pushed since
                     self._bring_in_step(store, reader)
             except database.ServingError as exc:
                 if not reader.stamp:
