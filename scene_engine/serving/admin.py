@@ -131,8 +131,7 @@ def run_worker(settings: WorkerSettings, name: str | None = None, fold_idle: flo
         except Exception as exc:
             if once:
                 raise database.ServingError(f"the worker stopped: {exc}") from exc
-            said = [line for line in str(exc).splitlines() if line.strip()]
-            why = said[0].strip() if said else type(exc).__name__
+            why = database.first_line(exc)
         log.warning("worker %s stopped: %s; starting again in %g s", options["name"], why,
                     RESTART_WAIT)
         time.sleep(RESTART_WAIT)

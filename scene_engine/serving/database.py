@@ -104,10 +104,11 @@ def connect(url: str):
         return psycopg.connect(url, connect_timeout=10)
     except psycopg.Error as exc:
         raise ServingError(f"cannot reach Postgres at {shown(url)}: "
-                           f"{_first_line(exc)}") from exc
+                           f"{first_line(exc)}") from exc
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """An exception's first non-blank line, or its kind's name when it says nothing."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 

@@ -35,15 +35,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from scene_engine.core.errors import InputError, SceneEngineError, UnavailableError
+from scene_engine.serving.database import first_line
 from scene_engine.serving.front import Front
 
 MAX_BODY = 16 * 1024 * 1024      # bytes a request may carry
 log = logging.getLogger(__name__)
-
-
-def _line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _error(message: str, status: int, exit_code: int = 1) -> JSONResponse:
@@ -101,7 +97,7 @@ UNAVAILABLE = (UnavailableError, psycopg.OperationalError, PoolTimeout)
 def _unavailable(exc: BaseException) -> JSONResponse:
     if isinstance(exc, UnavailableError):
         return _error(str(exc), 503)
-    return _error(f"Postgres is not available: {_line(exc)}; try again", 503)
+    return _error(f"Postgres is not available: {first_line(exc)}; try again", 503)
 
 
 class Unavailable503:

@@ -46,9 +46,8 @@ def fold(context: JobContext, store: str) -> dict:
     try:
         outcome: FoldOutcome = fold_store(settings, store, job.id, job.attempts + 1)
     except Exception as exc:     # said here in one line: procrastinate retries it quietly
-        said = [line.strip() for line in str(exc).splitlines() if line.strip()]
         log.warning("store %s: fold job %s failed (try %d; retried with backoff): %s", store,
-                    job.id, job.attempts + 1, said[0] if said else type(exc).__name__)
+                    job.id, job.attempts + 1, database.first_line(exc))
         raise
     if outcome.pending or outcome.more_inbox:
         _defer_again(context.app, store)
