@@ -357,6 +357,21 @@ def _tier_hits(conn, tiers, k: int, gather: bool, scope: str | None = None):
             return
 
 
+def newest(conn, expr: str, k: int, scope: str | None = None) -> list[MemoryHit]:
+    """The newest ``k`` memories (journal order, newest first; never a forgotten one) that
+    match the FTS5 expression ``expr``, score 0: what is true now is in the latest of them
+    (recall's current facts), and FTS5 walks its rowids backwards without scoring a row."""
+    where, params = ("AND (m.scope IS NULL OR m.scope = ?)", (scope,)) if scope is not None \
+        else ("", ())
+    rows = conn.execute(
+        "SELECT m.seq, m.id, m.created_at, m.content FROM ("
+        "  SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
+        f") f JOIN memories m ON m.seq = f.rowid WHERE m.forgotten = 0 {where}"
+        " ORDER BY m.seq DESC LIMIT ?", (expr, -1 if scope is not None else 4 * k, *params, k)
+    ).fetchall()
+    return [MemoryHit(seq, mid, created, content, 0.0) for seq, mid, created, content in rows]
+
+
 def by_ids(conn, ids: list[str]) -> list[MemoryHit]:
     """The memories (never a forgotten one) that ``ids`` name (ids or aliases), in journal
     order, score 0: the memories a scene's digest cites, for recall to quote whole."""

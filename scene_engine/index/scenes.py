@@ -559,6 +559,17 @@ class SceneIndex:
             return memory_index.search(self.conn, tiers, k, gather=True, scope=scope)
         return self._guarded(run)
 
+    def newest_memories(self, query: str, k: int = 10, scope: str | None = None
+                        ) -> list[memory_index.MemoryHit]:
+        """The newest ``k`` memories holding any word of ``query`` (newest first, score 0;
+        scope as ``search_memories``): the latest statements of a fact, whatever BM25 would
+        make of them. ``[]`` for a query without searchable words."""
+        terms = query_terms(query)
+        if k <= 0 or not terms:
+            return []
+        expr = " OR ".join(dict.fromkeys(t.fts for t in terms))
+        return self._guarded(lambda: memory_index.newest(self.conn, expr, k, scope=scope))
+
     def memory_scenes(self, memory_id: str) -> list[str]:
         """The scenes the batch ledgers say hold ``memory_id`` now (``places.scenes_of``);
         [] when no ledger names it or this index was not given the journal."""

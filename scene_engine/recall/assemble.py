@@ -38,6 +38,7 @@ from scene_engine.core.periods import PERIOD, parse_fact, say_fact
 from scene_engine.core.plural import count
 from scene_engine.core.when import readable, resolve
 from scene_engine.index.analysis import CJK_RUN, fold, question_terms, text_terms
+from scene_engine.recall.current import ASKS_CURRENT, Question, expansion, read_question, states
 from scene_engine.store.layout import StoreError
 from scene_engine.store.store import Store
 
@@ -50,6 +51,10 @@ MEMORY_CANDIDATES = 60    # memories that compete with them (more for a larger b
 CHARS_PER_CANDIDATE = 50  # ... one candidate memory per this many characters of budget
 LONG_MEMORY = 400         # a memory longer than this is recalled sentence by sentence
 SAME_FACT = 0.8           # a passage this much covered by a chosen one says nothing new
+# Characters of a Chinese question's frame, not its topic: a pair holding one anchors nothing.
+_FUNCTION_CHARS = frozenset("我你他她们的了是在吗呢什么哪怎样还有没不谁几")
+HISTORY = 3               # earlier values of an asked attribute shown after the current one
+STATING = 40              # memories that state it, searched by its stating words
 TIME_BOOST = 1.3          # a passage that names a time, for a question about time
 _TIME_QUESTION = re.compile(
     r"\b(when|what (year|month|day|date|time)|how long|which (year|month|day)|ago|since|"
@@ -99,6 +104,7 @@ class Passage:
     cut: bool = False         # a quote the engine cut short: shown only as its memory
     cites: tuple[str, ...] = ()   # the memories a digest fact cites
     period: str = ""          # a digest fact of no one day: its dates (``4–29 Mar 2026 ×6``)
+    status: str = ""          # a current fact's "current, said 21 Feb 2026" (``current``)
 
     def source(self) -> dict:
         """Where it comes from, for ``--json``: ``{"scene": NAME}``, ``{"memory": ID,
@@ -116,6 +122,10 @@ class Passage:
     def shown(self) -> str:
         """The text as a recall shows it: a digest fact's period after it."""
         return f"{self.text} ({self.period})" if self.period else self.text
+
+    def labelled(self) -> str:
+        """``shown`` after a current fact's status ("current, said 21 Feb 2026: ...")."""
+        return f"{self.status}: {self.shown()}" if self.status else self.shown()
 
 
 @dataclass
@@ -143,6 +153,7 @@ class Recall:
                               **({"tag": tags[p.scene]} if p.scene in tags else {}),
                               "text": p.text, "date": p.day.isoformat() if p.day else None,
                               **({"period": p.period} if p.period else {}),
+                              **({"status": p.status} if p.status else {}),
                               "score": round(p.score, 4)} for p in self.passages],
                 **({"warning": self.warning} if self.warning else {})}
 
@@ -384,6 +395,13 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
         found = index.search_memories(query, k=k, any_term=True, scope=scope)
         unread = [index.journal_warning(), _ledger_warning(store), index.header_warning()]
         gone = not_current(store)
+        question = _asked(index, query)
+        if question is not None:      # the memories that state it in other words
+            known = {m.id for m in found}
+            for words in [*expansion(question), " ".join(sorted(question.anchors))]:
+                more = index.newest_memories(words, k=STATING, scope=scope)
+                found += [m for m in more if m.id not in known]
+                known |= {m.id for m in more}
         found = [m for m in found if m.id not in gone]
         found += _quoted_memories(index, bodies, {m.id for m in found} | gone)
         holder = None if scoped else _scene_holder(store, index, [*hits, *hot], bodies, found)
@@ -399,16 +417,33 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
                 return total(), {t: memo.get(t, 0) for t in terms}
 
             result = assemble(store, query, budget, hits, bodies, hot, passages, corpus,
-                              persona=not scoped, holder=holder)
+                              persona=not scoped, holder=holder, question=question)
         else:
             result = assemble(store, query, budget, hits, bodies, hot, passages,
-                              persona=not scoped, holder=holder)
+                              persona=not scoped, holder=holder, question=question)
     finally:
         if own:
             index.close()
     # Said on every answer that may lack what a bad line holds (in ``to_json`` too).
     result.warning = "; ".join(filter(None, [warning, *unread, result.warning])) or None
     return result
+
+
+def _asked(index: SceneIndex, query: str) -> Question | None:
+    """The attribute of the speaker ``query`` asks about (``current.read_question``), with
+    its rarest content term as anchor (the journal's counts: a word in more than a tenth of
+    the memories anchors nothing), or None: for a question about when, unless it also asks
+    about now ("since when do I live here" is about time; "where do I live now" is not)."""
+    if _TIME_QUESTION.search(query) and not ASKS_CURRENT.search(query):
+        return None
+    terms = question_terms(ASKS_CURRENT.sub(" ", query))
+    counts = index.memory_document_counts(terms) if terms else {}
+    total = max(index.memory_count(), 1)
+    usable = sorted((n, t) for t, n in counts.items()
+                    if 0 < n <= total / 10 and not _FUNCTION_CHARS.intersection(t))
+    anchors = frozenset(t for _, t in usable[:2 if usable and CJK_RUN.match(usable[0][1])
+                                            else 1])
+    return read_question(query, anchors)
 
 
 def _ledger_warning(store: Store) -> str | None:
@@ -552,7 +587,7 @@ def _local_day(created_at: str, zone) -> date | None:
 def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str],
              hot: list, memories: list[Passage] | None = None,
              corpus: Corpus | None = None, persona: bool = True,
-             holder: Holder | None = None) -> Recall:
+             holder: Holder | None = None, question: Question | None = None) -> Recall:
     """Lay out persona, scene map and passages within ``budget`` (see module docstring).
 
     ``memories``: passages of the journal's best memories (``memory_passages``), ranked with
@@ -562,7 +597,9 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     the map could not show adds the scene to the map (name and heat), its cost counted in
     the budget. ``holder``: ``(memory id, text) -> map row`` of the scene holding a memory
     no candidate scene sentence restates (``_scene_holder``). ``persona``: False leaves it
-    out.
+    out. ``question``: the attribute the query asks about (``current.read_question``): the
+    memories that state it come first, the newest marked current, the ones before it as
+    history (``_current_first``).
     """
     persona_text = (_persona_part(store, min(int(budget * PERSONA_SHARE), PERSONA_MAX))
                     if persona else "")
@@ -577,6 +614,8 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     room = budget - len(header) - len(scene_map.text()) - len(title) - 1
     passages = [p for h in hits for p in split_passages(h.name, bodies.get(h.name, ""))]
     ranked = _ranked(query, passages + list(memories or []), corpus)
+    if question is not None:
+        ranked = _current_first(question, list(memories or []), ranked)
     chosen = _choose(ranked, room, scene_map, holder or (lambda *_: None))
     body = _layout(chosen, scene_map.line)
     text = header + scene_map.text() + (title + body if chosen else "")
@@ -652,7 +691,7 @@ class _SceneMap:
         """``- [S1] text`` for a passage of a scene (its tag, or the one it would get), else
         ``- text`` (a memory no scene holds)."""
         tag = self.tag(passage.scene)
-        return f"- [{tag}] {passage.shown()}" if tag else f"- {passage.shown()}"
+        return f"- [{tag}] {passage.labelled()}" if tag else f"- {passage.labelled()}"
 
     def _new_line(self, scene: str) -> str:
         row = self._rows[scene]
@@ -689,14 +728,14 @@ def _choose(ranked: list[Passage], room: int, scene_map: _SceneMap,
                 len(words & other) >= enough for other in said):
             continue                    # a chosen passage already states it
         cost = len(scene_map.line(passage)) + 1 + scene_map.cost(passage.scene)
-        if passage.day and passage.day not in days:
+        if passage.day and passage.day not in days and not passage.status:
             cost += len(readable(passage.day)) + 2      # its day's heading
         if used + cost <= room:
             scene_map.add(passage.scene)
             chosen.append(passage)
             taken.add(key)
             used += cost
-            days.add(passage.day)
+            days.add(None if passage.status else passage.day)
             said.append(words)
             every |= words
     return chosen
@@ -769,12 +808,15 @@ def _restatement_finder(ranked: list[Passage]) -> Callable[[Passage], Passage]:
 
 
 def _layout(chosen: list[Passage], line: Callable[[Passage], str]) -> str:
-    """Undated passages first (best first), then one heading a day, oldest day first, its
-    passages best first under it."""
-    lines = [line(p) for p in chosen if not p.day]
-    for day in sorted({p.day for p in chosen if p.day}):
+    """Current facts and their history first (newest first, each with its status), then
+    undated passages (best first), then one heading a day, oldest day first, its passages
+    best first under it."""
+    lines = [line(p) for p in chosen if p.status]
+    rest = [p for p in chosen if not p.status]
+    lines += [line(p) for p in rest if not p.day]
+    for day in sorted({p.day for p in rest if p.day}):
         lines.append(f"{readable(day)}:")
-        lines += [line(p) for p in chosen if p.day == day]
+        lines += [line(p) for p in rest if p.day == day]
     return "\n".join(lines)
 
 
@@ -788,6 +830,35 @@ def _ranked(query: str, passages: list[Passage], corpus: Corpus | None) -> list[
         if _NAMES_TIME.search(passage.text):
             passage.score *= TIME_BOOST
     return sorted(ranked, key=lambda p: -p.score)
+
+
+def _current_first(question: Question, memories: list[Passage], ranked: list[Passage]
+                   ) -> list[Passage]:
+    """``ranked`` with the memories that state the asked attribute first (``current.states``):
+    the newest as ``current, said DAY``, up to ``HISTORY`` before it as ``said DAY, until
+    DAY`` (the day the next one said otherwise), newest first. A memory no query word
+    reached is among them too: "Moved to Porto" states where I live."""
+    stating: dict[str, tuple[Passage, date]] = {}    # memory id -> its first such sentence
+    for passage in memories:
+        if passage.memory and passage.day and states(question, passage.text):
+            stating.setdefault(passage.memory, (passage, passage.day))
+    if not stating:
+        return ranked
+    scores: dict[tuple[str | None, str], float] = {
+        (p.memory, p.text): p.score for p in ranked if p.memory is not None}
+    newest = sorted(stating.values(), key=lambda pd: (pd[0].created_at or "", pd[1]),
+                    reverse=True)
+    statuses = [f"current, said {readable(newest[0][1])}"] + [
+        f"said {readable(day)}, until {readable(newer[1])}"
+        for newer, (_, day) in zip(newest, newest[1:HISTORY + 1], strict=False)]
+    block = [replace(p, status=status, score=scores.get((p.memory, p.text), 0.0))
+             for (p, _), status in zip(newest, statuses, strict=False)]
+    keys = {(p.memory, p.text) for p in block}
+    rest = [p for p in ranked if p.memory is None or (p.memory, p.text) not in keys]
+    # The budget is filled: after what the query's words rank, the other statements of the
+    # attribute, newest first (they answer it too, in other words than the question's).
+    keys |= {(p.memory, p.text) for p in rest if p.memory is not None}
+    return block + rest + [p for p, _ in newest if (p.memory, p.text) not in keys]
 
 
 def _scene_map(rows: list[dict], limit: int) -> tuple[list[str], list[dict]]:
