@@ -38,7 +38,13 @@ from scene_engine.core.periods import PERIOD, parse_fact, say_fact
 from scene_engine.core.plural import count
 from scene_engine.core.when import readable, resolve
 from scene_engine.index.analysis import CJK_RUN, fold, question_terms, text_terms
-from scene_engine.recall.current import ASKS_CURRENT, Question, expansion, read_question, states
+from scene_engine.recall.current import (
+    ASKS_CURRENT,
+    Question,
+    expansion,
+    read_question,
+    states,
+)
 from scene_engine.store.layout import StoreError
 from scene_engine.store.store import Store
 

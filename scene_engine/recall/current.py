@@ -14,8 +14,9 @@ and the earlier ones only as history. No model is at hand offline, so the rules 
 3. ``states``: a passage states the attribute when one of its clauses holds a stating word
    (or an anchor), about the asked person (not "my sister lives in Madrid", "妈妈住在成都"),
    as a fact (not "thinking of moving to Berlin", "要不要搬去杭州", "I miss Porto").
-4. ``arrange``: those passages newest first; the newest is current, the ones before it are
-   history, each shown with the day the next one said otherwise ("until 21 Feb 2026").
+4. recall (``assemble._current_first``): those passages newest first; the newest is
+   current, the ones before it are history, each with the day the next one said otherwise
+   ("until 21 Feb 2026").
 
 Nothing is dropped: the other passages follow as before, and search finds every memory.
 """
@@ -30,14 +31,24 @@ from scene_engine.core.text import STOP_WORDS
 __all__ = ["FAMILIES", "Question", "read_question", "expansion", "states", "wants_current",
            "ASKS_CURRENT"]
 
+# A word boundary for Latin words that a Chinese character also ends ("OPPO终于", "换了vivo"):
+# to Python's ``\b`` both are word characters, so no boundary would be seen between them.
+_B = r"(?:(?<![A-Za-z0-9])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?![A-Za-z0-9]))"
+
+
+def _rx(source: str) -> re.Pattern:
+    """``source`` compiled case-blind, its ``\b`` the Latin word boundary ``_B``."""
+    return re.compile(source.replace(r"\b", _B), re.I)
+
+
 # A question that asks for the value now (issue 26: now, currently, still, 现在, 目前, 还).
-ASKS_CURRENT = re.compile(
+ASKS_CURRENT = _rx(
     r"\b(now|currently|current|still|these days|at the moment|nowadays|anymore|any more|"
-    r"today|lately|right now)\b|现在|目前|如今|还|最近|眼下|这阵子", re.I)
+    r"today|lately|right now)\b|现在|目前|如今|还|最近|眼下|这阵子")
 # A question about one earlier value ("before Lisbon", "used to", 之前, 以前): history.
-_ASKS_EARLIER = re.compile(r"\b(before|used to|previous|former|ex|first|last time|earlier|"
+_ASKS_EARLIER = _rx(r"\b(before|used to|previous|former|ex|first|last time|earlier|"
                            r"originally|did i|was i|were)\b|之前|以前|原来|前男友|前女友|前夫|"
-                           r"前妻|当初|过去", re.I)
+                           r"前妻|当初|过去")
 
 
 @dataclass(frozen=True)
@@ -52,7 +63,7 @@ class Family:
 
 
 def _family(name: str, ask: str, say: str, words: str) -> Family:
-    return Family(name, re.compile(ask, re.I), re.compile(say, re.I),
+    return Family(name, _rx(ask), _rx(say),
                   " ".join(dict.fromkeys([*words.split(), *_literals(say)])))
 
 
@@ -90,6 +101,8 @@ FAMILIES: tuple[Family, ...] = (
             r"teach|teaching|boss|office)\b|工作|上班|公司|职位|岗位|单位|职业|做什么的|老板",
             r"\b(work(?:s|ed|ing)? (?:at|for|as|in)|job|employer|hired|joined|first day|"
             r"new role|promot\w+|title|position|quit|resign\w*|handed in|notice|laid off|"
+            r"(?:made|became|now|am|i'm) (?:a |an |the )?[\w ]{0,20}(?:lead|manager|head|"
+            r"director|engineer|designer|teacher|nurse|analyst|specialist)|"
             r"redundan\w+|freelanc\w*|offer|started at|contract|retired|career)\b|入职|上班|"
             r"工作|离职|辞职|跳槽|升职|升为|升了|升[^，。,]{1,12}了|当上|职位|公司|offer|转岗|自由职业|裁员|"
             r"单干|创业",
@@ -164,27 +177,28 @@ FAMILIES: tuple[Family, ...] = (
 
 # A clause about wanting, planning or supposing (it changes nothing), or about missing or
 # visiting a place (a past value named again), is no statement of the value.
-_NOT_A_FACT = re.compile(
+_NOT_A_FACT = _rx(
     r"\b(thinking (?:of|about)|think about|considering|might|maybe|perhaps|wants? to|wanted "
     r"to|would (?:love|like)|should|could|plan(?:ning|s)? to|hope to|if (?:i|we)|dream\w*|"
     r"someday|one day|looked at|looking at|tempted|wonder\w*|miss(?:ing)?|visit\w*|trip|"
     r"holiday|vacation|for (?:the )?(?:weekend|thanksgiving|christmas|holidays))\b|[?？]|"
     r"想念|怀念|好想|想去|想搬|想要|打算|要不要|考虑|如果|也许|可能|希望|梦想|出差|旅游|"
-    r"旅行|探亲|想想", re.I)
+    r"旅行|探亲|想想")
 # Whose attribute a clause states: the last of these before its stating word is its subject.
-_OTHER = re.compile(
+_OTHER = _rx(
     r"\b(sister|brother|mum|mom|mother|dad|father|parents|friend|colleague|boss|neighbou?r|"
     r"cousin|aunt|uncle|son|daughter|he|she|they|his|her|their)\b|妈妈|妈|爸爸|爸|姐姐|"
     r"妹妹|哥哥|弟弟|朋友|同事|老板|他们|她们|他|她|闺蜜|室友|表姐|表哥|表妹|表弟|堂|"
-    r"前夫|前妻", re.I)
-_SELF = re.compile(r"\b(i|i'm|i've|i'd|i'll|we|we're|we've|me|us)\b|我(?!的|妈|爸|姐|哥|妹|"
-                   r"弟)|我们", re.I)
+    r"前夫|前妻")
+_SELF = _rx(r"\b(i|i'm|i've|i'd|i'll|we|we're|we've|me|us)\b|我(?!的|妈|爸|姐|哥|妹|"
+                   r"弟)|我们")
 # A name as a clause's subject: "Joana has moved", "Tom and I" (then "I" comes after it).
-_NAMED = re.compile(r"\b[A-Z][a-zà-ÿ]+(?:'s)?\s+(?:has|had|is|was|and|just|finally|"
+_NAMED = re.compile(r"\b(?!(?:We|My|Our|It|This|That|The|Just|Finally|Today|Officially|"
+                    r"Now|So|And|Also|Still)\b)[A-Z][a-zà-ÿ]+(?:'s)?\s+(?:has|had|is|was|and|just|finally|"
                     r"officially|got|gets|lives|lived|moved|moves|works|worked|started|left|"
                     r"quit|is|will)\b")
 _CLAUSE = re.compile(r"[,;.!:，；。！：、]|\bbut\b|\band then\b|但是|不过|然后")
-_FIRST_PERSON = re.compile(r"\b(i|my|me|mine|i'm|am i|do i|did i|have i)\b|我", re.I)
+_FIRST_PERSON = _rx(r"\b(i|my|me|mine|i'm|am i|do i|did i|have i)\b|我")
 
 
 @dataclass(frozen=True)
