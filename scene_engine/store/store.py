@@ -29,6 +29,7 @@ from scene_engine.store.layout import (
 # repository changes none of their files, and a `git add -A` of theirs leaves these out too.
 GITIGNORE = """# derived or machine-local: rebuilt from the files
 /index.sqlite*
+/vectors.sqlite*
 /lock*
 /*.tmp
 /run/
