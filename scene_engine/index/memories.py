@@ -372,6 +372,25 @@ def newest(conn, expr: str, k: int, scope: str | None = None) -> list[MemoryHit]
     return [MemoryHit(seq, mid, created, content, 0.0) for seq, mid, created, content in rows]
 
 
+def texts(conn) -> list[tuple[int, str]]:
+    """``(journal number, content)`` of every memory, forgotten ones too, in journal order:
+    what the dense vectors are kept in step with (``recall.semantic``)."""
+    return conn.execute("SELECT seq, content FROM memories ORDER BY seq").fetchall()
+
+
+def by_seqs(conn, seqs: list[int]) -> list[MemoryHit]:
+    """The memories (never a forgotten one) of the journal numbers ``seqs``, in that order,
+    score 0."""
+    found: dict[int, MemoryHit] = {}
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start:start + 500]
+        for seq, mid, created, content in conn.execute(
+                "SELECT seq, id, created_at, content FROM memories WHERE forgotten = 0"
+                f" AND seq IN ({','.join('?' * len(chunk))})", chunk):
+            found[seq] = MemoryHit(seq, mid, created, content, 0.0)
+    return [found[s] for s in seqs if s in found]
+
+
 def by_ids(conn, ids: list[str]) -> list[MemoryHit]:
     """The memories (never a forgotten one) that ``ids`` name (ids or aliases), in journal
     order, score 0: the memories a scene's digest cites, for recall to quote whole."""

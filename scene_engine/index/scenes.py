@@ -621,6 +621,15 @@ class SceneIndex:
         when this index was not given the journal."""
         return self._guarded(lambda: memory_index.by_ids(self.conn, ids)) if ids else []
 
+    def memory_texts(self) -> list[tuple[int, str]]:
+        """``(journal number, content)`` of every indexed memory (``memory_index.texts``)."""
+        return self._guarded(lambda: memory_index.texts(self.conn))
+
+    def memories_by_seq(self, seqs: list[int]) -> list[memory_index.MemoryHit]:
+        """The memories of the journal numbers ``seqs``, in that order (never a forgotten
+        one)."""
+        return self._guarded(lambda: memory_index.by_seqs(self.conn, seqs)) if seqs else []
+
     def bodies(self, names: list[str]) -> dict[str, str]:
         """``{name: body}`` for the given scene names (unknown names are left out)."""
         found: dict[str, str] = {}

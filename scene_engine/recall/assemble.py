@@ -408,6 +408,9 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
                 more = index.newest_memories(words, k=STATING, scope=scope)
                 found += [m for m in more if m.id not in known]
                 known |= {m.id for m in more}
+        dense, said = _by_meaning(store, index, query, scoped)
+        known = {m.id for m in found}
+        found += [m for m in dense if m.id not in known]
         found = [m for m in found if m.id not in gone]
         found += _quoted_memories(index, bodies, {m.id for m in found} | gone)
         holder = None if scoped else _scene_holder(store, index, [*hits, *hot], bodies, found)
@@ -423,16 +426,34 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
                 return total(), {t: memo.get(t, 0) for t in terms}
 
             result = assemble(store, query, budget, hits, bodies, hot, passages, corpus,
-                              persona=not scoped, holder=holder, question=question)
+                              persona=not scoped, holder=holder, question=question,
+                              dense=[m.id for m in dense] or None)
         else:
             result = assemble(store, query, budget, hits, bodies, hot, passages,
-                              persona=not scoped, holder=holder, question=question)
+                              persona=not scoped, holder=holder, question=question,
+                              dense=[m.id for m in dense] or None)
     finally:
         if own:
             index.close()
     # Said on every answer that may lack what a bad line holds (in ``to_json`` too).
-    result.warning = "; ".join(filter(None, [warning, *unread, result.warning])) or None
+    result.warning = "; ".join(filter(None, [warning, *unread, said, result.warning])) or None
     return result
+
+
+def _by_meaning(store: Store, index: SceneIndex, query: str, scoped: bool
+                ) -> tuple[list, str | None]:
+    """(the memories nearest ``query`` by meaning, a warning or None): ``[]`` without the
+    semantic extra, and for a scoped recall (the vectors know no scope); a vectors file that
+    cannot be used costs only the meaning, said in the warning."""
+    from scene_engine.core.errors import SceneEngineError
+    from scene_engine.recall.semantic import enabled, nearest_memories
+
+    if scoped or not enabled():
+        return [], None
+    try:
+        return nearest_memories(store, index, query), None
+    except (SceneEngineError, OSError) as err:
+        return [], f"recall by meaning is off for this answer: {err}"
 
 
 def _asked(index: SceneIndex, query: str) -> Question | None:
@@ -593,7 +614,8 @@ def _local_day(created_at: str, zone) -> date | None:
 def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str],
              hot: list, memories: list[Passage] | None = None,
              corpus: Corpus | None = None, persona: bool = True,
-             holder: Holder | None = None, question: Question | None = None) -> Recall:
+             holder: Holder | None = None, question: Question | None = None,
+             dense: list[str] | None = None) -> Recall:
     """Lay out persona, scene map and passages within ``budget`` (see module docstring).
 
     ``memories``: passages of the journal's best memories (``memory_passages``), ranked with
@@ -605,7 +627,8 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     no candidate scene sentence restates (``_scene_holder``). ``persona``: False leaves it
     out. ``question``: the attribute the query asks about (``current.read_question``): the
     memories that state it come first, the newest marked current, the ones before it as
-    history (``_current_first``).
+    history (``_current_first``). ``dense``: memory ids nearest the query by meaning, best
+    first (the semantic extra, ``semantic.fuse``); None without it.
     """
     persona_text = (_persona_part(store, min(int(budget * PERSONA_SHARE), PERSONA_MAX))
                     if persona else "")
@@ -619,7 +642,7 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     title = "## Passages\n"
     room = budget - len(header) - len(scene_map.text()) - len(title) - 1
     passages = [p for h in hits for p in split_passages(h.name, bodies.get(h.name, ""))]
-    ranked = _ranked(query, passages + list(memories or []), corpus)
+    ranked = _ranked(query, passages + list(memories or []), corpus, dense)
     if question is not None:
         ranked = _current_first(question, list(memories or []), ranked)
     chosen = _choose(ranked, room, scene_map, holder or (lambda *_: None))
@@ -826,10 +849,21 @@ def _layout(chosen: list[Passage], line: Callable[[Passage], str]) -> str:
     return "\n".join(lines)
 
 
-def _ranked(query: str, passages: list[Passage], corpus: Corpus | None) -> list[Passage]:
-    """``rank_passages``; for a question about time, passages that name a time
-    in their own words (``(2022)``, ``in May``, ``3月``) first among near equals."""
+def _ranked(query: str, passages: list[Passage], corpus: Corpus | None,
+            dense: list[str] | None = None) -> list[Passage]:
+    """``rank_passages``, fused with the ``dense`` order of memory ids when given
+    (``semantic.fuse``: the memories found only by meaning join); for a question about time,
+    passages that name a time in their own words (``(2022)``, ``in May``, ``3月``) first
+    among near equals."""
     ranked = rank_passages(query, passages, corpus)
+    if dense:
+        from scene_engine.recall.semantic import fuse
+
+        place = {memory_id: n for n, memory_id in enumerate(dense)}
+        seen = {id(p) for p in ranked}
+        extra = sorted((p for p in passages if p.memory in place and id(p) not in seen),
+                       key=lambda p: place[p.memory or ""])
+        ranked = fuse(ranked, dense, extra)
     if not _TIME_QUESTION.search(query):
         return ranked
     for passage in ranked:

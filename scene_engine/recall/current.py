@@ -28,8 +28,7 @@ from dataclasses import dataclass
 
 from scene_engine.core.text import STOP_WORDS
 
-__all__ = ["FAMILIES", "Question", "read_question", "expansion", "states", "wants_current",
-           "ASKS_CURRENT"]
+__all__ = ["FAMILIES", "Question", "read_question", "expansion", "states", "ASKS_CURRENT"]
 
 # A word boundary for Latin words that a Chinese character also ends ("OPPO终于", "换了vivo"):
 # to Python's ``\b`` both are word characters, so no boundary would be seen between them.
@@ -45,11 +44,6 @@ def _rx(source: str) -> re.Pattern:
 ASKS_CURRENT = _rx(
     r"\b(now|currently|current|still|these days|at the moment|nowadays|anymore|any more|"
     r"today|lately|right now)\b|现在|目前|如今|还|最近|眼下|这阵子")
-# A question about one earlier value ("before Lisbon", "used to", 之前, 以前): history.
-_ASKS_EARLIER = _rx(r"\b(before|used to|previous|former|ex|first|last time|earlier|"
-                           r"originally|did i|was i|were)\b|之前|以前|原来|前男友|前女友|前夫|"
-                           r"前妻|当初|过去")
-
 
 @dataclass(frozen=True)
 class Family:
@@ -204,14 +198,12 @@ _FIRST_PERSON = _rx(r"\b(i|my|me|mine|i'm|am i|do i|did i|have i)\b|我")
 @dataclass(frozen=True)
 class Question:
     """What a question asks about: ``families`` (the ``FAMILIES`` it names), ``anchors``
-    (its own content terms, as the analyser makes them, for an attribute no family names),
-    ``current`` (it asks for the value now, or names no time: the latest is the answer) and
-    ``earlier`` (it asks for a value before another: history)."""
+    (its own rarest content terms, as the analyser makes them: an attribute no family
+    names). Whether it says "now" or not, the latest value is its answer; a question about
+    an earlier one ("before Lisbon") reads it in the history that follows."""
 
     families: tuple[Family, ...]
     anchors: frozenset[str]
-    current: bool
-    earlier: bool
 
 
 def read_question(query: str, anchors: frozenset[str] = frozenset()) -> Question | None:
@@ -223,13 +215,7 @@ def read_question(query: str, anchors: frozenset[str] = frozenset()) -> Question
     families = tuple(f for f in FAMILIES if f.ask.search(query))
     if not families and not anchors:
         return None
-    return Question(families, anchors, current=True,
-                    earlier=bool(_ASKS_EARLIER.search(query)))
-
-
-def wants_current(query: str) -> bool:
-    """Whether ``query`` names the present ("now", "still", 现在, 还)."""
-    return bool(ASKS_CURRENT.search(query))
+    return Question(families, anchors)
 
 
 def expansion(question: Question) -> list[str]:
@@ -243,6 +229,10 @@ def states(question: Question, text: str) -> bool:
     it holds a stating word of an asked family or one of the question's anchors (lower-cased
     text holding the analysed term: "migrain" in "migraines", 装修), no other person is that
     clause's subject, and it is no plan, wish, question or visit."""
+    low = text.lower()      # most candidates hold no stating word at all: no clause split
+    if not any(f.say.search(text) for f in question.families) and \
+            not any(a in low for a in question.anchors):
+        return False
     for clause in _CLAUSE.split(text):
         if not clause.strip() or _NOT_A_FACT.search(clause):
             continue

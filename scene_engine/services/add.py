@@ -126,6 +126,10 @@ def _add(store: Store, data: bytes | None, lock_timeout: float | None = None) ->
         from scene_engine.index.refresh import refresh_index
 
         refresh_index(store)     # the new memories are searchable now (one segment re-read)
+    elif added:
+        from scene_engine.index.refresh import refresh_vectors
+
+        refresh_vectors(store)   # the semantic extra's vectors (nothing without it)
     return report
 
 

@@ -1,0 +1,138 @@
+"""Recall at volume: p50/p95 at 100,000 memories, words only and with the semantic extra
+(issue 26: p95 at most 30 ms without the extra, 60 ms with it).
+
+    python bench/bench_recall_scale.py [--memories 100000] [--quick]
+
+1. One store: the knowledge-update set's 465 memories (``bench/knowledge``) after N - 465
+   others made of its and ``bench/topics``' sentences, two at a time, dated before them
+   (their words are those of everyday memories, so an attribute's stating words match
+   thousands of rows, as they would in a real journal).
+2. The 117 questions of the set, plus 40 questions in the third person (no current-facts
+   block), each asked 3 times with the index open as an agent keeps it; words only
+   (``SCENE_ENGINE_SEMANTIC=off``): p50 and p95.
+3. With the extra installed: the vectors written for every memory (timed: the cost of
+   turning it on for a journal of this size), then the same questions: p50 and p95.
+
+``--quick``: 10,000 memories. Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from scene_engine.index.scenes import for_store  # noqa: E402
+from scene_engine.recall.assemble import recall  # noqa: E402
+from scene_engine.services.add import add_memories  # noqa: E402
+from scene_engine.store.store import init_store  # noqa: E402
+
+THIRD_PERSON = ["When did Maya move to Cascais?", "Where does Joana live?",
+                "What did Dan cook on Sunday?", "Which trail did Rosa hike?",
+                "林晓雨什么时候去的日本？", "陈静的爸爸住在哪里？", "张伟周末做了什么？",
+                "What did Priya say at the wedding?"] * 5
+
+
+def _sentences() -> list[str]:
+    found = []
+    for name in ("knowledge/memories.jsonl", "topics/memories.jsonl"):
+        for line in (ROOT / "bench" / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                found += [s.strip() for s in json.loads(line)["content"].split(". ")
+                          if s.strip()]
+    return found
+
+
+def build(path: Path, total: int) -> tuple[object, list[dict]]:
+    """The store (see module docstring) and the set's questions."""
+    rng = random.Random(20261203)
+    pool = _sentences()
+    store = init_store(path)
+    own = [json.loads(line) for line in
+           (ROOT / "bench/knowledge/memories.jsonl").read_text(encoding="utf-8").splitlines()
+           if line.strip()]
+    start = datetime(2010, 1, 1, tzinfo=UTC)
+    others = total - len(own)
+    for chunk in range(0, others, 20_000):
+        lines = [json.dumps({"id": f"n{n}", "content": f"{rng.choice(pool)}. "
+                             f"{rng.choice(pool)}",
+                             "created_at": (start + timedelta(minutes=40 * n)).isoformat()},
+                            ensure_ascii=False)
+                 for n in range(chunk, min(chunk + 20_000, others))]
+        add_memories(store, "\n".join(lines).encode())
+    add_memories(store, "\n".join(json.dumps({k: m[k] for k in ("id", "content",
+                                                                "created_at")})
+                                  for m in own).encode())
+    questions = [json.loads(line) for line in
+                 (ROOT / "bench/knowledge/questions.jsonl").read_text(encoding="utf-8")
+                 .splitlines() if line.strip()]
+    return store, questions
+
+
+def timed(store, queries: list[str]) -> list[float]:
+    """Milliseconds of each recall (default budget), three rounds, the index kept open."""
+    times = []
+    with for_store(store) as index:
+        index.sync()
+        recall(store, queries[0], index=index)          # warm: model, caches
+        for _ in range(3):
+            for query in queries:
+                t0 = time.perf_counter()
+                recall(store, query, index=index)
+                times.append((time.perf_counter() - t0) * 1000)
+    return times
+
+
+def _p(times: list[float], q: int) -> float:
+    return statistics.quantiles(times, n=100)[q - 1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    total = 10_000 if args.quick else args.memories
+    work = Path(tempfile.mkdtemp(prefix="bench-recall-scale-"))
+    os.environ["SCENE_ENGINE_SEMANTIC"] = "off"
+    started = time.perf_counter()
+    store, questions = build(work / "store", total)
+    build_s = time.perf_counter() - started
+    queries = [q["question"] for q in questions] + THIRD_PERSON
+    rows = [("words only", timed(store, queries))]
+    del os.environ["SCENE_ENGINE_SEMANTIC"]
+    from scene_engine.index.refresh import sync_vectors, vectors_enabled
+
+    embed_s = None
+    if vectors_enabled():
+        started = time.perf_counter()
+        with for_store(store) as index:
+            index.sync()
+            embedded = sync_vectors(store, index)
+        embed_s = time.perf_counter() - started
+        rows.append(("with the semantic extra", timed(store, queries)))
+    print(f"`python bench/bench_recall_scale.py{' --quick' if args.quick else ''}` — "
+          f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {total} memories (built in "
+          f"{build_s:.0f} s), {len(queries)} questions x 3\n")
+    print("| recall | p50 ms | p95 ms | target p95 |\n|---|---|---|---|")
+    for (name, times), target in zip(rows, (30, 60), strict=False):
+        print(f"| {name} | {_p(times, 50):.1f} | {_p(times, 95):.1f} | <= {target} ms |")
+    if embed_s is not None:
+        size = (store.meta_dir / "vectors.sqlite").stat().st_size / 2**20
+        print(f"\nvectors for {embedded} memories written in {embed_s:.0f} s "
+              f"({embedded / embed_s:.0f} a second); vectors.sqlite {size:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Meaning as well as words: dense candidates and ranks for recall, when the optional
+``semantic`` extra is installed (issue 26; docs/DESIGN.md "Index and watcher", dense vectors).
+
+Without the extra (``index.dense.available()`` False) nothing here runs and recall is what it
+is without it. With it:
+
+1. ``nearest_memories``: the journal's vectors (``vectors.sqlite`` beside the index, one key
+   ``m:<journal number>`` a memory) are brought in step when the journal's count differs
+   from theirs (only texts never embedded are embedded), then the query's nearest
+   ``DENSE_CANDIDATES`` memories are found, those ``DENSE_LEAD`` cosine ahead of the journal's median kept.
+2. ``fuse``: recall's BM25 order and the dense order are fused by reciprocal rank
+   (``RRF_K``): a passage either ranks well in takes a good place, one found only by meaning
+   ("moved to Porto" for "where do I live?") joins them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scene_engine.index.memories import MemoryHit
+    from scene_engine.index.scenes import SceneIndex
+    from scene_engine.store.store import Store
+
+DENSE_CANDIDATES = 40     # memories found by meaning that join the BM25 candidates
+# e5 scores every text at 0.72-0.82 cosine against a question, nonsense too: what tells a
+# memory near in meaning is its lead over the journal's median (nonsense: 0.025-0.033 ahead at
+# best on the demo store; "what do I cook?", "guitar fado": 0.08-0.10).
+DENSE_LEAD = 0.04
+RRF_K = 60                # reciprocal-rank fusion's constant (Cormack et al., 2009)
+
+__all__ = ["DENSE_CANDIDATES", "RRF_K", "enabled", "nearest_memories", "fuse"]
+
+
+def enabled() -> bool:
+    """Whether recall uses meaning (``index.refresh.vectors_enabled``)."""
+    from scene_engine.index.refresh import vectors_enabled
+
+    return vectors_enabled()
+
+
+def nearest_memories(store: Store, index: SceneIndex, query: str,
+                     k: int = DENSE_CANDIDATES) -> list[MemoryHit]:
+    """The ``k`` memories nearest to ``query`` by meaning, best first (never a forgotten
+    one), the vectors first brought in step with the journal (``index.refresh.sync_vectors``:
+    nothing to do after an add); ``[]`` when the extra is not installed or turned off.
+    Raises what ``DenseIndex`` raises (``VectorsUnavailable``: the file cannot be used)."""
+    if not enabled():
+        return []
+    from scene_engine.index.dense import DenseIndex
+    from scene_engine.index.refresh import sync_vectors
+
+    sync_vectors(store, index)
+    with DenseIndex(store.meta_dir) as vectors:
+        found, median = vectors.search_and_median(query, k=k, keys="m:")
+    if median is None:
+        return []
+    return index.memories_by_seq([int(key[2:]) for key, score in found
+                                  if score >= median + DENSE_LEAD])
+
+
+def fuse(ranked: list, dense_ids: list[str], extra: list) -> list:
+    """``ranked`` (recall's passages, BM25 order) fused with ``dense_ids`` (memory ids by
+    meaning, best first) by reciprocal rank: score ``1/(RRF_K + rank)`` summed over the two
+    orders. ``extra``: passages of dense memories that BM25 did not rank (no query word), in
+    the same id order; they join with their dense rank alone. A passage's ``score`` becomes
+    its fused score; ties keep BM25's order."""
+    place = {memory_id: n for n, memory_id in enumerate(dense_ids, start=1)}
+    scored = []
+    for n, passage in enumerate([*ranked, *extra]):
+        score = 1 / (RRF_K + n + 1) if n < len(ranked) else 0.0
+        if passage.memory is not None and passage.memory in place:
+            score += 1 / (RRF_K + place[passage.memory])
+        passage.score = score
+        scored.append((-score, n, passage))
+    return [p for _, _, p in sorted(scored, key=lambda t: (t[0], t[1]))]
