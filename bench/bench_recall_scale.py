@@ -128,7 +128,7 @@ def main() -> int:
     for (name, times), target in zip(rows, (30, 60), strict=False):
         print(f"| {name} | {_p(times, 50):.1f} | {_p(times, 95):.1f} | <= {target} ms |")
     if embed_s is not None:
-        size = (store.meta_dir / "vectors.sqlite").stat().st_size / 2**20
+        size = (store.meta_dir / "vectors" / "vectors.sqlite").stat().st_size / 2**20
         print(f"\nvectors for {embedded} memories written in {embed_s:.0f} s "
               f"({embedded / embed_s:.0f} a second); vectors.sqlite {size:.0f} MB")
     return 0

@@ -43,21 +43,21 @@ def test_without_the_extra_recall_uses_words_only_and_writes_no_vectors(tmp_path
     found = recall(store, QUESTION, budget=1000)
     assert "Norway" not in found.text
     assert found.warning is None
-    assert not (store.meta_dir / dense.FILE_NAME).exists()
+    assert not (store.meta_dir / "vectors" / dense.FILE_NAME).exists()
 
 
 def test_turned_off_by_the_environment_it_is_words_only(tmp_path, monkeypatch):
     monkeypatch.setenv("SCENE_ENGINE_SEMANTIC", "off")
     store = _store(tmp_path)
     assert "Norway" not in recall(store, QUESTION, budget=1000).text
-    assert not (store.meta_dir / dense.FILE_NAME).exists()
+    assert not (store.meta_dir / "vectors" / dense.FILE_NAME).exists()
 
 
 @needs_extra
 def test_with_the_extra_a_memory_is_found_by_meaning(tmp_path):
     store = _store(tmp_path)
     # The add wrote the vectors beside the index; recall embeds only the question.
-    assert (store.meta_dir / dense.FILE_NAME).exists()
+    assert (store.meta_dir / "vectors" / dense.FILE_NAME).exists()
     found = recall(store, QUESTION, budget=1000)
     assert "Norway" in found.text and found.warning is None
     assert any(p.memory == "a1" for p in found.passages)
@@ -75,7 +75,7 @@ def test_with_the_extra_the_same_question_gives_the_same_answer(tmp_path):
 @needs_extra
 def test_with_the_extra_a_corrupt_vectors_file_costs_nothing(tmp_path):
     store = _store(tmp_path)
-    path = store.meta_dir / dense.FILE_NAME
+    path = store.meta_dir / "vectors" / dense.FILE_NAME
     for extra in path.parent.glob(dense.FILE_NAME + "-*"):
         extra.unlink()
     path.write_bytes(b"not a database" * 100)

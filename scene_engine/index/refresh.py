@@ -10,8 +10,10 @@ wait for the embedding.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scene_engine.core.fs import atomic_write_text
 from scene_engine.store.store import Store
 
 if TYPE_CHECKING:
@@ -62,14 +64,28 @@ def vectors_enabled() -> bool:
     return available()
 
 
+VECTORS_FOLDER = "vectors"
+
+
+def vectors_folder(store: Store) -> Path:
+    """``.scene-engine/vectors/``, where ``vectors.sqlite`` lives: a folder with its own
+    ``.gitignore`` (``*``, as ``store.cache``), so a store made before the extra existed,
+    whose ignore rules name only the index, never shows the vectors to git."""
+    place = store.meta_dir / VECTORS_FOLDER
+    if not (place / ".gitignore").exists():
+        place.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(place / ".gitignore", "*\n")
+    return place
+
+
 def sync_vectors(store: Store, index: SceneIndex) -> int:
-    """Bring ``vectors.sqlite`` in step with the journal ``index`` holds, one key
+    """Bring ``vectors/vectors.sqlite`` in step with the journal ``index`` holds, one key
     ``m:<journal number>`` a memory (forgotten ones too: recall never returns them). Only
     when the counts differ; only texts never embedded are embedded. Returns how many were.
     Raises ``dense.VectorsUnavailable`` when the file cannot be used."""
     from scene_engine.index.dense import DenseIndex
 
-    with DenseIndex(store.meta_dir) as vectors:
+    with DenseIndex(vectors_folder(store)) as vectors:
         if len(vectors) == index.memory_count():
             return 0
         return vectors.sync(((f"m:{seq}", text) for seq, text in index.memory_texts()),

@@ -4,8 +4,8 @@
 Without the extra (``index.dense.available()`` False) nothing here runs and recall is what it
 is without it. With it:
 
-1. ``nearest_memories``: the journal's vectors (``vectors.sqlite`` beside the index, one key
-   ``m:<journal number>`` a memory) are brought in step when the journal's count differs
+1. ``nearest_memories``: the journal's vectors (``.scene-engine/vectors/vectors.sqlite``,
+   beside the index, one key ``m:<journal number>`` a memory) are brought in step when the journal's count differs
    from theirs (only texts never embedded are embedded), then the query's nearest
    ``DENSE_CANDIDATES`` memories are found, those ``DENSE_LEAD`` cosine ahead of the journal's median kept.
 2. ``fuse``: recall's BM25 order and the dense order are fused by reciprocal rank
@@ -48,10 +48,10 @@ def nearest_memories(store: Store, index: SceneIndex, query: str,
     if not enabled():
         return []
     from scene_engine.index.dense import DenseIndex
-    from scene_engine.index.refresh import sync_vectors
+    from scene_engine.index.refresh import sync_vectors, vectors_folder
 
     sync_vectors(store, index)
-    with DenseIndex(store.meta_dir) as vectors:
+    with DenseIndex(vectors_folder(store)) as vectors:
         found, median = vectors.search_and_median(query, k=k, keys="m:")
     if median is None:
         return []
