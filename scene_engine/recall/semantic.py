@@ -7,7 +7,7 @@ is without it. With it:
 1. ``nearest_memories``: the journal's vectors (``.scene-engine/vectors/vectors.sqlite``,
    beside the index, one key ``m:<journal number>`` a memory) are brought in step when the journal's count differs
    from theirs (only texts never embedded are embedded), then the query's nearest
-   ``DENSE_CANDIDATES`` memories are found, those ``DENSE_LEAD`` cosine ahead of the journal's median kept.
+   ``DENSE_CANDIDATES`` memories are found, when the nearest is ``DENSE_LEAD`` cosine ahead of the journal's median (else none).
 2. ``fuse``: recall's BM25 order and the dense order are fused by reciprocal rank
    (``RRF_K``): a passage either ranks well in takes a good place, one found only by meaning
    ("moved to Porto" for "where do I live?") joins them.
@@ -53,10 +53,9 @@ def nearest_memories(store: Store, index: SceneIndex, query: str,
     sync_vectors(store, index)
     with DenseIndex(vectors_folder(store)) as vectors:
         found, median = vectors.search_and_median(query, k=k, keys="m:")
-    if median is None:
-        return []
-    return index.memories_by_seq([int(key[2:]) for key, score in found
-                                  if score >= median + DENSE_LEAD])
+    if median is None or not found or found[0][1] < median + DENSE_LEAD:
+        return []         # nothing stands out: a question no memory is near in meaning
+    return index.memories_by_seq([int(key[2:]) for key, _ in found])
 
 
 def fuse(ranked: list, dense_ids: list[str], extra: list) -> list:
