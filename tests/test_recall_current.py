@@ -141,3 +141,25 @@ def test_recall_fills_its_budget_with_the_statements_of_the_attribute(tmp_path):
 def test_who_a_statement_is_about(text, expected):
     question = read_question("Where do I live now?")
     assert question is not None and states(question, text) is expected
+
+
+@pytest.mark.parametrize("question", ["which city is home these days", "where do i lvie now",
+                                      "Were do I live?"])
+def test_a_question_without_i_or_with_a_typo_still_asks_for_the_current_value(tmp_path,
+                                                                             question):
+    store = _store(tmp_path, LISBON)
+    assert "Back in Lisbon" in _lines(recall(store, question, budget=1500).text)[0]
+
+
+def test_a_question_naming_someone_else_gets_no_current_block(tmp_path):
+    store = _store(tmp_path, LISBON)
+    found = recall(store, "which city is Joana's home now", budget=1500)
+    assert not any(p.status for p in found.passages)
+
+
+@pytest.mark.parametrize("text", ["国庆回成都看爸妈，豆豆已经是一只老猫了。",
+                                  "Back in Chicago for Thanksgiving, the old flat is still there."])
+def test_a_visit_states_nothing_about_home_or_pets(text):
+    for question in ("Where do I live now?", "我目前养的是什么宠物？"):
+        found = read_question(question)
+        assert found is not None and not states(found, text)

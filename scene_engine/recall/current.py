@@ -107,7 +107,8 @@ FAMILIES: tuple[Family, ...] = (
             r"engaged|single|spouse|fianc\w*)\b|男朋友|女朋友|对象|老公|老婆|丈夫|妻子|"
             r"另一半|结婚|已婚|订婚|离婚|单身|恋爱",
             r"\b(boyfriend|girlfriend|partner|husband|wife|dating|date with|first date|"
-            r"broke up|break ?up|split up|engaged|married|marry|wedding|proposed|divorc\w*|"
+            r"broke up|break ?up|split up|engaged|married|marry|(?:our|my) wedding|proposed|"
+            r"divorc\w*|"
             r"(?:i'm|i am|being|still|now|officially|back to being) single|fianc\w*|"
             r"anniversary|moved in (?:together|with)|together|officially with|"
             r"seeing (?:someone|each other))\b|男朋友|女朋友|对象|"
@@ -174,10 +175,15 @@ FAMILIES: tuple[Family, ...] = (
 _NOT_A_FACT = _rx(
     r"\b(thinking (?:of|about)|think about|considering|might|maybe|perhaps|wants? to|wanted "
     r"to|would (?:love|like)|should|could|plan(?:ning|s)? to|hope to|if (?:i|we)|dream\w*|"
-    r"someday|one day|looked at|looking at|tempted|wonder\w*|miss(?:ing)?|visit\w*|trip|"
-    r"holiday|vacation|for (?:the )?(?:weekend|thanksgiving|christmas|holidays))\b|[?？]|"
-    r"想念|怀念|好想|想去|想搬|想要|打算|要不要|考虑|如果|也许|可能|希望|梦想|出差|旅游|"
-    r"旅行|探亲|想想")
+    r"someday|one day|looked at|looking at|tempted|wonder\w*|miss(?:ing)?)\b|[?？]|"
+    r"想念|怀念|好想|想去|想搬|想要|打算|要不要|考虑|如果|也许|可能|希望|梦想|想想")
+# A sentence about a visit or a trip says where one was, not where one lives, works or
+# keeps a pet: none of its clauses states the attribute ("国庆回成都看爸妈，豆豆已经是一只
+# 老猫了", "Back in Chicago for Thanksgiving").
+_AWAY = _rx(r"\b(visit\w*|trip|holiday|vacation|for (?:the )?(?:weekend|thanksgiving|"
+            r"christmas|holidays|new year))\b|出差|旅游|旅行|探亲|看望|回\S{1,4}看|国庆去|国庆回|"
+            r"过年回|去了\S{1,4}玩|度假")
+_SENTENCES = re.compile(r"(?<=[.!?。！？])\s*")
 # Whose attribute a clause states: the last of these before its stating word is its subject.
 _OTHER = _rx(
     r"\b(sister|brother|mum|mom|mother|dad|father|parents|friend|colleague|boss|neighbou?r|"
@@ -195,6 +201,10 @@ _CLAUSE = re.compile(r"[,;.!:，；。！：、]|\bbut\b|\band then\b|但是|不
 _FIRST_PERSON = _rx(r"\b(i|my|me|mine|i'm|am i|do i|did i|have i)\b|我")
 
 
+_ASK_WORDS = frozenset(w for f in FAMILIES for w in _literals(f.ask.pattern.replace(_B, r"\b"))
+                       if " " not in w and w.isascii())
+
+
 @dataclass(frozen=True)
 class Question:
     """What a question asks about: ``families`` (the ``FAMILIES`` it names), ``anchors``
@@ -210,12 +220,37 @@ def read_question(query: str, anchors: frozenset[str] = frozenset()) -> Question
     """The attribute ``query`` asks about, or None when it is no question about what the
     speaker is, has or does (no first person: "when did Caroline move?" is left as it is).
     ``anchors``: the query's content terms to fall back on (the caller's analyser)."""
-    if not _FIRST_PERSON.search(query):
-        return None
+    query = _untyped(query)
     families = tuple(f for f in FAMILIES if f.ask.search(query))
+    if not _FIRST_PERSON.search(query) and (not families or _names_someone(query)):
+        return None      # "what city is home now" is the speaker's; "where is Joana" not
     if not families and not anchors:
         return None
     return Question(families, anchors)
+
+
+def _names_someone(query: str) -> bool:
+    """Whether a question without "I" names another person: a capitalized word after its
+    first ("Where does Joana live?"), a kin word or he/she (``_OTHER``)."""
+    words = query.split()
+    return bool(_OTHER.search(query)) or any(w[:1].isupper() for w in words[1:])
+
+
+def _untyped(query: str) -> str:
+    """``query`` with a word typed with two letters swapped ("wrok", "lvie") put right when
+    it is a word some question of an attribute uses (``_ASK_WORDS``)."""
+    out = []
+    for word in re.findall(r"\w+|\W+", query):
+        low = word.lower()
+        if low.isascii() and len(low) >= 4 and low not in _ASK_WORDS:
+            low = next((w for w in _swaps(low) if w in _ASK_WORDS), low)
+            word = low if low != word.lower() else word
+        out.append(word)
+    return "".join(out)
+
+
+def _swaps(word: str) -> list[str]:
+    return [word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1)]
 
 
 def expansion(question: Question) -> list[str]:
@@ -228,12 +263,15 @@ def states(question: Question, text: str) -> bool:
     """True when ``text`` states the asked attribute of the speaker, as a fact: a clause of
     it holds a stating word of an asked family or one of the question's anchors (lower-cased
     text holding the analysed term: "migrain" in "migraines", 装修), no other person is that
-    clause's subject, and it is no plan, wish, question or visit."""
+    clause's subject, it is no plan, wish or question, and its sentence tells no visit or
+    trip (``_AWAY``)."""
     low = text.lower()      # most candidates hold no stating word at all: no clause split
     if not any(f.say.search(text) for f in question.families) and \
             not any(a in low for a in question.anchors):
         return False
-    for clause in _CLAUSE.split(text):
+    clauses = [c for sentence in _SENTENCES.split(text) if not _AWAY.search(sentence)
+               for c in _CLAUSE.split(sentence)]
+    for clause in clauses:
         if not clause.strip() or _NOT_A_FACT.search(clause):
             continue
         low = clause.lower()
