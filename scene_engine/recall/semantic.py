@@ -22,12 +22,12 @@ if TYPE_CHECKING:
     from scene_engine.index.scenes import SceneIndex
     from scene_engine.store.store import Store
 
-DENSE_CANDIDATES = 40     # memories found by meaning that join the BM25 candidates
+DENSE_CANDIDATES = 100    # memories found by meaning that join the BM25 candidates
 # e5 scores every text at 0.72-0.82 cosine against a question, nonsense too: what tells a
 # memory near in meaning is its lead over the journal's median (nonsense: 0.025-0.033 ahead at
 # best on the demo store; "what do I cook?", "guitar fado": 0.08-0.10).
 DENSE_LEAD = 0.04
-RRF_K = 60                # reciprocal-rank fusion's constant (Cormack et al., 2009)
+RRF_K = 20                # reciprocal-rank fusion's constant (Cormack et al., 2009)
 
 __all__ = ["DENSE_CANDIDATES", "RRF_K", "enabled", "nearest_memories", "fuse"]
 
