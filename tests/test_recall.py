@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scene_engine.cli import app
-from scene_engine.core.when import readable
+from scene_engine.core.when import readable, resolve
 from scene_engine.index.scenes import SceneIndex
 from scene_engine.recall.assemble import LONG_MEMORY, recall, split_passages
 from scene_engine.services.demo import build_demo
@@ -90,10 +90,12 @@ def test_recall_never_exceeds_its_budget_and_keeps_sentences_whole(demo, query, 
     body = "\n".join((demo.scenes_dir / n).read_text("utf-8") for n in demo.scene_names())
     journal = {m.id: m.content for m in Journal(demo.memories_dir).all()}
     for passage in result.passages:
-        if passage.memory is not None:                  # a memory of the journal, whole
-            assert passage.text == " ".join(journal[passage.memory].split()) or (
+        if passage.memory is not None:   # a memory of the journal, whole (relative times
+            said = " ".join(journal[passage.memory].split())     # made absolute: 明年（2027年）)
+            said = resolve(said, passage.day) if passage.day else said
+            assert passage.text == said or (
                 len(journal[passage.memory]) > LONG_MEMORY       # ... or a whole sentence
-                and passage.text in " ".join(journal[passage.memory].split()))
+                and passage.text in said)
             assert f" {passage.text}\n" in result.text
             continue
         assert passage.text in body                      # a whole sentence, not a fragment

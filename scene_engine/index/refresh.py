@@ -78,14 +78,17 @@ def vectors_folder(store: Store) -> Path:
     return place
 
 
-def sync_vectors(store: Store, index: SceneIndex) -> int:
+def sync_vectors(store: Store, index: SceneIndex, busy_seconds: float | None = None) -> int:
     """Bring ``vectors/vectors.sqlite`` in step with the journal ``index`` holds, one key
     ``m:<journal number>`` a memory (forgotten ones too: recall never returns them). Only
     when the counts differ; only texts never embedded are embedded. Returns how many were.
-    Raises ``dense.VectorsUnavailable`` when the file cannot be used."""
-    from scene_engine.index.dense import DenseIndex
+    ``busy_seconds``: how long to wait for another writer of the file (a read passes the
+    index's short read bound). Raises ``dense.VectorsUnavailable`` when the file cannot be
+    used."""
+    from scene_engine.index.dense import BUSY_SECONDS, DenseIndex
 
-    with DenseIndex(vectors_folder(store)) as vectors:
+    with DenseIndex(vectors_folder(store), busy_seconds=busy_seconds or BUSY_SECONDS
+                    ) as vectors:
         if len(vectors) == index.memory_count():
             return 0
         return vectors.sync(((f"m:{seq}", text) for seq, text in index.memory_texts()),

@@ -47,11 +47,16 @@ def nearest_memories(store: Store, index: SceneIndex, query: str,
     Raises what ``DenseIndex`` raises (``VectorsUnavailable``: the file cannot be used)."""
     if not enabled():
         return []
+    from scene_engine.index.analysis import question_terms
     from scene_engine.index.dense import DenseIndex
     from scene_engine.index.refresh import sync_vectors, vectors_folder
+    from scene_engine.index.scenes import READ_BUSY_SECONDS
 
-    sync_vectors(store, index)
-    with DenseIndex(vectors_folder(store)) as vectors:
+    if not question_terms(query):       # "4∭", "???": no word, so no meaning to look for
+        return []
+    # A read waits for another writer of the vectors only as long as for one of the index.
+    sync_vectors(store, index, busy_seconds=READ_BUSY_SECONDS)
+    with DenseIndex(vectors_folder(store), busy_seconds=READ_BUSY_SECONDS) as vectors:
         found, median = vectors.search_and_median(query, k=k, keys="m:")
     if median is None or not found or found[0][1] < median + DENSE_LEAD:
         return []         # nothing stands out: a question no memory is near in meaning
