@@ -394,6 +394,7 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
         index, warning = read_index(store)
     try:
         scoped = scope is not None
+        meaning = _by_meaning(store, index, query, scoped)   # embeds while words are searched
         hits = [] if scoped else index.search(query, k=CANDIDATES, any_term=True)
         bodies = index.bodies([h.name for h in hits])
         hot = [] if scoped else index.hottest(12)
@@ -408,7 +409,7 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
                 more = index.newest_memories(words, k=STATING, scope=scope)
                 found += [m for m in more if m.id not in known]
                 known |= {m.id for m in more}
-        dense, said = _by_meaning(store, index, query, scoped)
+        dense, said = meaning()
         known = {m.id for m in found}
         found += [m for m in dense if m.id not in known]
         found = [m for m in found if m.id not in gone]
@@ -441,19 +442,30 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
 
 
 def _by_meaning(store: Store, index: SceneIndex, query: str, scoped: bool
-                ) -> tuple[list, str | None]:
-    """(the memories nearest ``query`` by meaning, a warning or None): ``[]`` without the
-    semantic extra, and for a scoped recall (the vectors know no scope); a vectors file that
-    cannot be used costs only the meaning, said in the warning."""
+                ) -> Callable[[], tuple[list, str | None]]:
+    """A function giving (the memories nearest ``query`` by meaning, a warning or None),
+    their search begun now (``semantic.start``): ``[]`` without the semantic extra, and for
+    a scoped recall (the vectors know no scope); a vectors file that cannot be used costs
+    only the meaning, said in the warning."""
     from scene_engine.core.errors import SceneEngineError
-    from scene_engine.recall.semantic import enabled, nearest_memories
+    from scene_engine.recall.semantic import enabled, start
+
+    def failed(err: Exception) -> Callable[[], tuple[list, str | None]]:
+        return lambda: ([], f"recall by meaning is off for this answer: {err}")
 
     if scoped or not enabled():
-        return [], None
+        return lambda: ([], None)
     try:
-        return nearest_memories(store, index, query), None
+        pending = start(store, index, query)
     except (SceneEngineError, OSError) as err:
-        return [], f"recall by meaning is off for this answer: {err}"
+        return failed(err)
+
+    def result() -> tuple[list, str | None]:
+        try:
+            return pending(), None
+        except (SceneEngineError, OSError) as err:
+            return failed(err)()
+    return result
 
 
 def _asked(index: SceneIndex, query: str) -> Question | None:

