@@ -7,8 +7,9 @@ with each of its sentences) and the matching memories of the journal (each with 
 ranked together by one BM25 whose word weights come from the whole journal. A memory stands in for a scene sentence that only
 restates it (the memory keeps the words as said, and its id); a passage whose words an already
 chosen one states is skipped, so one fact does not spend the budget twice. A question about time
-("when", "how long ago", 什么时候, 哪年) prefers passages that name a time. Relative times are
-made absolute ("last year (2022)", ``when.resolve``). Chosen passages are laid out by date, the
+("when", "how long ago", 什么时候, 哪年) prefers passages that name a time; any other question
+prefers, among near equals, passages of a day that holds a strong match (``_by_day``).
+Relative times are made absolute ("last year (2022)", ``when.resolve``). Chosen passages are laid out by date, the
 facts of one day under one heading, oldest first, undated ones before them. Nothing is cut
 mid-sentence and the total never exceeds the budget. Candidates come from the FTS index (so a
 store of 10,000 scenes or 100,000 memories costs about what a small one does).
@@ -62,6 +63,7 @@ _FUNCTION_CHARS = frozenset("我你他她们的了是在吗呢什么哪怎样还
 HISTORY = 3               # earlier values of an asked attribute shown after the current one
 STATING = 40              # memories that state it, searched by its stating words
 TIME_BOOST = 1.3          # a passage that names a time, for a question about time
+SAME_DAY = 0.3            # share of its day's best other score a passage gains (not for "when")
 _TIME_QUESTION = re.compile(
     r"\b(when|what (year|month|day|date|time)|how long|which (year|month|day)|ago|since|"
     r"until|before|after|date)\b|什么时候|哪年|哪一年|几月|哪天|多久|何时|几号", re.I)
@@ -72,7 +74,7 @@ _NAMES_TIME = re.compile(
     r"June|July|August|September|October|November|December)\b")
 PERSONA_SHARE = 0.08      # at most this share of the budget for the persona
 MAX_RECALL_BUDGET = 10_000_000   # core.checks.MAX_BUDGET
-MAP_SHARE = 0.1           # ... and for the scene map
+MAP_SHARE = 0.05          # ... and for the scene map (the lines its passages add come on top)
 PERSONA_MAX = 400         # ... and never more than this many characters (a paragraph)
 MAP_MAX = 600             # (about five scenes with their summaries)
 SUMMARY_CHARS = 100       # a summary in the map is cut (at a word) to this
@@ -868,6 +870,8 @@ def _ranked(query: str, passages: list[Passage], corpus: Corpus | None,
     passages that name a time in their own words (``(2022)``, ``in May``, ``3月``) first
     among near equals."""
     ranked = rank_passages(query, passages, corpus)
+    if not _TIME_QUESTION.search(query):
+        ranked = _by_day(ranked)
     if dense:
         from scene_engine.recall.semantic import fuse
 
@@ -881,6 +885,27 @@ def _ranked(query: str, passages: list[Passage], corpus: Corpus | None,
     for passage in ranked:
         if _NAMES_TIME.search(passage.text):
             passage.score *= TIME_BOOST
+    return sorted(ranked, key=lambda p: -p.score)
+
+
+def _by_day(ranked: list[Passage]) -> list[Passage]:
+    """``ranked`` with each dated passage's score raised by ``SAME_DAY`` of the best score of
+    another passage of its day, best first: what was said the day a passage matches well is
+    its context (the same conversation), so among passages that share only a common query
+    word (a name), those of that day come first. Not for a question about time: there the
+    day is what is asked, and passages of other days must keep their chance."""
+    best: dict[date, list[float]] = {}
+    for passage in ranked:
+        if passage.day:
+            top = best.setdefault(passage.day, [0.0, 0.0])    # the two best of the day
+            if passage.score > top[0]:
+                top[:] = [passage.score, top[0]]
+            elif passage.score > top[1]:
+                top[1] = passage.score
+    for passage in ranked:
+        if passage.day:
+            first, second = best[passage.day]
+            passage.score += SAME_DAY * (second if passage.score >= first else first)
     return sorted(ranked, key=lambda p: -p.score)
 
 
