@@ -56,13 +56,30 @@ def test_turned_off_by_the_environment_it_is_words_only(tmp_path, monkeypatch):
 @needs_extra
 def test_with_the_extra_a_memory_is_found_by_meaning(tmp_path):
     store = _store(tmp_path)
-    # The add wrote the vectors beside the index; recall embeds only the question.
-    assert (store.meta_dir / "vectors" / dense.FILE_NAME).exists()
     found = recall(store, QUESTION, budget=1000)
     assert "Norway" in found.text and found.warning is None
     assert any(p.memory == "a1" for p in found.passages)
     zh = recall(store, "我是在哪个国家长大的？", budget=1000)
     assert "挪威" in zh.text
+
+
+@needs_extra
+def test_with_the_extra_scenes_add_writes_the_vectors_and_git_never_sees_them(tmp_path):
+    from clirunner import CheckedRunner
+
+    from scene_engine.cli import app
+    from scene_engine.store.store import init_store as init
+
+    store = init(tmp_path / "store")
+    source = tmp_path / "m.jsonl"
+    source.write_text(json.dumps({"id": "x1", "content": ROWS[0][2]}) + "\n", "utf-8")
+    assert CheckedRunner().invoke(app, ["--dir", str(store.root), "add", str(source)]
+                                  ).exit_code == 0
+    assert (store.meta_dir / "vectors" / dense.FILE_NAME).exists()
+    import subprocess
+    status = subprocess.run(["git", "-C", str(store.root), "status", "--porcelain"],
+                            capture_output=True, text=True, check=True).stdout
+    assert "vectors" not in status
 
 
 @needs_extra
@@ -78,6 +95,7 @@ def test_with_the_extra_a_corrupt_vectors_file_costs_nothing(tmp_path):
     path = store.meta_dir / "vectors" / dense.FILE_NAME
     for extra in path.parent.glob(dense.FILE_NAME + "-*"):
         extra.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"not a database" * 100)
     found = recall(store, QUESTION, budget=1000)
     assert "Norway" in found.text          # made again from the journal

@@ -126,10 +126,6 @@ def _add(store: Store, data: bytes | None, lock_timeout: float | None = None) ->
         from scene_engine.index.refresh import refresh_index
 
         refresh_index(store)     # the new memories are searchable now (one segment re-read)
-    elif added:
-        from scene_engine.index.refresh import refresh_vectors
-
-        refresh_vectors(store)   # the semantic extra's vectors (nothing without it)
     return report
 
 
@@ -245,10 +241,18 @@ class AddOutcome:
 def add_until_interrupted(store: Store, data: bytes) -> AddOutcome:
     """``add_memories`` that reports a Ctrl-C or SIGTERM instead of raising it, with what the
     add had committed before it landed (an add commits once: all of it or nothing). Raises
-    as ``add_memories`` otherwise."""
+    as ``add_memories`` otherwise. With the semantic extra, the new memories' vectors are
+    written after the add (``index.refresh.refresh_vectors``: a person's ``scenes add``, so a
+    recall after it does not wait for them; a serving worker's add path writes none, no
+    recall runs there, and any recall syncs before it searches)."""
     before = store.load_state().next_seq
     try:
-        return AddOutcome(add_memories(store, data))
+        report = add_memories(store, data)
+        if report.added:
+            from scene_engine.index.refresh import refresh_vectors
+
+            refresh_vectors(store)   # the semantic extra's vectors (nothing without it)
+        return AddOutcome(report)
     except (KeyboardInterrupt, Terminated) as exc:
         try:
             now = store.load_state().next_seq
