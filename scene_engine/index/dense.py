@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from scene_engine.core.errors import InputError, SceneEngineError
+from scene_engine.index.wal import use_wal
 
 if TYPE_CHECKING:
     import numpy as np
@@ -251,8 +252,7 @@ class DenseIndex:
         conn = sqlite3.connect(self.path, timeout=self.busy_seconds, isolation_level=None,
                                check_same_thread=False)   # shared by threads under our lock
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")   # derived data: WAL+NORMAL is enough
+            use_wal(conn, self.busy_seconds)     # another process may be opening it too
             if not self._schema_ok(conn):      # a reader never takes the write lock
                 with _transaction(conn):
                     self._make_schema(conn)

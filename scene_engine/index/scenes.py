@@ -45,6 +45,7 @@ from scene_engine.index.analysis import (
     literal_query,
     query_terms,
 )
+from scene_engine.index.wal import use_wal
 from scene_engine.store.layout import StoreError, StorePaths, is_utf8_name
 
 SCHEMA_VERSION = 12  # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes; 9: words_zh.txt; 10: conflict markers and repeated numbers named; 11: combining marks in words, letter pairs of Thai and other spaceless scripts; 12: ledgers (where batches put memories)
@@ -207,8 +208,7 @@ class SceneIndex:
         conn = sqlite3.connect(target, timeout=self.busy_seconds, isolation_level=None)
         if not self.in_memory:
             try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")  # derived data: WAL+NORMAL is enough
+                use_wal(conn, self.busy_seconds)   # another process may be opening it too
             except sqlite3.Error:
                 conn.close()          # e.g. a folder this user cannot write: no open file left
                 raise
