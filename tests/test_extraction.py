@@ -269,6 +269,25 @@ def test_keep_one_then_undo_restores_both(queued):
     assert again.exit_code == 2 and "undone already" in again.output
 
 
+def test_a_pair_decided_again_after_an_undo_stays_decided(queued):
+    # Found by the page's tests: the second decision got the first one's merge id, which
+    # the undo event names, so it counted as undone at once and the pair stayed queued.
+    store, pair = queued
+    for keep in ("left", "right", "left"):
+        assert cli(store, "review", pair["pair"], "--keep", keep).exit_code == 0
+        assert cli(store, "review").output.strip() == "the review queue is empty"
+        merge = json.loads(cli(store, "review", "--merges", "--json").output)[-1]
+        assert merge["undone"] is False and merge["keep"] == pair[keep]["id"]
+        other = "right" if keep == "left" else "left"
+        assert _statuses(store)[pair[other]["id"]] == "merged"
+        assert cli(store, "review", "--undo", merge["merge"]).exit_code == 0
+    merges = json.loads(cli(store, "review", "--merges", "--json").output)
+    assert len({m["merge"] for m in merges}) == 3 and all(m["undone"] for m in merges)
+    assert cli(store, "review", pair["pair"], "--merge", "--title", "Orca on Friday",
+               "--summary", "The Orca release moved to Friday.").exit_code == 0
+    assert cli(store, "review").output.strip() == "the review queue is empty"
+
+
 def test_merge_with_an_edited_draft_adds_one_memory_and_undo_retracts_it(queued):
     store, pair = queued
     result = cli(store, "review", pair["pair"], "--merge", "--title", "Orca release date",

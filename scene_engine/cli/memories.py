@@ -223,12 +223,15 @@ def review(pair: Annotated[str | None, typer.Argument(
                "--undo", metavar="MERGE", help="Undo the merge with this id.")] = None,
            list_merges: Annotated[bool, typer.Option(
                "--merges", help="List the merges instead of the queue.")] = False,
+           dry_run: Annotated[bool, typer.Option(
+               "--dry-run", help="Say what the decision would archive and keep; write "
+                                 "nothing.")] = False,
            as_json: JsonOpt = False) -> None:
     """The de-duplication review queue: list it, decide a pair, or undo a merge."""
     from scene_engine.services import review as queue
 
     only_with("--merge", merge, "title", "summary")
-    only_with("a PAIR", pair is not None, "keep", "merge")
+    only_with("a PAIR", pair is not None, "keep", "merge", "dry_run")
     asked = [name for name, on in (("PAIR", pair is not None), ("--undo", undo_merge is not None),
                                    ("--merges", list_merges)) if on]
     if len(asked) > 1:
@@ -238,6 +241,9 @@ def review(pair: Annotated[str | None, typer.Argument(
     if undo_merge is not None:
         event = queue.undo_merge(store, undo_merge)
         return echo_json(event) if as_json else typer.echo(f"undone merge {event['merge']}")
+    if pair is not None and dry_run:
+        plan = queue.preview(store, pair, keep, merge, title, summary)
+        return echo_json(plan) if as_json else typer.echo(_preview_text(plan))
     if pair is not None:
         event = queue.decide(store, pair, keep, merge, title, summary)
         if as_json:
@@ -252,6 +258,17 @@ def review(pair: Annotated[str | None, typer.Argument(
         return typer.echo("no merges" if list_merges else "the review queue is empty")
     for row in rows:
         typer.echo(_merge_row(row) if list_merges else _pair_text(row))
+
+
+def _preview_text(plan: dict) -> str:
+    if plan["event"] == "kept_both":
+        return f"{plan['pair']}: would keep both; nothing is archived (nothing was written)"
+    made = plan["created"]
+    lines = [f"{plan['pair']}: would archive {', '.join(plan['retired'])}"]
+    lines.append(f"  new memory {made['id']}: {made['title']}" if made
+                 else f"  keeps {plan['kept']} as it is")
+    lines.append(f"  the sources go to {plan['evidence_to']} (nothing was written)")
+    return "\n".join(lines)
 
 
 def _pair_text(row: dict) -> str:

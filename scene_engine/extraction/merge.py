@@ -31,17 +31,22 @@ def content_of(title: str, summary: str) -> str:
 
 def plan_merge(left: Memory, right: Memory, keep: str, title: str | None = None,
                summary: str | None = None, *, by: str, confidence: float | None = None,
-               pair: str | None = None) -> tuple[Memory | None, dict]:
+               pair: str | None = None, again: int = 0) -> tuple[Memory | None, dict]:
     """(the merged memory to append or None, the ``merge`` event).
 
     ``keep``: "left" or "right". With ``title`` and ``summary`` a new memory holds the merged
     text and both are retired; without them the kept one stays as it is and only the other
     is retired. ``by``: "adjudicator" or "person". Raises ``MergeRefused`` for a bad ``keep``
-    or an empty draft."""
+    or an empty draft. ``again``: how many merges of this pair came before (each undone,
+    or the pair would not be open): a decision after an undo gets an id of its own, since an
+    ``undo`` event names a merge by id and would take back the new one too."""
     if keep not in ("left", "right"):
         raise MergeRefused(f"keep must be left or right, not {keep!r}")
     kept, other = (left, right) if keep == "left" else (right, left)
-    digest = hashlib.sha256(f"{left.id}\x00{right.id}\x00{title}\x00{summary}".encode())
+    seed = f"{left.id}\x00{right.id}\x00{title}\x00{summary}"
+    if again:        # the first decision keeps the id it always had
+        seed += f"\x00{keep}\x00{again}"
+    digest = hashlib.sha256(seed.encode())
     merge_id = "g-" + digest.hexdigest()[:10]
     if title is None and summary is None:
         return None, new_event("merge", merge=merge_id, pair=pair, keep=kept.id,
@@ -57,7 +62,8 @@ def plan_merge(left: Memory, right: Memory, keep: str, title: str | None = None,
         # The draft is one of the two word for word: keep that one as it is (a new record of
         # the same text at the same time would be folded into it by the journal).
         keep = "left" if same[0] is left else "right"
-        return plan_merge(left, right, keep, by=by, confidence=confidence, pair=pair)
+        return plan_merge(left, right, keep, by=by, confidence=confidence, pair=pair,
+                          again=again)
     pair_ids = {left.id, right.id}
     relations = {(r["type"], r["target"]): r for m in (left, right) for r in m.relations
                  if r["target"] not in pair_ids}

@@ -82,38 +82,99 @@ def _side(memory: Memory, status: dict[str, str]) -> dict:
             "sources": [{"id": s, "text": quotes.get(s)} for s in memory.sources]}
 
 
-def decide(store: Store, pair: str, keep: str, title: str | None = None,
-           summary: str | None = None) -> dict:
-    """A person's decision on an open pair: ``keep`` "left" / "right" (the other is retired;
-    with ``title`` and ``summary`` a merged memory replaces both) or "both". Commits it and
-    returns the event written. Raises ``MergeRefused`` (exit 2) for an unknown or closed pair
-    or a bad choice."""
+def _open_pair(store: Store, pair: str) -> dict:
+    """The ``queued`` event of the open pair ``pair`` (its id or the start of it). Raises
+    ``MergeRefused`` for an unknown or closed pair, or a prefix of several."""
     ensure_recovered(store)      # an interrupted write is rolled back before reading
-    event_list = ledger.read_events(store)
-    waiting = {e["pair"]: e for e in open_pairs(event_list)}
+    waiting = {e["pair"]: e for e in open_pairs(ledger.read_events(store))}
     matches = [p for p in waiting if p == pair or p.startswith(pair)]
     if len(matches) != 1:
         raise MergeRefused(f"no open pair {pair!r} in the review queue (`scenes review` "
                            "lists them)" if not matches else f"{pair!r} names several pairs")
-    event = waiting[matches[0]]
+    return waiting[matches[0]]
+
+
+def _plan(store: Store, event: dict, keep: str, title: str | None, summary: str | None
+          ) -> tuple[list[Memory], dict]:
+    """(memories to append, the decision event) for a person's choice on open pair
+    ``event``, nothing written. Raises ``MergeRefused`` as ``decide``."""
     if keep == "both":
         if title or summary:
             raise MergeRefused("--title/--summary go with a merge (--keep left|right)")
-        decision = ledger.new_event("kept_both", pair=event["pair"], left=event["left"],
+        return [], ledger.new_event("kept_both", pair=event["pair"], left=event["left"],
                                     right=event["right"], by="person")
-        ledger.write(store, [], [decision], f"review: keep both of {event['pair']}")
-        return decision
     journal = Journal(store.memories_dir)
     left, right = journal.find(event["left"]), journal.find(event["right"])
     if left is None or right is None:   # the journal was edited or damaged since
         missing = event["left"] if left is None else event["right"]
         raise MergeRefused(f"pair {event['pair']} names memory {missing}, which is not in "
                            "the journal")
+    earlier = sum(1 for e in ledger.read_events(store)
+                  if e["event"] == "merge" and e.get("pair") == event["pair"])
     created, decision = plan_merge(left, right, keep, title, summary, by="person",
-                                   pair=event["pair"])
-    ledger.write(store, [created] if created else [], [decision],
-                 f"review: merge {decision['merge']} ({event['pair']}, keep {keep})")
+                                   pair=event["pair"], again=earlier)
+    return ([created] if created else []), decision
+
+
+def decide(store: Store, pair: str, keep: str, title: str | None = None,
+           summary: str | None = None) -> dict:
+    """A person's decision on an open pair: ``keep`` "left" / "right" (the other is retired;
+    with ``title`` and ``summary`` a merged memory replaces both) or "both". Commits it and
+    returns the event written. Raises ``MergeRefused`` (exit 2) for an unknown or closed pair
+    or a bad choice."""
+    event = _open_pair(store, pair)
+    created, decision = _plan(store, event, keep, title, summary)
+    if decision["event"] == "kept_both":
+        ledger.write(store, [], [decision], f"review: keep both of {event['pair']}")
+    else:
+        ledger.write(store, created, [decision],
+                     f"review: merge {decision['merge']} ({event['pair']}, keep {keep})")
     return decision
+
+
+def preview(store: Store, pair: str, keep: str, title: str | None = None,
+            summary: str | None = None) -> dict:
+    """What ``decide`` would do, nothing written: ``{"pair", "event" ("merge" or
+    "kept_both"), "kept" (id or None), "retired" (ids archived: no longer recalled or
+    folded, still in the journal), "created" (the merged memory as ``{id, title, summary,
+    sources}``, or None), "evidence_to" (the id that holds both memories' sources after it,
+    or None)}``. Raises ``MergeRefused`` as ``decide``."""
+    event = _open_pair(store, pair)
+    created, decision = _plan(store, event, keep, title, summary)
+    if decision["event"] == "kept_both":
+        return {"pair": event["pair"], "event": "kept_both", "kept": None, "retired": [],
+                "created": None, "evidence_to": None}
+    made = created[0] if created else None
+    return {"pair": event["pair"], "event": "merge", "kept": decision["keep"],
+            "retired": list(decision["retired"]),
+            "created": {"id": made.id, "title": made.title, "summary": made.content,
+                        "sources": list(made.sources)} if made else None,
+            "evidence_to": made.id if made else decision["keep"]}
+
+
+def decided(store: Store) -> list[dict]:
+    """The pairs decided, newest first: ``[{pair, event ("merge" or "kept_both"), by, at,
+    merge (id or None), undone (bool), left, right (ids), keep, created}]``; a merge the
+    adjudicator made without a pair is listed too (``pair`` None)."""
+    event_list = _readable_events(store)
+    undone = ledger.undone_merges(event_list)
+    rows = []
+    for e in event_list:
+        if e["event"] == "kept_both":
+            rows.append({"pair": e.get("pair"), "event": "kept_both", "by": e.get("by"),
+                         "at": e.get("at"), "merge": None, "undone": False,
+                         "left": e.get("left"), "right": e.get("right"), "keep": None,
+                         "created": None})
+        elif e["event"] == "merge":
+            retired = list(e.get("retired") or [])
+            others = [m for m in retired if m != e.get("keep")]
+            rows.append({"pair": e.get("pair"), "event": "merge", "by": e.get("by"),
+                         "at": e.get("at"), "merge": e["merge"],
+                         "undone": e["merge"] in undone, "left": e.get("keep"),
+                         "right": others[0] if others else None, "keep": e.get("keep"),
+                         "created": e.get("created")})
+    rows.reverse()
+    return rows
 
 
 def undo(store: Store, merge_id: str) -> dict:

@@ -32,6 +32,28 @@ def decide(store: Store, pair: str, keep: str | None = None, merge: bool = False
     ``merge`` into one memory with ``title`` and ``summary`` (keeping left unless ``keep``
     says right). Returns the event written. Raises ``InputError`` for a decision that does
     not say what to do or says two things, and as ``extraction.review.decide``."""
+    keep, title, summary = _checked(keep, merge, title, summary)
+    return ledger.decide(store, pair, keep, title, summary)
+
+
+def preview(store: Store, pair: str, keep: str | None = None, merge: bool = False,
+            title: str | None = None, summary: str | None = None) -> dict:
+    """What ``decide`` with the same arguments would do, nothing written (``scenes review
+    PAIR ... --dry-run``, the page's preview): which memory is archived, which is kept or
+    made, where the sources go (``extraction.review.preview``). Raises as ``decide``."""
+    keep, title, summary = _checked(keep, merge, title, summary)
+    return ledger.preview(store, pair, keep, title, summary)
+
+
+def decided(store: Store) -> list[dict]:
+    """The pairs decided, newest first, merges with whether they were undone (the page's
+    "done" queue; ``extraction.review.decided``)."""
+    return ledger.decided(store)
+
+
+def _checked(keep: str | None, merge: bool, title: str | None, summary: str | None
+             ) -> tuple[str, str | None, str | None]:
+    """(keep, title, summary) as ``extraction.review`` takes them. Raises ``InputError``."""
     if merge and not (title and summary):
         raise InputError("--merge needs --title and --summary")
     if keep is None and not merge:
@@ -40,8 +62,7 @@ def decide(store: Store, pair: str, keep: str | None = None, merge: bool = False
         raise InputError("--keep takes left, right or both (a merge keeps left or right)")
     if merge:
         _check_merged_text(title or "", summary or "")
-    return ledger.decide(store, pair, keep or "left", title if merge else None,
-                         summary if merge else None)
+    return keep or "left", (title if merge else None), (summary if merge else None)
 
 
 def _check_merged_text(title: str, summary: str) -> None:
