@@ -3,7 +3,7 @@
 Read with ``ast`` from the source, imports inside functions counted as much as those at the
 top: a layer imports only from the layers below it; no module is in an import circle, lazy
 or not; Typer and Rich only in ``cli``, the MCP SDK only in ``mcpserver``, the queue,
-Postgres and HTTP libraries only in ``serving``, the anthropic SDK only in ``memorytool``; ``sandbox``
+Postgres and HTTP libraries only in ``serving``, the anthropic SDK only in ``memorytool``, Jinja2 and markdown-it only in ``web``; ``sandbox``
 imports nothing of ``scene_engine``; every command is in DESIGN.md's command table and has
 help text. A planted wrong-way import makes ``test_the_checker_sees_a_wrong_way_import``'s
 checker fail, so the check cannot pass by seeing nothing.
@@ -34,7 +34,8 @@ LAYERS: dict[str, set[str]] = {
     "serving": {"core", "store", "services"},
     "mcpserver": {"core", "store", "services"},
     "memorytool": {"core", "store", "services"},
-    "cli": {"core", "store", "services", "serving", "mcpserver"},
+    "web": {"core", "store", "services"},
+    "cli": {"core", "store", "services", "serving", "mcpserver", "web"},
 }
 # Modules at the top of the package: the public API, handed on by name (``importlib``).
 TOP = {"scene_engine", "scene_engine.engine"}
@@ -43,8 +44,8 @@ COMPAT = {("scene_engine.batch", "scene_engine.services.run")}
 FACE_LIBRARIES = {"typer": {"cli"}, "click": {"cli"}, "rich": {"cli"}, "mcp": {"mcpserver"},
                   "anthropic": {"memorytool"},
                   "procrastinate": {"serving"}, "psycopg": {"serving"},
-                  "psycopg_pool": {"serving"}, "starlette": {"serving"},
-                  "uvicorn": {"serving"}}
+                  "psycopg_pool": {"serving"}, "starlette": {"serving", "web"},
+                  "uvicorn": {"serving", "web"}, "jinja2": {"web"}, "markdown_it": {"web"}}
 
 
 def module_name(path: Path) -> str:

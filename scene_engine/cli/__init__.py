@@ -7,7 +7,8 @@ app, the global options and the one translation of errors to exit codes), the co
 group (``store_commands``, ``memories``, ``scenes``, ``history``, ``serve``, registered by
 ``commands``), ``help`` (plain help text) and ``display`` (progress and tables, Rich).
 
-May import: ``services``, ``core``, ``store`` (to open one), ``mcpserver`` (to serve it);
+May import: ``services``, ``core``, ``store`` (to open one), ``mcpserver`` and ``web`` (to
+serve them), ``serving``;
 no rule, count or recovery logic lives here.
 """
 

@@ -27,6 +27,7 @@ SHORT_HELP = {
     "blame": "Each line of a scene, its batch and its memories.",
     "trace": "Where a memory went: batch, scenes, lines.",
     "mcp": "Serve this store to agents over MCP.",
+    "ui": "A page for people: scenes, history, review.",
     "recall": "What an agent puts in its context for QUERY.",
     "demo": "Make and show a demo store of ~60 memories.",
     "provision": "Make a store on a git server; print its token.",

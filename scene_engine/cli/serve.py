@@ -1,4 +1,5 @@
-"""``scenes mcp`` (the store served to agents) and ``scenes demo`` (docs/DESIGN.md "Command
+"""``scenes mcp`` (the store served to agents), ``scenes ui`` (the page for people) and
+``scenes demo`` (docs/DESIGN.md "Command
 line"). Each reads its options, calls one service, prints.
 """
 
@@ -73,6 +74,24 @@ def mcp(http: Annotated[bool, typer.Option(
             typer.echo(f"requests must carry the bearer token in ${TOKEN_ENV}", err=True)
     serve(store, http=http, host=host, port=port, allow_undo=allow_undo, fold=fold,
           token=token, fold_tools=fold_tools, fold_lease=fold_lease)
+
+
+@app.command()
+@handled
+def ui(port: Annotated[int, typer.Option(
+           min=0, max=65535, metavar="PORT", help="Port on 127.0.0.1 (0: any free one).")
+       ] = 8766) -> None:
+    """Serve a page for people on 127.0.0.1: scenes, history with undo, where a memory
+    went, and the review queue. The address printed carries a token; open it whole."""
+    from scene_engine.web.server import serve as serve_page
+
+    store = open_cli_store()
+
+    def ready(address: str) -> None:
+        typer.echo(f"the page of {store.root} is at (Ctrl-C to stop):\n{address}")
+        sys.stdout.flush()
+
+    serve_page(store.root, port, ready)
 
 
 @app.command()

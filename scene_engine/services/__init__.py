@@ -6,7 +6,9 @@ is pending, with the persona kept fresh), ``backends`` (which backend the option
 settings choose), ``status``, ``listing`` (scenes as a person sees them), ``search``,
 ``persona``, ``folding`` (batches in the background, the inbox joined at once), ``undo``,
 ``trace`` and blame, ``doctor``, ``repair`` (the journal after a git merge), ``extract``
-(conversations in), ``demo`` and ``faults`` (library failures said in one line).
+(conversations in), ``demo`` and ``faults`` (library failures said in one line), ``pages`` (what the page,
+``scenes ui``, reads that no one command prints whole: a batch, a scene's history, the
+pictures' data).
 
 May import: every layer below (``core``, ``store``, ``llm``, ``index``, ``extraction``,
 ``batch``, ``offline``, ``recall``); never ``mcpserver`` or ``cli``, and never Typer, Rich or

@@ -1,0 +1,110 @@
+"""Who may use the page (docs/DESIGN.md "The page": served on 127.0.0.1 with a token).
+
+The rules, in the order a request meets them:
+
+1. The ``Host`` header names this server (127.0.0.1, localhost or [::1] at its port): a web
+   page that points a name of its own at 127.0.0.1 (DNS rebinding) is refused.
+2. The token: in the URL ``scenes ui`` printed (``?token=``), or in the cookie the first
+   such visit sets (HttpOnly, SameSite=Strict), compared in constant time. A visit with the
+   token in its URL is sent on to the same page without it, so the token is not left in the
+   address bar, the history or a ``Referer``.
+3. A request that changes something (any method but GET and HEAD): its ``Origin``, when
+   sent, is this server's, and its form carries the token too (``csrf``): another web page
+   can neither read the token nor send the cookie (SameSite=Strict), and cannot post a form
+   that names it.
+
+A refusal is a short page with status 403 (or 400 for a bad host) that says what to do.
+"""
+
+from __future__ import annotations
+
+import hmac
+from urllib.parse import urlencode
+
+from starlette.datastructures import URL
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+COOKIE = "scenes_ui"
+SAFE_METHODS = ("GET", "HEAD")
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def same(given: str | None, token: str) -> bool:
+    """True when ``given`` is ``token`` (constant time: the comparison says nothing of how
+    much of a guess was right)."""
+    return given is not None and hmac.compare_digest(given.encode(), token.encode())
+
+
+def _refusal(status: int, title: str, text: str) -> Response:
+    page = ("<!doctype html><html lang='en'><meta charset='utf-8'><title>scenes ui: "
+            f"{title}</title><body style='font-family:sans-serif;max-width:40em;margin:3em "
+            f"auto'><h1>{title}</h1><p>{text}</p></body></html>")
+    return HTMLResponse(page, status_code=status)
+
+
+class Guard:
+    """ASGI middleware that applies the rules above before ``app`` sees a request.
+
+    ``token``: the secret the URL carries. ``port``: the port served (the ``Host`` rule);
+    None accepts any port of a local host (tests that call the app in process)."""
+
+    def __init__(self, app: ASGIApp, token: str, port: int | None = None):
+        self.app = app
+        self.token = token
+        self.port = port
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        request = Request(scope)
+        refused = self._refused(request)
+        if refused is not None:
+            return await refused(scope, receive, send)
+        given = request.query_params.get("token")
+        if request.method in SAFE_METHODS and same(given, self.token):
+            return await self._without_token(request)(scope, receive, send)
+        scope.setdefault("state", {})["token"] = self.token
+        await self.app(scope, receive, send)
+
+    def _refused(self, request: Request) -> Response | None:
+        if not self._host_ok(request.headers.get("host", "")):
+            return _refusal(400, "Not this server",
+                            "This page answers only at the address <code>scenes ui</code> "
+                            "printed (127.0.0.1).")
+        if not (same(request.query_params.get("token"), self.token)
+                or same(request.cookies.get(COOKIE), self.token)):
+            return _refusal(403, "The link needs its token",
+                            "Open the whole address <code>scenes ui</code> printed, with its "
+                            "<code>?token=</code>: without it the page shows nothing.")
+        if request.method not in SAFE_METHODS:
+            origin = request.headers.get("origin")
+            if origin is not None and origin != self._origin(request):
+                return _refusal(403, "Refused: another site",
+                                "A change can be asked only from this page itself.")
+        return None
+
+    def _host_ok(self, host: str) -> bool:
+        if self.port is not None:
+            return host in {f"{name}:{self.port}" for name in LOCAL_HOSTS}
+        name = host if host.endswith("]") else host.rsplit(":", 1)[0]
+        return name in LOCAL_HOSTS
+
+    @staticmethod
+    def _origin(request: Request) -> str:
+        return f"{request.url.scheme}://{request.headers.get('host', '')}"
+
+    def _without_token(self, request: Request) -> Response:
+        """The same page without ``token`` in its URL, the cookie set."""
+        rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+        url = URL(path=request.url.path, query=urlencode(rest) if rest else "")
+        response = RedirectResponse(str(url), status_code=303)
+        response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
+        return response
+
+
+def form_token_ok(request: Request, form: dict) -> bool:
+    """True when a posted ``form`` carries the page's token as ``csrf`` (rule 3)."""
+    token = request.scope.get("state", {}).get("token", "")
+    return bool(token) and same(form.get("csrf"), token)

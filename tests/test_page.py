@@ -1,0 +1,454 @@
+"""The page for people, ``scenes ui`` (issue 27), served for real by the command on
+127.0.0.1 and read over HTTP and in a real headless Chromium (Debian's, driven by
+Playwright; nothing downloaded: the tests skip with a message only where no Chromium is
+installed, and ``.ci/run`` installs one).
+
+The store is the demo's (14 batches, offline) with two conversations extracted, so the
+review queue holds two pairs. Each test gets its own copy and its own server, stopped by
+pid. Screenshots go to $SCENES_UI_SCREENSHOTS, else a temporary folder; the README's is
+``docs/page.png``, taken by this file with that variable set to ``docs``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import git
+import pytest
+
+from scene_engine.extraction.pipeline import extract_file
+from scene_engine.services.demo import build_demo
+
+SCENES = Path(sys.executable).parent / "scenes"
+CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+                 if Path(p).exists()), None)
+NO_BROWSER = ("no Chromium here: install Debian's package (apt-get install chromium) and "
+              "playwright (pip install -e '.[dev]'); .ci/run installs both")
+STANDUP = """2026-11-28
+Ana: The release of Orca moved to Friday because QA found a crash on ARM.
+Ben: Okay, thanks.
+[2026-11-29]
+Ben: The release of Orca moved to Friday because QA found a crash on ARM boards.
+"""
+GARDEN = """2026-11-20
+Rui: The tomatoes in the north bed got blight after the long rain this week.
+[2026-11-21]
+Rui: The tomatoes in the north bed got blight after the long rain.
+"""
+
+
+# ---------------------------------------------------------------- the store and the server
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> Path:
+    """The demo store with two pairs queued for review, made once per module."""
+    root = tmp_path_factory.mktemp("page") / "store"
+    store, _, _ = build_demo(root)
+    for name, text in (("standup.txt", STANDUP), ("garden.txt", GARDEN)):
+        extract_file(store, text.encode(), name)
+    return root
+
+
+@pytest.fixture
+def store_root(made, tmp_path) -> Path:
+    copy = tmp_path / "store"
+    shutil.copytree(made, copy, symlinks=True)
+    return copy
+
+
+class Served:
+    """``scenes ui --port 0`` on ``root``: its ``url`` (with the token), ``base``, ``token``,
+    ``port``; stopped by pid."""
+
+    def __init__(self, root: Path):
+        self.proc = subprocess.Popen([str(SCENES), "--dir", str(root), "ui", "--port", "0"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines = [self.proc.stdout.readline() for _ in range(2)]
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", lines[1])
+        assert found, (lines, self.proc.stderr.read() if self.proc.poll() is not None else "")
+        self.port, self.token = int(found.group(1)), found.group(2)
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.url = lines[1].strip()
+
+    def stop(self) -> str:
+        """Stop the server (by its pid); what it said on stderr."""
+        os.kill(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        return self.proc.stderr.read()
+
+
+@pytest.fixture
+def served(store_root):
+    server = Served(store_root)
+    yield server
+    said = server.stop()
+    assert "Traceback" not in said, said
+
+
+def ask(served: Served, method: str, path: str, headers: dict | None = None,
+        body: str | None = None, cookie: bool = True) -> tuple[int, dict, str]:
+    """One raw HTTP request (the path sent as it is): (status, headers, body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    sent = {"Host": f"127.0.0.1:{served.port}"}
+    if cookie:
+        sent["Cookie"] = f"scenes_ui={served.token}"
+    if body is not None:
+        sent["Content-Type"] = "application/x-www-form-urlencoded"
+    sent.update(headers or {})
+    conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+    for key, value in sent.items():
+        conn.putheader(key, value)
+    data = body.encode() if body is not None else None
+    if data is not None:
+        conn.putheader("Content-Length", str(len(data)))
+    conn.endheaders(data)
+    response = conn.getresponse()
+    text = response.read().decode("utf-8", "replace")
+    conn.close()
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, text
+
+
+def head(root: Path) -> str:
+    return git.Repo(root).head.commit.hexsha
+
+
+# ---------------------------------------------------------------- over HTTP: who may ask
+
+def test_without_the_token_the_page_shows_nothing(served):
+    status, _, body = ask(served, "GET", "/", cookie=False)
+    assert status == 403 and "token" in body and "northwind" not in body
+    status, _, body = ask(served, "GET", "/?token=not-the-token", cookie=False)
+    assert status == 403 and "northwind" not in body
+    status, _, _ = ask(served, "GET", "/static/page.css", cookie=False)
+    assert status == 403
+
+
+def test_the_token_in_the_url_sets_a_strict_cookie_and_leaves_the_address(served):
+    status, headers, _ = ask(served, "GET", f"/scene/run-rain?token={served.token}",
+                             cookie=False)
+    assert status == 303 and headers["location"] == "/scene/run-rain"
+    cookie = headers["set-cookie"].lower()
+    assert f"scenes_ui={served.token.lower()}" in cookie
+    assert "httponly" in cookie and "samesite=strict" in cookie
+    status, _, body = ask(served, "GET", "/")
+    assert status == 200 and "northwind-lisbon-engineer" in body
+
+
+def test_another_host_name_is_refused(served):
+    # a web page that points its own name at 127.0.0.1 (DNS rebinding)
+    status, _, body = ask(served, "GET", "/", headers={"Host": f"evil.example:{served.port}"})
+    assert status == 400 and "northwind" not in body
+
+
+def test_a_change_from_another_origin_or_without_the_form_token_is_refused(served,
+                                                                           store_root):
+    before = head(store_root)
+    status, _, body = ask(served, "POST", "/undo", body=f"csrf={served.token}&batch=14",
+                          headers={"Origin": "http://evil.example"})
+    assert status == 403 and "another site" in body
+    status, _, body = ask(served, "POST", "/undo", body="batch=14",
+                          headers={"Origin": served.base})
+    assert status == 403 and "token" in body
+    status, _, body = ask(served, "POST", "/undo", body=f"csrf={served.token}&batch=14",
+                          cookie=False)
+    assert status == 403
+    assert head(store_root) == before           # nothing was undone
+    status, headers, _ = ask(served, "POST", "/undo", body=f"csrf={served.token}&batch=14",
+                             headers={"Origin": served.base})
+    assert status == 303 and "batch+14+undone" in headers["location"]
+    assert head(store_root) != before
+
+
+@pytest.mark.parametrize("path", [
+    "/scene/..%2F..%2F.scene-engine%2Fconfig.toml",
+    "/scene/../../.scene-engine/config.toml",
+    "/scene/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+    "/scene/..",
+    "/scene/.scene-engine",
+    "/scene/run-rain/..%2F..%2Fpersona",
+    "/static/..%2F..%2Fapp.py",
+    "/static/../app.py",
+    "/memory/..%2F..%2Fstate.json",
+    "/batch/-1",
+    "/review/..%2F..%2Fextraction",
+])
+def test_path_tricks_in_names_read_no_file(served, path):
+    status, _, body = ask(served, "GET", path)
+    assert 400 <= status < 500, (status, body[:200])
+    for secret in ("timezone", "root:", "import ", "make_app", "cursor", "[model]"):
+        assert secret not in body, (path, secret)
+
+
+def test_scene_text_is_shown_never_run(served, store_root):
+    scene = store_root / "scenes" / "run-rain.md"
+    scene.write_text(scene.read_text("utf-8") + "\n<script>alert('x')</script>\n"
+                     "[click](javascript:alert(1))\n", encoding="utf-8")
+    status, _, body = ask(served, "GET", "/scene/run-rain")
+    assert status == 200
+    assert "<script>alert" not in body and "&lt;script&gt;alert" in body
+    assert 'href="javascript:' not in body
+
+
+def test_refusals_are_pages_with_the_reason_not_tracebacks(served):
+    status, _, body = ask(served, "GET", "/scene/no-such-scene")
+    assert status == 404 and "no scene named no-such-scene.md" in body
+    status, _, body = ask(served, "GET", "/batch/999")
+    assert status == 404 and "there is no batch 999" in body
+    status, _, body = ask(served, "GET", "/memory/nope")
+    assert status == 404 and "no memory has the id" in body
+    status, _, body = ask(served, "POST", "/review/p-nope", headers={"Origin": served.base},
+                          body=f"csrf={served.token}&action=keep&keep=left")
+    assert status in (404, 409) and "no open pair" in body
+    status, _, body = ask(served, "GET", "/memories?q=%22")     # nothing to look for
+    assert status in (200, 400) and "Traceback" not in body
+
+
+def test_a_port_in_use_is_said_in_one_line(store_root):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = subprocess.run([str(SCENES), "--dir", str(store_root), "ui", "--port",
+                                 str(port)], capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert f"127.0.0.1:{port}" in result.stderr and "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------- in a real browser
+
+try:                 # playwright's expect waits for what it checks
+    from playwright.sync_api import expect, sync_playwright
+except ImportError:  # the browser tests skip, saying what to install
+    expect = sync_playwright = None
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip(NO_BROWSER)
+    if sync_playwright is None:
+        pytest.skip(NO_BROWSER)
+    with sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update",
+            "--disable-sync"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    folder = Path(os.environ.get("SCENES_UI_SCREENSHOTS") or tmp_path_factory.mktemp("shots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def page(browser, served):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    opened = context.new_page()
+    yield opened
+    context.close()
+
+
+def snap(page, shots: Path, name: str) -> None:
+    page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+
+
+def test_opening_the_page_with_and_without_the_token(page, served, shots):
+    page.goto(served.base + "/")
+    assert "The link needs its token" in page.content()
+    snap(page, shots, "no-token")
+    page.goto(served.url)
+    assert page.url == served.base + "/"               # the token left the address
+    rows = page.locator("table.scenes tbody tr")
+    assert rows.count() == 14
+    assert page.locator("svg.picture").count() == 2
+    snap(page, shots, "scenes")
+
+
+def test_a_scene_its_timeline_history_and_blame(page, served, shots):
+    page.goto(served.url)
+    page.click("table.scenes >> text=northwind-lisbon-engineer")
+    page.wait_for_url("**/scene/northwind-lisbon-engineer.md")
+    assert page.locator("article.scene").inner_text().count("Northwind") >= 2
+    snap(page, shots, "scene")
+    page.click("nav.tabs >> text=Timeline")
+    page.wait_for_selector("ol.timeline li")
+    assert page.locator("ol.timeline time").first.inner_text() == "2026-01-05"
+    snap(page, shots, "timeline")
+    page.click("nav.tabs >> text=History")
+    page.wait_for_selector("pre.diff .add")
+    assert page.locator("section.change h2").first.inner_text().startswith("batch 6")
+    snap(page, shots, "scene-history")
+    page.click("nav.tabs >> text=Who wrote each line")
+    page.wait_for_selector("table.blame")
+    assert page.locator("table.blame >> text=demo-001").count() >= 1
+    snap(page, shots, "blame")
+
+
+def test_tracing_a_memory_from_a_search(page, served, shots):
+    page.goto(served.url)
+    page.click("header >> text=Memories")
+    page.fill("#q", "half marathon")
+    page.click("form.search button")
+    page.wait_for_selector("text=found for")
+    page.locator("ul.memories li", has_text="Finished the Lisbon").locator("a").click()
+    page.wait_for_selector("ol.events")
+    assert page.locator("main h1").inner_text() == "Memory demo-017"
+    events = page.locator("ol.events").inner_text()
+    assert re.search(r"batch \d+: placed", events)
+    carried = page.locator("ul.lines").inner_text()
+    assert "Finished the Lisbon half marathon in 1:52" in carried
+    assert carried.split(" line ")[0] in events          # the scene it was placed in
+    snap(page, shots, "memory")
+
+
+def _queue(page, name: str) -> str:
+    page.click(f"nav.tabs >> text={name}")
+    page.wait_for_selector("main h1")
+    return page.locator("main").inner_text()
+
+
+def test_deciding_pairs_each_way_and_undoing_a_merge(page, served, shots, store_root):
+    page.goto(served.url)
+    page.click("header >> text=Review")
+    page.wait_for_selector("ul.pairs")
+    pairs = page.locator("ul.pairs li > a").all_inner_texts()
+    assert len(pairs) == 2
+    snap(page, shots, "review")
+    orca = next(p for p in pairs if "Orca" in page.locator(f"li:has(a:text('{p}'))")
+                .inner_text())
+
+    # merge with an edited draft, after a preview
+    page.click(f"text={orca}")
+    page.wait_for_selector("div.pair")
+    assert page.locator("section.memory.left .sources").inner_text().count("standup#") == 1
+    page.fill("#title", "Orca release moved to Friday")
+    page.fill("#summary", "The Orca release moved to Friday: QA found a crash on ARM boards.")
+    page.click("button[value=preview]")
+    expect(page.locator("section.preview")).to_be_visible()
+    preview = page.locator("section.preview").inner_text()
+    assert "Archived" in preview and "Orca release moved to Friday" in preview
+    assert page.locator("#title").input_value() == "Orca release moved to Friday"
+    snap(page, shots, "pair-preview")
+    page.click("button[value=merge]")
+    expect(page.locator("p.said")).to_contain_text("merge")
+    expect(page.locator("table.done")).to_contain_text("Orca release moved to Friday")
+    snap(page, shots, "review-done")
+
+    # undo it: the pair is back in the first queue, and shown
+    page.click("button:text('Undo merge')")
+    expect(page.locator("p.said")).to_contain_text("waits for your decision again")
+    expect(page.locator("ul.pairs")).to_contain_text(orca)
+
+    # keep left, undo; keep right, undo; keep both (final)
+    for side in ("left", "right"):
+        page.goto(f"{served.base}/review/{orca}")
+        page.click(f"section.memory.{side} button")
+        expect(page.locator("table.done")).to_contain_text("kept")
+        assert f"keep {side}" in git.Repo(store_root).head.commit.message
+        page.click("button:text('Undo merge')")
+        expect(page.locator("p.said")).to_contain_text("waits for your decision again")
+        expect(page.locator("ul.pairs")).to_contain_text(orca)
+    page.goto(f"{served.base}/review/{orca}")
+    page.click("text=Keep both")
+    expect(page.locator("table.done")).to_contain_text("kept both")
+    assert orca not in _queue(page, "Needs your decision")
+
+
+def test_a_merge_undo_refused_while_a_later_change_depends_on_it(page, served, store_root):
+    from scene_engine.extraction import events as ledger
+    from scene_engine.store.store import open_store
+
+    page.goto(served.url)
+    page.goto(served.base + "/review")
+    pair = page.locator("ul.pairs li > a").first.inner_text()
+    page.goto(f"{served.base}/review/{pair}")
+    page.click("section.memory.left button")
+    expect(page.locator("p.said")).to_contain_text("merge")
+    store = open_store(store_root)
+    merge = ledger.read_events(store)[-1]
+    ledger.write(store, [], [ledger.new_event("status", memory=merge["keep"],
+                                              status="superseded", by="x-newer")],
+                 "add: a later correction")
+    before = head(store_root)
+    page.click("button:text('Undo merge')")
+    expect(page.locator("p.refused")).to_contain_text("depends on it")
+    assert head(store_root) == before
+
+
+def test_drafts_are_kept_while_moving_between_pairs(page, served):
+    page.goto(served.url)
+    page.goto(served.base + "/review")
+    first, second = page.locator("ul.pairs li > a").all_inner_texts()
+    page.goto(f"{served.base}/review/{first}")
+    page.fill("#title", "My own words for the first pair")
+    page.goto(f"{served.base}/review/{second}")
+    assert page.locator("#title").input_value() != "My own words for the first pair"
+    page.goto(f"{served.base}/review/{first}")
+    page.wait_for_selector("#title")
+    assert page.locator("#title").input_value() == "My own words for the first pair"
+
+
+def test_undo_from_the_history_refused_on_conflict_then_done(page, served, shots,
+                                                             store_root):
+    page.goto(served.url)
+    page.click("header >> text=History")
+    page.wait_for_selector("table.history")
+    snap(page, shots, "history")
+    before = head(store_root)
+    page.click("button:text-is('Undo batch 1')")       # batch 2 and 6 changed its scene since
+    expect(page.locator("p.refused")).to_contain_text("later commits")
+    expect(page.locator("p.refused")).to_contain_text("batch 2")
+    assert head(store_root) == before
+    snap(page, shots, "undo-refused")
+    page.click("button:text-is('Undo batch 14')")
+    expect(page.locator("p.said")).to_contain_text("batch 14 undone")
+    expect(page.locator("tr.undone")).to_have_count(1)
+    page.click("button:text-is('Redo batch 14')")
+    expect(page.locator("p.said")).to_contain_text("batch 14 done again")
+
+
+def test_a_batch_shows_its_memories_ledger_and_diff(page, served, shots):
+    page.goto(served.url)
+    page.goto(served.base + "/batch/3")
+    assert page.locator("table.ledger tbody tr").count() >= 1
+    assert page.locator("table.ledger").inner_text().count("placed") >= 1
+    assert page.locator("pre.diff .add").count() >= 1
+    snap(page, shots, "batch")
+
+
+def test_reading_works_with_javascript_off(browser, served, shots):
+    context = browser.new_context(java_script_enabled=False,
+                                  viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    try:
+        page.goto(served.url)
+        assert page.locator("table.scenes tbody tr").count() == 14
+        page.click("table.scenes >> text=李伟-红烧肉-上海")
+        page.wait_for_selector("article.scene")
+        assert "红烧肉" in page.locator("article.scene").inner_text()
+        page.click("nav.tabs >> text=Who wrote each line")
+        page.wait_for_selector("table.blame")
+        page.click("header >> text=Review")
+        page.wait_for_selector("ul.pairs")
+        assert page.locator("ul.pairs li > a").count() == 2
+        snap(page, shots, "no-javascript")
+    finally:
+        context.close()
