@@ -5,8 +5,8 @@ installed, and ``.ci/run`` installs one).
 
 The store is the demo's (14 batches, offline) with two conversations extracted, so the
 review queue holds two pairs. Each test gets its own copy and its own server, stopped by
-pid. Screenshots go to $SCENES_UI_SCREENSHOTS, else a temporary folder; the README's is
-``docs/page.png``, taken by this file with that variable set to ``docs``.
+pid. Screenshots of each page go to $SCENES_UI_SCREENSHOTS, else a temporary folder; the
+README's, ``docs/page.png``, is this file's ``scenes.png``.
 """
 
 from __future__ import annotations
