@@ -622,6 +622,27 @@ def _why_nowhere(trace: Trace) -> str:
     return f" (its line was removed by hand from {last['from']}, {when})"
 
 
+def describe_event(e: dict) -> str:
+    """One event of a trace (``Trace.events``) as a person reads it, without its time:
+    "batch 3: placed -> run-rain.md", "batch 7: a.md merged into b.md", ... (``render``
+    and the page's memory view)."""
+    if e["kind"] == "batch":
+        where = ", ".join(e.get("scenes") or []) or "no scene"
+        reason = f" ({e['reason']})" if e.get("reason") else ""
+        return f"batch {e['batch']}: {e['outcome']} -> {where}{reason}"
+    if e["kind"] == "merge":
+        return f"batch {e['batch']}: {e['from']} merged into {e['into']}"
+    if e["kind"] == "rename":
+        return f"batch {e['batch']}: {e['from']} renamed {e['into']}"
+    if e["kind"] == "merge undone":
+        return f"undo of batch {e['batch']}: {e['from']} split back into {e['into']}"
+    if "from" in e:
+        return f"{e['kind']}: {e['from']}" + (f" -> {e['into']}" if e.get("into") else "")
+    if e["kind"] == "released":
+        return f"repair: batch {e['batch']} released, pending again"
+    return f"{e['kind']} of batch {e['batch']}"
+
+
 def render(trace: Trace) -> str:
     """The trace as lines a person reads."""
     m = trace.memory
@@ -635,24 +656,7 @@ def render(trace: Trace) -> str:
     lines.append("history:")
     for e in trace.events:
         when = f"  {e['time'][:19]} {e['commit'][:8]}" if e["commit"] else "  (uncommitted)"
-        if e["kind"] == "batch":
-            where = ", ".join(e.get("scenes") or []) or "no scene"
-            reason = f" ({e['reason']})" if e.get("reason") else ""
-            lines.append(f"{when} batch {e['batch']}: {e['outcome']} -> {where}{reason}")
-        elif e["kind"] == "merge":
-            lines.append(f"{when} batch {e['batch']}: {e['from']} merged into {e['into']}")
-        elif e["kind"] == "rename":
-            lines.append(f"{when} batch {e['batch']}: {e['from']} renamed {e['into']}")
-        elif e["kind"] == "merge undone":
-            lines.append(f"{when} undo of batch {e['batch']}: {e['from']} split back into "
-                         f"{e['into']}")
-        elif "from" in e:
-            lines.append(f"{when} {e['kind']}: {e['from']}"
-                         + (f" -> {e['into']}" if e.get("into") else ""))
-        elif e["kind"] == "released":
-            lines.append(f"{when} repair: batch {e['batch']} released, pending again")
-        else:
-            lines.append(f"{when} {e['kind']} of batch {e['batch']}")
+        lines.append(f"{when} {describe_event(e)}")
     if not trace.events:
         lines.append("  (no batch has taken it yet)")
     lines.append("now in: " + (", ".join(name + (" (uncommitted)" if name in trace.uncommitted

@@ -194,9 +194,10 @@ class Page:
         memory_id = request.path_params["memory_id"]
 
         def load() -> dict:
-            from scene_engine.services.trace import trace_memory
+            from scene_engine.services.trace import describe_event, trace_memory
 
-            return {"trace": trace_memory(self.store(), memory_id).to_json()}
+            found = trace_memory(self.store(), memory_id).to_json()
+            return {"trace": found, "described": [describe_event(e) for e in found["events"]]}
         return await self.read(request, "memory.html", load)
 
     # -- review -----------------------------------------------------------------------
