@@ -5,13 +5,18 @@ again (docs/DESIGN.md "Serving many stores"; the commands ``scenes provision``, 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
+import signal
 import socket
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from scene_engine.serving import database, jobs
 from scene_engine.serving.fold import WorkerSettings
@@ -19,6 +24,7 @@ from scene_engine.serving.remote import create_bare, seed, store_url
 
 log = logging.getLogger(__name__)
 RESTART_WAIT = 2.0       # seconds before a worker whose database went away starts again
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def provision(database_url: str, git: str, repos: Path, name: str) -> dict:
@@ -111,54 +117,121 @@ def run_worker(settings: WorkerSettings, name: str | None = None, fold_idle: flo
     its store; ``stalled_after``: seconds without a worker's heartbeat before the recovery
     retries its job (it beats four times in that span). A stop for any other reason (a lost
     database: Postgres restarted; procrastinate then stops its worker) starts it again after
-    ``RESTART_WAIT`` seconds, its running job retried by the stalled-job recovery. A signal
-    lets the running job finish (procrastinate's graceful shutdown), then returns."""
+    ``RESTART_WAIT`` seconds, its running job retried by the stalled-job recovery.
+
+    Signals (``WorkerStop``, main thread): the first lets the running job finish
+    (procrastinate's graceful shutdown), then returns, whatever that stop raised and
+    wherever it came (starting, between restarts); a second exits the process at once with
+    130 (SIGINT) or 143 (SIGTERM). Raises ``ServingError`` when ``once`` and the worker
+    failed."""
     import asyncio
 
     jobs.migrate(settings.database)
     settings.cache.mkdir(parents=True, exist_ok=True)
-    options = {"queues": [jobs.QUEUE], "name": name or f"{socket.gethostname()}-{os.getpid()}",
+    name = name or f"{socket.gethostname()}-{os.getpid()}"
+    options = {"queues": [jobs.QUEUE], "name": name,
                "concurrency": 1, "wait": not once, "delete_jobs": "successful",
                "additional_context": {"settings": settings, "fold_idle": fold_idle,
                                       "stalled_after": stalled_after},
                "update_heartbeat_interval": stalled_after / 4,
                "stalled_worker_timeout": stalled_after, "install_signal_handlers": False}
-    while True:
+    stop = WorkerStop(name)
+    with stop.installed():
+        while not stop.requested:
+            try:
+                asyncio.run(_one_run(jobs.make_app(settings.database), options, stop))
+                if stop.requested or once:
+                    return
+                why = "procrastinate stopped it (its database went away)"
+            except Exception as exc:
+                if stop.requested:      # asked to stop: an error while stopping ends it too
+                    log.warning("worker %s: its stop ended with an error: %s", name,
+                                database.first_line(exc))
+                    return
+                if once:
+                    raise database.ServingError(f"the worker stopped: {exc}") from exc
+                why = database.first_line(exc)
+            log.warning("worker %s stopped: %s; starting again in %g s", name, why, RESTART_WAIT)
+            stop.sleep(RESTART_WAIT)
+
+
+class WorkerStop:
+    """A worker's SIGINT and SIGTERM handler, for the whole of ``run_worker`` (its restarts
+    included), so a stop once asked for is never lost: not to an error raised while stopping
+    (a query cancelled half-way reports a database error), not to a signal landing between
+    two runs (procrastinate's own handlers exist only while its worker runs).
+
+    The first signal sets ``requested`` and cancels the running ``_one_run`` task (the
+    cancellation procrastinate documents as its graceful stop); the second logs one line and
+    exits the process at once (``os._exit``: the fold job's batch transaction leaves its
+    store as before or after the batch, and the stalled-job recovery retries it)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.requested = False
+        self._loop: Any = None
+        self._task: Any = None
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """Install the handler for SIGINT and SIGTERM (main thread; elsewhere a no-op) and
+        put the previous ones back on leaving."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, self.handle)
         try:
-            if asyncio.run(_one_run(jobs.make_app(settings.database), options)) or once:
-                return
-            why = "procrastinate stopped it (its database went away)"
-        except Exception as exc:
-            if once:
-                raise database.ServingError(f"the worker stopped: {exc}") from exc
-            why = database.first_line(exc)
-        log.warning("worker %s stopped: %s; starting again in %g s", options["name"], why,
-                    RESTART_WAIT)
-        time.sleep(RESTART_WAIT)
-
-
-async def _one_run(app, options: dict) -> bool:
-    """Run procrastinate's worker once; True when a signal stopped it (the caller returns),
-    False when it stopped by itself."""
-    import asyncio
-    import signal
-
-    loop = asyncio.get_running_loop()
-    signalled = False
-    async with app.open_async():
-        task = asyncio.create_task(app.run_worker_async(**options))
-
-        def stop() -> None:
-            nonlocal signalled
-            signalled = True
-            task.cancel()          # procrastinate's graceful stop: the running job finishes
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop)
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
+            yield
         finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
-    return signalled
+            for sig, handler in previous.items():
+                if handler is not None:
+                    signal.signal(sig, handler)
+
+    def handle(self, signum: int, frame: object) -> None:
+        """The signal handler (Python runs it in the main thread, between two bytecodes)."""
+        if self.requested:
+            log.warning("worker %s: stopping at once (a second signal); its job, if any, is "
+                        "retried by the stalled-job recovery", self.name)
+            logging.shutdown()               # the line is out before the process goes
+            os._exit(130 if signum == signal.SIGINT else 143)
+        self.requested = True
+        log.warning("worker %s: stopping after its running job, if any (a second signal "
+                    "stops it at once)", self.name)
+        self._cancel()
+
+    def watch(self, loop: Any, task: Any) -> None:
+        """The event loop and task a signal cancels from now on (None, None: none); a stop
+        already asked for cancels it at once."""
+        self._loop, self._task = loop, task
+        if self.requested:
+            self._cancel()
+
+    def _cancel(self) -> None:
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(task.cancel)   # wakes the loop from its select()
+
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``, or less when a stop is asked for meanwhile."""
+        deadline = time.monotonic() + seconds
+        while not self.requested and time.monotonic() < deadline:
+            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+
+
+async def _one_run(app, options: dict, stop: WorkerStop) -> None:
+    """Open ``app`` and run procrastinate's worker in it once, until it stops by itself
+    (it raises, or returns when its database went away or, with ``wait`` off, the queue is
+    empty) or ``stop`` cancels it (then it returns)."""
+    import asyncio
+
+    stop.watch(asyncio.get_running_loop(), asyncio.current_task())
+    try:
+        async with app.open_async():
+            await app.run_worker_async(**options)
+    except asyncio.CancelledError:
+        if not stop.requested:
+            raise
+    finally:
+        stop.watch(None, None)
