@@ -4,6 +4,7 @@ the offline extractor, the review queue, merges and their undo, the store format
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import git
 import pytest
@@ -286,6 +287,50 @@ def test_a_pair_decided_again_after_an_undo_stays_decided(queued):
     assert cli(store, "review", pair["pair"], "--merge", "--title", "Orca on Friday",
                "--summary", "The Orca release moved to Friday.").exit_code == 0
     assert cli(store, "review").output.strip() == "the review queue is empty"
+
+
+def test_two_decisions_on_one_pair_at_once_make_one_merge(queued):
+    """Two people (two tabs, two commands) decide the same pair at the same moment: one
+    decision is made, the other is refused as closed; an undo of that merge twice at once
+    the same. Both processes wait on the store lock this test holds, so each has read the
+    queue before either writes (before the fix both merged, each retiring the other's
+    memory, and the merge could not be undone)."""
+    import subprocess
+    import sys
+    import time
+
+    from scene_engine.store.lock import store_lock
+
+    store, pair = queued
+    scenes = str(Path(sys.executable).parent / "scenes")
+
+    def both(*runs: list[str]) -> list[subprocess.CompletedProcess]:
+        with store_lock(store.lock_path):
+            started = [subprocess.Popen([scenes, "--dir", str(store.root), *args],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True) for args in runs]
+            time.sleep(2.0)             # both read the ledger and wait for the lock
+        done = []
+        for proc in started:
+            out, err = proc.communicate(timeout=60)
+            done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+        return done
+
+    decided = both(["review", pair["pair"], "--keep", "left"],
+                   ["review", pair["pair"], "--keep", "right"])
+    assert sorted(d.returncode for d in decided) == [0, 2], decided
+    refused = next(d for d in decided if d.returncode == 2)
+    assert "no open pair" in refused.stderr and "Traceback" not in refused.stderr
+    merges = json.loads(cli(store, "review", "--merges", "--json").output)
+    assert len(merges) == 1
+    statuses = _statuses(store)
+    assert sorted(statuses[pair[side]["id"]] for side in ("left", "right")) == \
+        ["active", "merged"]                      # one memory kept, not both archived
+    undone = both(["review", "--undo", merges[0]["merge"]],
+                  ["review", "--undo", merges[0]["merge"]])
+    assert sorted(d.returncode for d in undone) == [0, 2], undone
+    assert "undone already" in next(d for d in undone if d.returncode == 2).stderr
+    assert [e["event"] for e in ledger.read_events(store)].count("undo") == 1
 
 
 def test_merge_with_an_edited_draft_adds_one_memory_and_undo_retracts_it(queued):

@@ -18,6 +18,7 @@ A memory's status is its record's ``status`` (``active``) replayed through these
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -186,11 +187,22 @@ def write(store: Store, memories: list[Memory], events: list[dict], message: str
     """Append ``memories`` to the journal and ``events`` to the ledger in one commit, under the
     store lock (as ``add``: recovery marker first, so a crash leaves neither half). Returns the
     memories actually added (with their numbers). Raises as ``engine.add_memories``."""
+    return write_planned(store, lambda: (memories, events, message))
+
+
+def write_planned(store: Store, plan: Callable[[], tuple[list[Memory], list[dict], str]]
+                  ) -> list[Memory]:
+    """``write`` of what ``plan()`` returns, ``(memories, events, commit message)``; ``plan``
+    runs under the store lock, after recovery, so what it checked (a pair still open, a
+    merge not undone yet) still holds when the commit is made: two people (two tabs, two
+    commands) deciding one pair at once get one decision and one refusal. Raises what
+    ``plan`` raises (nothing written) and as ``write``."""
     from scene_engine.index.refresh import refresh_index
     from scene_engine.store import history
     from scene_engine.store.unit import locked
 
     with locked(store) as unit:         # a merged journal: `scenes repair` first
+        memories, events, message = plan()
         state = store.load_state()
         journal = Journal(store.memories_dir)
         fresh, _, writes = journal.plan_append(memories, state.next_seq)

@@ -120,16 +120,23 @@ def decide(store: Store, pair: str, keep: str, title: str | None = None,
            summary: str | None = None) -> dict:
     """A person's decision on an open pair: ``keep`` "left" / "right" (the other is retired;
     with ``title`` and ``summary`` a merged memory replaces both) or "both". Commits it and
-    returns the event written. Raises ``MergeRefused`` (exit 2) for an unknown or closed pair
-    or a bad choice."""
-    event = _open_pair(store, pair)
-    created, decision = _plan(store, event, keep, title, summary)
-    if decision["event"] == "kept_both":
-        ledger.write(store, [], [decision], f"review: keep both of {event['pair']}")
-    else:
-        ledger.write(store, created, [decision],
-                     f"review: merge {decision['merge']} ({event['pair']}, keep {keep})")
-    return decision
+    returns the event written. The pair is looked up and the decision planned under the
+    store lock (``events.write_planned``): of two decisions on one pair at once, the second
+    is refused as closed. Raises ``MergeRefused`` (exit 2) for an unknown or closed pair or
+    a bad choice."""
+    made: dict = {}
+
+    def plan() -> tuple[list[Memory], list[dict], str]:
+        event = _open_pair(store, pair)
+        created, decision = _plan(store, event, keep, title, summary)
+        made.update(decision)
+        if decision["event"] == "kept_both":
+            return [], [decision], f"review: keep both of {event['pair']}"
+        return created, [decision], (f"review: merge {decision['merge']} ({event['pair']}, "
+                                     f"keep {keep})")
+
+    ledger.write_planned(store, plan)
+    return made
 
 
 def preview(store: Store, pair: str, keep: str, title: str | None = None,
@@ -178,15 +185,22 @@ def decided(store: Store) -> list[dict]:
 
 
 def undo(store: Store, merge_id: str) -> dict:
-    """Undo a merge (automatic or by hand); returns the ``undo`` event. Raises
-    ``MergeRefused`` as ``merge.plan_undo``."""
+    """Undo a merge (automatic or by hand); returns the ``undo`` event. Planned under the
+    store lock (``events.write_planned``): a second undo of the same merge at once is
+    refused as already undone. Raises ``MergeRefused`` as ``merge.plan_undo``."""
     ensure_recovered(store)      # an interrupted write is rolled back before reading
-    event_list = ledger.read_events(store)
-    matches = {e["merge"] for e in event_list if e["event"] == "merge"
-               and e["merge"].startswith(merge_id)}
-    if len(matches) > 1:
-        raise MergeRefused(f"{merge_id!r} names several merges")
-    target = matches.pop() if matches else merge_id
-    event = plan_undo(target, event_list, Journal(store.memories_dir).all())
-    ledger.write(store, [], [event], f"review: undo merge {target}")
-    return event
+    made: dict = {}
+
+    def plan() -> tuple[list[Memory], list[dict], str]:
+        event_list = ledger.read_events(store)
+        matches = {e["merge"] for e in event_list if e["event"] == "merge"
+                   and e["merge"].startswith(merge_id)}
+        if len(matches) > 1:
+            raise MergeRefused(f"{merge_id!r} names several merges")
+        target = matches.pop() if matches else merge_id
+        event = plan_undo(target, event_list, Journal(store.memories_dir).all())
+        made.update(event)
+        return [], [event], f"review: undo merge {target}"
+
+    ledger.write_planned(store, plan)
+    return made
