@@ -102,7 +102,7 @@ def ask(served: Served, method: str, path: str, headers: dict | None = None,
     conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
     sent = {"Host": f"127.0.0.1:{served.port}"}
     if cookie:
-        sent["Cookie"] = f"scenes_ui={served.token}"
+        sent["Cookie"] = f"scenes_ui_{served.port}={served.token}"
     if body is not None:
         sent["Content-Type"] = "application/x-www-form-urlencoded"
     sent.update(headers or {})
@@ -139,7 +139,7 @@ def test_the_token_in_the_url_sets_a_strict_cookie_and_leaves_the_address(served
                              cookie=False)
     assert status == 303 and headers["location"] == "/scene/run-rain"
     cookie = headers["set-cookie"].lower()
-    assert f"scenes_ui={served.token.lower()}" in cookie
+    assert f"scenes_ui_{served.port}={served.token.lower()}" in cookie
     assert "httponly" in cookie and "samesite=strict" in cookie
     status, _, body = ask(served, "GET", "/")
     assert status == 200 and "northwind-lisbon-engineer" in body
@@ -164,7 +164,8 @@ def test_a_change_from_another_origin_or_without_the_form_token_is_refused(serve
                           cookie=False)
     assert status == 403
     assert head(store_root) == before           # nothing was undone
-    status, headers, _ = ask(served, "POST", "/undo", body=f"csrf={served.token}&batch=14",
+    status, headers, _ = ask(served, "POST", "/undo",
+                             body=f"csrf={served.token}&batch=14&action=undo",
                              headers={"Origin": served.base})
     assert status == 303 and "batch+14+undone" in headers["location"]
     assert head(store_root) != before
@@ -212,6 +213,71 @@ def test_refusals_are_pages_with_the_reason_not_tracebacks(served):
     assert status in (404, 409) and "no open pair" in body
     status, _, body = ask(served, "GET", "/memories?q=%22")     # nothing to look for
     assert status in (200, 400) and "Traceback" not in body
+
+
+def _post(served: Served, path: str, form: str) -> tuple[int, dict, str]:
+    return ask(served, "POST", path, headers={"Origin": served.base},
+               body=f"csrf={served.token}&{form}")
+
+
+def test_an_undo_button_seen_before_another_change_does_not_do_the_opposite(served,
+                                                                             store_root):
+    """Two tabs show "Undo batch 14"; the first undoes it; the second is refused, not a
+    redo (and the same for "Redo"): the button says which way the person meant."""
+    assert _post(served, "/undo", "batch=14&action=undo")[0] == 303
+    undone = head(store_root)
+    status, _, body = _post(served, "/undo", "batch=14&action=undo")
+    assert status == 409 and "batch 14 is undone already" in body
+    assert head(store_root) == undone                       # nothing changed
+    assert _post(served, "/undo", "batch=14&action=redo")[0] == 303
+    redone = head(store_root)
+    status, _, body = _post(served, "/undo", "batch=14&action=redo")
+    assert status == 409 and "batch 14 is live already" in body
+    assert head(store_root) == redone
+    status, _, body = _post(served, "/undo", "batch=14")     # which way, unsaid: refused
+    assert status == 400 and head(store_root) == redone
+    status, _, body = ask(served, "GET", "/history")
+    assert 'name="action" value="undo"' in body
+
+
+def test_a_scene_timeline_shows_its_digests_too(served, store_root):
+    scene = store_root / "scenes" / "run-rain.md"
+    text = scene.read_text("utf-8").replace(
+        "## Timeline (UTC)\n", "## Timeline (UTC)\n- 2025-Q3 (digest): 4 Jul–29 Sep ×6: Ran "
+        "along the river\n- 2025-10 (digest): 2–30 Oct ×4: Intervals on the track\n", 1)
+    assert "(digest)" in text, "the demo scene has a timeline section"
+    scene.write_text(text, encoding="utf-8")
+    status, _, body = ask(served, "GET", "/scene/run-rain/timeline")
+    assert status == 200
+    assert "2025-Q3 (digest)" in body and "Ran along the river" in body
+    assert "2025-10 (digest)" in body and "Intervals on the track" in body
+
+
+def test_an_old_scene_name_leads_to_the_scene_that_took_it_in(served, store_root):
+    scene = store_root / "scenes" / "run-rain.md"
+    text = scene.read_text("utf-8")
+    scene.write_text(text.replace("---\n", "---\nmerged_from: [rainy-runs.md]\n", 1),
+                     encoding="utf-8")
+    status, headers, _ = ask(served, "GET", "/scene/rainy-runs/history")
+    assert status == 303 and headers["location"].startswith("/scene/run-rain.md/history?")
+    assert "renamed+or+merged+into+run-rain.md" in headers["location"]
+    status, _, body = ask(served, "GET", "/scene/never-was")
+    assert status == 404 and "no scene named never-was.md" in body
+
+
+def test_search_says_when_it_matched_some_words_or_shows_only_the_best(served):
+    status, _, body = ask(served, "GET", "/memories?q=Orca+zzyzxq")
+    assert status == 200 and "no memory holds all of: Orca, zzyzxq" in body
+    status, _, body = ask(served, "GET", "/memories?q=the")
+    assert status == 200 and ("The best 50" in body or " found for" in body)
+
+
+def test_an_unknown_address_is_a_page_and_messages_show_commands_as_code(served):
+    status, _, body = ask(served, "GET", "/no/such/page")
+    assert status == 404 and "there is no page" in body and "<html" in body
+    status, _, body = _post(served, "/undo", "batch=999&action=undo")   # the service's words
+    assert "there is no batch 999; <code>scenes log</code> lists them" in body
+    assert "`" not in body.split("<main")[-1]
 
 
 def test_a_port_in_use_is_said_in_one_line(store_root):

@@ -52,16 +52,22 @@ class UndoResult:
     memories: int
 
 
-def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoResult:
+def undo(store: Store, target: str | None = None, forget: bool = False,
+         expect: Literal["undo", "redo"] | None = None) -> UndoResult:
     """Revert batch ``target`` (a number), or a commit (sha prefix); default the newest live batch.
 
-    If ``target`` names a batch that is already undone, the undo is undone (a redo). Raises
-    ``UndoError`` when there is nothing to undo, the target is unknown, or a later commit
-    changed the same lines (the message names them).
+    If ``target`` names a batch that is already undone, the undo is undone (a redo).
+    ``expect``: the action the caller showed a person ("Undo batch 14" on a page); when the
+    store is no longer in that state (another tab, a double submit) the undo is refused
+    instead of doing the opposite. Raises ``UndoError`` when there is nothing to undo, the
+    target is unknown, the action is not ``expect``, or a later commit changed the same
+    lines (the message names them).
     """
     with locked(store, numbering=False) as unit:
         repo = unit.repo
         action, commit, batch = _resolve(repo, target)
+        if expect is not None and action != expect:
+            raise UndoError(_not_expected(action, batch, commit))
         seqs = expand_seqs(history.trailers(history.message_of(commit)).get("Memory-Seqs", ""))
         if action == "redo":
             assert batch is not None, "_resolve gives every redo its batch"
@@ -85,6 +91,13 @@ def undo(store: Store, target: str | None = None, forget: bool = False) -> UndoR
         refresh_index(store)
         return UndoResult(action=action, batch=batch, target=commit.hexsha, commit=sha,
                           memories=len(seqs))
+
+
+def _not_expected(action: str, batch: int | None, commit: Commit) -> str:
+    """The refusal of an undo whose store moved since the person saw it."""
+    what = f"batch {batch}" if batch is not None else f"commit {commit.hexsha[:8]}"
+    state = "undone already" if action == "redo" else "live already (done again)"
+    return f"{what} is {state}: another change came first; nothing changed"
 
 
 def _resolve(repo: Repo, target: str | None) -> tuple[str, Commit, int | None]:
@@ -331,16 +344,17 @@ def _message(action: str, commit: Commit, batch: int | None, seqs: list[int], fo
 FATES = {"undo": "pending again", "redo": "folded again", "forget": "forgotten"}
 
 
-def undo_batch(store: Store, target: str | None = None, forget: bool = False) -> dict:
+def undo_batch(store: Store, target: str | None = None, forget: bool = False,
+               expect: Literal["undo", "redo"] | None = None) -> dict:
     """``scenes undo`` (and the MCP ``undo`` tool): ``undo`` then, when the undone batch
     renamed or merged a scene the persona names, the persona made to name the scenes there
     are; after ``forget``, the persona made anew from the scenes left (``persona.relink``),
     so a forgotten memory does not live on in it. Returns ``{"action", "batch", "target", "commit", "memories", "fate", "pending",
     "persona_regenerated"}`` (``fate``: what became of the memories: "pending again",
-    "forgotten", "folded again"). Raises ``UndoError``."""
+    "forgotten", "folded again"). ``expect`` as ``undo``. Raises ``UndoError``."""
     from scene_engine.services.persona import relink
 
-    result = undo(store, target, forget=forget)
+    result = undo(store, target, forget=forget, expect=expect)
     fate = "forgotten" if forget and result.action == "undo" else FATES[result.action]
     relinked = bool(relink(store, forgot=forget and result.action == "undo"))
     return {"action": result.action, "batch": result.batch, "target": result.target,

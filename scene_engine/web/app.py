@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
@@ -48,6 +48,7 @@ def _environment() -> Environment:
                       autoescape=select_autoescape(["html"]), trim_blocks=True,
                       lstrip_blocks=True)
     env.filters["markdown"] = render.markdown
+    env.filters["said"] = render.said
     env.filters["diff_lines"] = render.diff_lines
     env.filters["short"] = lambda sha: (sha or "")[:8]
     env.filters["day"] = lambda text: (text or "")[:10]
@@ -106,16 +107,22 @@ class Page:
             with warnings.catch_warnings(record=True) as said:
                 warnings.simplefilter("always")
                 rows = listing.scene_rows(store)
+            heat, days = pages.heat_over_batches(store), pages.memories_per_day(store)
             return {"rows": rows, "counts": status.status(store),
                     "warnings": [str(w.message) for w in said],
-                    "heat_svg": render.heat_svg(pages.heat_over_batches(store)),
-                    "days_svg": render.days_svg(pages.memories_per_day(store))}
+                    "heat_svg": render.heat_svg(heat), "days_svg": render.days_svg(days),
+                    "heat_caption": _heat_caption(heat), "days_caption": _days_caption(days)}
         return await self.read(request, "scenes.html", load)
 
     async def scene(self, request: Request) -> Response:
         name, view = request.path_params["name"], request.path_params.get("view", "read")
         if view not in ("read", "timeline", "history", "blame"):
             return self.refusal(request, InputError(f"no view {view!r} of a scene"), 404)
+        into = await run_in_threadpool(_quietly, lambda: _taken_in(self.store(), name))
+        if into is not None:     # an old name (a ledger's, a trace's link): where it went
+            return _redirect(f"/scene/{quote(into, safe='')}"
+                             + ("" if view == "read" else f"/{view}"),
+                             said=f"{name} was renamed or merged into {into}")
 
         def load() -> dict:
             from scene_engine.services import listing, pages, trace
@@ -140,7 +147,7 @@ class Page:
         def load() -> dict:
             from scene_engine.services.history import log
 
-            return {"entries": log(self.store(), limit=HISTORY_SHOWN)}
+            return {"entries": log(self.store(), limit=HISTORY_SHOWN), "shown": HISTORY_SHOWN}
         return await self.read(request, "history.html", load)
 
     async def batch(self, request: Request) -> Response:
@@ -159,11 +166,16 @@ class Page:
         target = str(form.get("batch", "")).strip()
         if not target.isdigit():
             return self.refusal(request, InputError("say which batch to undo (a number)"))
+        expect = str(form.get("action", ""))
+        if expect not in ("undo", "redo"):
+            return self.refusal(request, InputError("say whether to undo or redo the batch"))
         try:
-            result = await run_in_threadpool(_quietly, lambda: _undo(self.store(), target))
+            result = await run_in_threadpool(_quietly, lambda: _undo(self.store(), target,
+                                                                     expect))
         except SceneEngineError as err:
             return self.html(request, "history.html", status=409, refused=_one_line(err),
-                             entries=await run_in_threadpool(_quietly, self._log_or_none))
+                             entries=await run_in_threadpool(_quietly, self._log_or_none),
+                             shown=HISTORY_SHOWN)
         return _redirect("/history", said=result)
 
     def _log_or_none(self) -> list[dict]:
@@ -187,7 +199,8 @@ class Page:
                 return {"query": "", "hits": None, "newest": _newest_memories(store)}
             found = search(store.root, query, k=MEMORIES_SHOWN, memories=True)
             return {"query": query, "hits": found.as_json(), "newest": [],
-                    "warnings": found.warnings}
+                    "warnings": found.warnings, "heading": found.heading,
+                    "capped": len(found.hits) >= MEMORIES_SHOWN}
         return await self.read(request, "memories.html", load)
 
     async def memory(self, request: Request) -> Response:
@@ -281,11 +294,39 @@ class Page:
                                           "for your decision again", queue="decide")
 
 
-def _undo(store, target: str) -> str:
-    """``scenes undo N`` through its service; the line the command line prints."""
+def _heat_caption(heat: dict) -> str:
+    """What the heat picture shows, its caps said (``services.pages``)."""
+    from scene_engine.services.pages import HEAT_BATCHES, HEAT_SCENES
+
+    batches = heat["batches"]
+    if not batches:
+        return ""
+    span = f"batch {batches[0]}" if len(batches) == 1 else \
+        f"batches {batches[0]}–{batches[-1]}"
+    capped = f" (the newest {HEAT_BATCHES} live batches)" if len(batches) >= HEAT_BATCHES else ""
+    scenes = f"the {len(heat['heat'])} hottest scenes" if len(heat["heat"]) >= HEAT_SCENES \
+        else "each scene"
+    return f"Heat of {scenes} after each batch, {span}{capped}"
+
+
+def _days_caption(days: list[dict]) -> str:
+    """What the memories-per-day picture shows, its cap said."""
+    from scene_engine.services.pages import DAYS
+
+    if not days:
+        return ""
+    capped = f" (the newest {DAYS} days that have any; older ones not drawn)" \
+        if len(days) >= DAYS else ""
+    return (f"Memories per day they were written, folded and pending, {days[0]['day']} to "
+            f"{days[-1]['day']}{capped}")
+
+
+def _undo(store, target: str, expect) -> str:
+    """``scenes undo N`` through its service, refused unless it does ``expect`` (the button
+    said "Undo" or "Redo"); the line the command line prints."""
     from scene_engine.services.undo import undo_batch
 
-    result = undo_batch(store, target)
+    result = undo_batch(store, target, expect=expect)
     what = {"undo": "undone", "redo": "done again"}.get(result["action"], result["action"])
     batch = f"batch {result['batch']}" if result["batch"] is not None else \
         f"commit {result['target'][:8]}"
@@ -337,6 +378,16 @@ def _draft(pair: dict) -> dict:
     summary = left["summary"] if left["summary"] == right["summary"] else \
         f"{left['summary']}\n{right['summary']}"
     return {"title": left["title"] or "", "summary": summary, "keep": "left"}
+
+
+def _taken_in(store, name: str) -> str | None:
+    """The live scene that took scene ``name`` in when no scene has that name now
+    (``listing.taken_in_by``), else None."""
+    from scene_engine.services import listing
+
+    if listing.match_scene(store, name) is not None:
+        return None
+    return listing.taken_in_by(store, name)
 
 
 def _quietly(load: Callable[[], Any]) -> Any:
@@ -410,5 +461,11 @@ def make_app(root: Path, token: str, port: int | None = None) -> Starlette:
         Route("/review/{pair}", page.decide, methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(Contained),
-                                                Middleware(Guard, token=token, port=port)])
+
+    async def no_such_page(request: Request, exc: Exception) -> Response:
+        return page.refusal(request, InputError(
+            f"there is no page {request.url.path!r}: the links above lead to what there is"),
+            404)
+    return Starlette(routes=routes, exception_handlers={404: no_such_page},
+                     middleware=[Middleware(Contained),
+                                 Middleware(Guard, token=token, port=port)])

@@ -26,7 +26,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-COOKIE = "scenes_ui"
+COOKIE = "scenes_ui"     # + "_PORT": cookies are per host, not per port, so two stores'
+                         # pages open at once would each log the other out
 SAFE_METHODS = ("GET", "HEAD")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
@@ -54,6 +55,7 @@ class Guard:
         self.app = app
         self.token = token
         self.port = port
+        self.cookie = f"{COOKIE}_{port}" if port is not None else COOKIE
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -74,7 +76,7 @@ class Guard:
                             "This page answers only at the address <code>scenes ui</code> "
                             "printed (127.0.0.1).")
         if not (same(request.query_params.get("token"), self.token)
-                or same(request.cookies.get(COOKIE), self.token)):
+                or same(request.cookies.get(self.cookie), self.token)):
             return _refusal(403, "The link needs its token",
                             "Open the whole address <code>scenes ui</code> printed, with its "
                             "<code>?token=</code>: without it the page shows nothing.")
@@ -100,7 +102,7 @@ class Guard:
         rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
         url = URL(path=request.url.path, query=urlencode(rest) if rest else "")
         response = RedirectResponse(str(url), status_code=303)
-        response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
+        response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
         return response
 
 

@@ -15,8 +15,13 @@ from html import escape
 
 from markdown_it import MarkdownIt
 
+from scene_engine.core.periods import PERIOD
+
 _MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
-_DATED = re.compile(r"^\s*[-*]\s+(\d{4}-\d{2}-\d{2})(?:[ T][\d:]+)?:?\s*(.*)$")
+# A day, a month, quarter, year or span of years (``core.periods``: the rollup's digests,
+# ``- 2025-Q3 (digest): ...``, are entries too), then the text.
+_DATED = re.compile(rf"^\s*[-*]\s+(?:(\d{{4}}-\d{{2}}-\d{{2}})(?:[ T][\d:]+)?:?|"
+                    rf"({PERIOD}(?: \(digest\))?):)\s*(.*)$")
 _TIMELINE = re.compile(r"^#+\s+Timeline\b")
 # Eight colours that stay apart for most kinds of colour blindness (Okabe and Ito, 2008).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
@@ -47,6 +52,15 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
     return rows
 
 
+_TICKS = re.compile(r"`([^`]+)`")
+
+
+def said(text: str) -> str:
+    """A service's message as HTML: escaped, its ```command``` spans as ``<code>`` (the
+    command line's messages name commands that way)."""
+    return _TICKS.sub(r"<code>\1</code>", escape(text or ""))
+
+
 def timeline(body: str) -> list[tuple[str, str]]:
     """The dated entries of a scene's timeline section(s) (``## Timeline``), in file order:
     ``[(YYYY-MM-DD, text)]``; a scene with no such section gives its dated bullets
@@ -59,10 +73,15 @@ def timeline(body: str) -> list[tuple[str, str]]:
             continue
         match = _DATED.match(line)
         if inside and match:
-            found.append((match.group(1), match.group(2)))
+            found.append(_entry(match))
     if found:
         return found
-    return [(m.group(1), m.group(2)) for m in map(_DATED.match, lines) if m]
+    return [_entry(m) for m in map(_DATED.match, lines) if m]
+
+
+def _entry(match: re.Match) -> tuple[str, str]:
+    """(when, text) of a ``_DATED`` line: the day, or the period with "(digest)"."""
+    return match.group(1) or match.group(2), match.group(3)
 
 
 def heat_svg(data: dict, width: int = 720, height: int = 220) -> str:
