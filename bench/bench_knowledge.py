@@ -79,6 +79,7 @@ def judge(question: dict, lines: list[str]) -> tuple[bool, str]:
 
 def run(budget: int, fold: bool, show: bool) -> dict:
     """Build the stores, ask every question; returns the figures (and prints misses)."""
+    from scene_engine.index.refresh import refresh_vectors
     from scene_engine.index.scenes import for_store
     from scene_engine.offline.backend import OfflineBackend
     from scene_engine.recall.assemble import recall
@@ -97,6 +98,7 @@ def run(budget: int, fold: bool, show: bool) -> dict:
     for person, rows in sorted(by_person.items()):
         store = init_store(work / person)
         add_memories(store, "\n".join(json.dumps(r) for r in rows).encode())
+        refresh_vectors(store)   # as `scenes add` leaves a store (the extra's vectors; else nothing)
         if fold:
             run_pending(store, OfflineBackend())
         with for_store(store) as index:
