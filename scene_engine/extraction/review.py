@@ -124,9 +124,10 @@ def decide(store: Store, pair: str, keep: str, title: str | None = None,
     store lock (``events.write_planned``): of two decisions on one pair at once, the second
     is refused as closed. Raises ``MergeRefused`` (exit 2) for an unknown or closed pair or
     a bad choice."""
+    _plan(store, _open_pair(store, pair), keep, title, summary)   # refused before the lock
     made: dict = {}
 
-    def plan() -> tuple[list[Memory], list[dict], str]:
+    def plan() -> tuple[list[Memory], list[dict], str]:    # again under it: still open?
         event = _open_pair(store, pair)
         created, decision = _plan(store, event, keep, title, summary)
         made.update(decision)
@@ -202,5 +203,7 @@ def undo(store: Store, merge_id: str) -> dict:
         made.update(event)
         return [], [event], f"review: undo merge {target}"
 
+    plan()                       # refused before the lock (an unknown or undone merge)
+    made.clear()
     ledger.write_planned(store, plan)
     return made
