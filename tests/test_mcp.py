@@ -610,3 +610,23 @@ def test_undo_takes_a_batch_number_when_allowed(root):
     undone, status = session(root, body, "--no-fold", "--allow-undo")
     assert undone["action"] == "undo" and undone["batch"] == 1
     assert status["pending"] == 2 and status["scenes"] == 0
+
+
+@pytest.mark.slow
+def test_an_undo_retried_by_the_agent_is_refused_never_a_redo(root):
+    """An agent that thinks its call was lost calls undo again: the command line would
+    redo the batch (a toggle); the tool refuses, and redoes only when asked (redo=true)."""
+    async def body(client):
+        first = data(await client.call_tool("undo", {"batch": 1}))
+        again = await client.call_tool("undo", {"batch": 1})
+        after = data(await client.call_tool("status", {}))
+        redone = data(await client.call_tool("undo", {"batch": 1, "redo": True}))
+        twice = await client.call_tool("undo", {"batch": 1, "redo": True})
+        return first, again, after, redone, twice
+
+    first, again, after, redone, twice = session(root, body, "--no-fold", "--allow-undo")
+    assert first["action"] == "undo"
+    assert again.is_error and "batch 1 is undone already" in again.content[0].text
+    assert after["pending"] == 2                  # still undone: nothing was redone
+    assert redone["action"] == "redo"
+    assert twice.is_error and "batch 1 is live already" in twice.content[0].text

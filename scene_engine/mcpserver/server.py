@@ -227,10 +227,13 @@ def build_server(store: Store | None = None, *, hosted: HostedStores | None = No
                     "Batch number (3) or commit sha; default the newest batch not yet "
                     "undone."))] = None,
                  forget: Annotated[bool, Field(description=(
-                     "Never fold the batch's memories again."))] = False) -> dict:
-            """Revert one batch with a new commit; its memories become pending again."""
+                     "Never fold the batch's memories again."))] = False,
+                 redo: Annotated[bool, Field(description=(
+                     "Redo a batch that was undone instead."))] = False) -> dict:
+            """Revert one batch with a new commit; its memories become pending again. A batch
+            undone already is refused (a retried call never redoes it): redo=true redoes."""
             with writing:
-                return call(tools.undo, None if batch is None else str(batch), forget)
+                return call(tools.undo, None if batch is None else str(batch), forget, redo)
 
     @server.resource("scene://{name}", mime_type="text/markdown",
                      description="A scene file: YAML header and Markdown narrative.")

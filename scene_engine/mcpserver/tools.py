@@ -193,14 +193,18 @@ def log(store: Store, limit: int = 20) -> list[dict]:
     return entries(store, limit=check_number(limit, "limit", 1, 1000))
 
 
-def undo(store: Store, batch: str | None = None, forget: bool = False) -> dict:
+def undo(store: Store, batch: str | None = None, forget: bool = False,
+         redo: bool = False) -> dict:
     """``scenes undo [BATCH] [--forget]``: revert one batch with a new commit
-    (``services.undo.undo_batch``). Returns ``{"action", "batch", "commit", "memories",
-    "fate", "pending", "persona_regenerated", "target"}``. Raises ``UndoError`` for a batch
-    that cannot be undone (the reason)."""
+    (``services.undo.undo_batch``), or with ``redo`` do an undone one again. Unlike the
+    command line's toggle, the tool does only what it was asked (``expect``): an agent that
+    retries a call it thinks was lost must not turn its undo into a redo. Returns
+    ``{"action", "batch", "commit", "memories", "fate", "pending", "persona_regenerated",
+    "target"}``. Raises ``UndoError`` for a batch that cannot be undone (the reason), or is
+    undone already (live already, with ``redo``)."""
     from scene_engine.services.undo import undo_batch
 
-    return undo_batch(store, batch, forget=forget)
+    return undo_batch(store, batch, forget=forget, expect="redo" if redo else "undo")
 
 
 def check_recall(arguments: dict[str, Any]) -> None:
