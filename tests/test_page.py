@@ -201,6 +201,17 @@ def test_scene_text_is_shown_never_run(served, store_root):
     assert 'href="javascript:' not in body
 
 
+def test_a_huge_scene_opens_as_text_and_hand_added_header_keys_show(served, store_root):
+    scene = store_root / "scenes" / "run-rain.md"
+    text = scene.read_text("utf-8").replace("---\n", "---\npinned: true\n", 1)
+    line = "- 2020-01-01: Ran <b>five</b> km along the river before work, slowly.\n"
+    scene.write_text(text + line * 45_000, encoding="utf-8")            # about 3 MB
+    status, _, body = ask(served, "GET", "/scene/run-rain")   # rendered, it took 4-5 s
+    assert status == 200 and "shown as written, not rendered" in body
+    assert "&lt;b&gt;five&lt;/b&gt;" in body and "<b>five" not in body
+    assert "<dt>pinned</dt>" in body
+
+
 def test_refusals_are_pages_with_the_reason_not_tracebacks(served):
     status, _, body = ask(served, "GET", "/scene/no-such-scene")
     assert status == 404 and "no scene named no-such-scene.md" in body

@@ -40,6 +40,7 @@ from scene_engine.web.guard import Guard, form_token_ok
 HERE = Path(__file__).parent
 MEMORIES_SHOWN = 50          # the memories page without a query: the newest this many
 HISTORY_SHOWN = 200          # the history page: the newest this many entries
+RENDER_LIMIT = 300_000       # characters of a scene rendered as Markdown (3 MB took 4 s)
 TRACE_KINDS = {"batch": "batch", "undo": "undo", "hand edit": "hand edit"}
 
 
@@ -131,7 +132,8 @@ class Page:
             store = self.store()
             found = listing.find_scene(store, name, "the scenes list")
             scene = parse_scene(listing.scene_text(store, found), found)
-            context: dict[str, Any] = {"name": found, "scene": scene, "view": view}
+            context: dict[str, Any] = {"name": found, "scene": scene, "view": view,
+                                       "render_limit": RENDER_LIMIT}
             if view == "timeline":
                 context["timeline"] = render.timeline(scene.body)
             elif view == "history":
