@@ -101,6 +101,28 @@ def test_a_scene_with_conflict_markers_is_left_alone_and_named(tmp_path, where):
     assert f"conflict markers at lines {lines}" in listed.stdout
 
 
+@pytest.mark.parametrize("size", [250_000, 1_000_000])    # over the writes' and the reads' limit
+def test_a_scene_too_long_for_a_batch_is_left_alone_not_a_failure_of_every_batch(tmp_path,
+                                                                                size):
+    """A person pastes a whole journal into one scene: before, every batch failed on it
+    ("files over 800000 bytes cannot be used") and doctor said ok."""
+    root = new_store(tmp_path)
+    write_scene(root, "work.md", "Work at the office", "Meetings at the office.")
+    line = "- 2019-03-02: Walked to the bakery on Rua Direita and bought bread for the week.\n"
+    text = "---\nsummary: My old journal\n---\n" + line * (size // len(line) + 1)
+    path = root / "scenes" / "journal.md"
+    path.write_text(text, "utf-8")
+    commit_by_hand(root)
+    doctor = cli(root, "doctor")
+    assert doctor.exit_code != 0 and "journal.md holds" in doctor.output
+    assert "split it into scenes by hand" in doctor.output
+    result = ingest(root, "Walked to the bakery on Rua Direita again and bought bread.")
+    assert result.exit_code == 0, result.output
+    assert "leaves scenes/journal.md alone" in result.output
+    assert path.read_text("utf-8") == text                    # not a character changed
+    assert json.loads(cli(root, "status", "--json").output)["pending"] == 0
+
+
 @pytest.mark.parametrize("kind", ["yaml", "latin-1", "case"])
 def test_a_batch_says_once_which_unreadable_scene_it_leaves_alone_and_why(tmp_path, kind):
     root = new_store(tmp_path)

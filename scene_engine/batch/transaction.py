@@ -68,6 +68,9 @@ if TYPE_CHECKING:
 
 STATE_FILE = ".scene-engine/state.json"
 RELATED_SCENES = 3        # full texts shown in the prompt, to save read round trips
+# The most characters of one file the sandbox writes (it reads at most 4 bytes each): a scene
+# longer than this (a person's whole journal pasted in) could take no memory.
+SCENE_SANDBOX_CHARS = 200_000
 PERSONA_FILE = "persona.md"
 # (repository, scene name -> text as the batch leaves them, the state after it, whether the
 # backend asked for a new persona) -> (the persona's new text, why), or None when none is due
@@ -165,17 +168,20 @@ def build_job(store: Store, number: int, memories: list[Memory],
     # A name the engine would never give a scene (a Windows device name, too long, a character
     # some system refuses) is still a person's file: left alone, never a reason to fail.
     unnamed = {n: p for n in every if (p := name_problem(n))}
-    metas = {n: _meta(n, t) if t is not None and n not in unnamed else None
+    # Too long for the sandbox: left alone the same way, never a reason to fail every batch.
+    huge = _too_long(every)
+    metas = {n: _meta(n, t) if t is not None and n not in unnamed and n not in huge else None
              for n, t in every.items()}
     # A scene whose header cannot be read is a person's to fix: listed, never read or written.
     frozen = {n for n, meta in metas.items() if meta is None}
-    left = {**{n: _unreadable(n, every) for n in frozen}, **unnamed, **_marked(every)}
+    left = {**{n: _unreadable(n, every) for n in frozen}, **unnamed, **huge, **_marked(every)}
     for name, why in sorted(left.items()):
         warnings.warn(f"batch {number} leaves scenes/{name} alone: {why}", stacklevel=2)
     headers = {n: meta for n, meta in metas.items() if meta is not None}
     texts = {n: t for n, t in every.items() if t is not None and n in headers}
     related = related_scenes(texts, memories, RELATED_SCENES)
-    box = Sandbox(store.scenes_dir, readable=list(texts), suffixes=(".md",))
+    box = Sandbox(store.scenes_dir, readable=list(texts), suffixes=(".md",),
+                  max_content_chars=SCENE_SANDBOX_CHARS)
     for name, text in related.items():
         box.note_seen(name, text)
     pinned = {n for n in texts if is_pinned(headers[n])}
@@ -337,6 +343,15 @@ def _header(new: Scene, before: Scene | None, sources: list[Scene], now: datetim
                 if slot in origin.raw and slot not in raw:
                     raw[slot] = origin.raw[slot]
     return meta, {k: v for k, v in raw.items() if v is not None}
+
+
+def _too_long(every: dict[str, str | None]) -> dict[str, str]:
+    """name -> why, for each scene longer than the sandbox reads or writes
+    (``SCENE_SANDBOX_CHARS``)."""
+    return {name: f"it holds {len(text):,} characters, more than a batch can read or write "
+                  f"({SCENE_SANDBOX_CHARS:,}); split it into scenes by hand"
+            for name, text in every.items()
+            if text is not None and len(text) > SCENE_SANDBOX_CHARS}
 
 
 def _marked(every: dict[str, str | None]) -> dict[str, str]:
