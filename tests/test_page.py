@@ -12,6 +12,7 @@ README's, ``docs/page.png``, is this file's ``scenes.png``.
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import re
 import shutil
@@ -210,6 +211,19 @@ def test_a_huge_scene_opens_as_text_and_hand_added_header_keys_show(served, stor
     assert status == 200 and "shown as written, not rendered" in body
     assert "&lt;b&gt;five&lt;/b&gt;" in body and "<b>five" not in body
     assert "<dt>pinned</dt>" in body
+
+
+def test_a_memory_is_dated_in_the_stores_time_zone_on_every_page(served, store_root):
+    """Written at 23:30 in California on 30 November: 1 December in the store's zone (UTC),
+    as its timeline, the pictures and `scenes trace` say (the list showed 30 November)."""
+    memory = {"id": "late-walk", "content": "Walked the dog along the Tagus at night.",
+              "created_at": "2026-11-30T23:30:00-08:00"}
+    subprocess.run([str(SCENES), "--dir", str(store_root), "add", "-"], check=True,
+                   input=json.dumps(memory), capture_output=True, text=True)
+    for path in ("/memories", "/memories?q=Tagus+dog", "/memory/late-walk"):
+        status, _, body = ask(served, "GET", path)
+        assert status == 200 and "2026-12-01" in body, path
+        assert "2026-11-30" not in body, path
 
 
 def test_refusals_are_pages_with_the_reason_not_tracebacks(served):

@@ -44,7 +44,8 @@ RENDER_LIMIT = 300_000       # characters of a scene rendered as Markdown (3 MB 
 TRACE_KINDS = {"batch": "batch", "undo": "undo", "hand edit": "hand edit"}
 
 
-def _environment() -> Environment:
+def _environment(tz) -> Environment:
+    """The templates and their filters; ``tz``: the store's time zone (``day``, ``when``)."""
     env = Environment(loader=FileSystemLoader(HERE / "templates"),
                       autoescape=select_autoescape(["html"]), trim_blocks=True,
                       lstrip_blocks=True)
@@ -52,8 +53,8 @@ def _environment() -> Environment:
     env.filters["said"] = render.said
     env.filters["diff_lines"] = render.diff_lines
     env.filters["short"] = lambda sha: (sha or "")[:8]
-    env.filters["day"] = lambda text: (text or "")[:10]
-    env.filters["when"] = lambda text: (text or "")[:16].replace("T", " ")
+    env.filters["day"] = lambda text: render.local(text, tz, minutes=False)
+    env.filters["when"] = lambda text: render.local(text, tz)
     env.filters["scene_name"] = lambda name: name[:-3] if name.endswith(".md") else name
     return env
 
@@ -66,7 +67,7 @@ class Page:
         self.root = root
         self.token = token
         self.port = port
-        self.env = _environment()
+        self.env = _environment(self.store().config.tz)   # read once: a new zone, a restart
 
     # -- plumbing ---------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ text put into SVG is escaped.
 from __future__ import annotations
 
 import re
+from datetime import datetime, tzinfo
 from html import escape
 
 from markdown_it import MarkdownIt
@@ -53,6 +54,20 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
 
 
 _TICKS = re.compile(r"`([^`]+)`")
+
+
+def local(text: str | None, tz: tzinfo, minutes: bool = True) -> str:
+    """An ISO timestamp (a memory's ``created_at``, a commit's time) in the store's time
+    zone ``tz``, as ``YYYY-MM-DD HH:MM`` (``minutes`` off: the day), as the timelines, the
+    pictures and ``scenes trace`` say it; a text that is no timestamp is cut as it is."""
+    text = text or ""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return text[:16 if minutes else 10].replace("T", " ")
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(tz)
+    return moment.strftime("%Y-%m-%d %H:%M" if minutes else "%Y-%m-%d")
 
 
 def said(text: str) -> str:
