@@ -99,6 +99,18 @@ def _entry(match: re.Match) -> tuple[str, str]:
     return match.group(1) or match.group(2), match.group(3)
 
 
+def _cut(text: str, chars: int) -> str:
+    """``text`` in at most ``chars`` characters, an ellipsis where it was cut (a CJK
+    character counted twice: it is drawn about twice as wide)."""
+    width, out = 0, list[str]()
+    for char in text:
+        width += 2 if ord(char) > 0x2E80 else 1
+        if width > chars:
+            return "".join(out) + "…"
+        out.append(char)
+    return text
+
+
 def heat_svg(data: dict, width: int = 720, height: int = 220) -> str:
     """Lines of heat per scene over batches (``services.pages.heat_over_batches``) with a
     legend, as an ``<svg>`` element; "" when there is no batch."""
@@ -106,7 +118,7 @@ def heat_svg(data: dict, width: int = 720, height: int = 220) -> str:
     values = [v for series in heat.values() for v in series if v is not None]
     if not batches or not values:
         return ""
-    left, right, top, bottom = 36, 190, 12, 28
+    left, right, top, bottom = 36, 190, 12, 34
     top_value = max(max(values), 1)
     span = max(len(batches) - 1, 1)
 
@@ -119,9 +131,9 @@ def heat_svg(data: dict, width: int = 720, height: int = 220) -> str:
     parts = [_axes(width, height, left, right, top, bottom, top_value, "heat")]
     for i, number in enumerate(batches):
         if len(batches) <= 12 or i % max(1, len(batches) // 10) == 0 or i == len(batches) - 1:
-            parts.append(f'<text x="{x(i):.1f}" y="{height - 10}" class="tick" '
+            parts.append(f'<text x="{x(i):.1f}" y="{height - bottom + 14}" class="tick" '
                          f'text-anchor="middle">{number}</text>')
-    parts.append(f'<text x="{(width - right + left) / 2:.0f}" y="{height}" class="axis" '
+    parts.append(f'<text x="{(width - right + left) / 2:.0f}" y="{height - 3}" class="axis" '
                  'text-anchor="middle">batch</text>')
     for n, (name, series) in enumerate(heat.items()):
         colour = PALETTE[n % len(PALETTE)]
@@ -132,7 +144,8 @@ def heat_svg(data: dict, width: int = 720, height: int = 220) -> str:
         label = escape(name[:-3] if name.endswith(".md") else name)
         parts.append(f'<rect x="{width - right + 12}" y="{top + 16 * n}" width="10" '
                      f'height="10" fill="{colour}"/><text x="{width - right + 27}" '
-                     f'y="{top + 16 * n + 9}" class="legend">{label[:26]}</text>')
+                     f'y="{top + 16 * n + 9}" class="legend">{_cut(label, 24)}'
+                     f'<title>{escape(name)}</title></text>')
     return _svg(width, height, "Heat of the hottest scenes after each batch", parts)
 
 
