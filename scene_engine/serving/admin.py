@@ -18,13 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from scene_engine.core.interrupts import SIGNALS
 from scene_engine.serving import database, jobs
 from scene_engine.serving.fold import WorkerSettings
 from scene_engine.serving.remote import create_bare, seed, store_url
 
 log = logging.getLogger(__name__)
 RESTART_WAIT = 2.0       # seconds before a worker whose database went away starts again
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def provision(database_url: str, git: str, repos: Path, name: str) -> dict:
@@ -179,8 +179,8 @@ class WorkerStop:
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
-        for sig in STOP_SIGNALS:
+        previous = {sig: signal.getsignal(sig) for sig in SIGNALS}
+        for sig in SIGNALS:
             signal.signal(sig, self.handle)
         try:
             yield
