@@ -347,11 +347,19 @@ def _header(new: Scene, before: Scene | None, sources: list[Scene], now: datetim
 
 def _too_long(every: dict[str, str | None]) -> dict[str, str]:
     """name -> why, for each scene longer than the sandbox reads or writes
-    (``SCENE_SANDBOX_CHARS``)."""
-    return {name: f"it holds {len(text):,} characters, more than a batch can read or write "
-                  f"({SCENE_SANDBOX_CHARS:,}); split it into scenes by hand"
-            for name, text in every.items()
-            if text is not None and len(text) > SCENE_SANDBOX_CHARS}
+    (``too_long``)."""
+    return {name: f"it {why}" for name, text in every.items()
+            if text is not None and (why := too_long(text))}
+
+
+def too_long(text: str) -> str | None:
+    """Why a batch leaves a scene of ``text`` alone for its length ("holds N characters,
+    more than a batch can read or write ..."), or None when ``SCENE_SANDBOX_CHARS`` holds
+    it (batches here, ``scenes doctor``)."""
+    if len(text) <= SCENE_SANDBOX_CHARS:
+        return None
+    return (f"holds {len(text):,} characters, more than a batch can read or write "
+            f"({SCENE_SANDBOX_CHARS:,}); split it into scenes by hand")
 
 
 def _marked(every: dict[str, str | None]) -> dict[str, str]:

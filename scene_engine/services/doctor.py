@@ -17,7 +17,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from scene_engine.batch.rules import merged_from, name_problem
-from scene_engine.batch.transaction import SCENE_SANDBOX_CHARS
+from scene_engine.batch.transaction import SCENE_SANDBOX_CHARS, too_long
 from scene_engine.core.errors import plain_error
 from scene_engine.core.fs import read_regular, read_regular_text
 from scene_engine.core.plural import count
@@ -92,11 +92,11 @@ def _check_scenes(store: Store) -> list[str]:
             problems.append(f"scene {name} has no header (start it with `---`, "
                             "`summary: ...`, `---`)")
         broken += scene.header is None and not unnamed
-        size = len(read_regular_text(store.scenes_dir / name, errors="replace"))
-        if size > SCENE_SANDBOX_CHARS:     # batches leave it alone (batch.transaction)
-            problems.append(f"scene {name} holds {size:,} characters, more than a "
-                            f"batch can read or write ({SCENE_SANDBOX_CHARS:,}); batches leave "
-                            "it alone: split it into scenes by hand")
+        path = store.scenes_dir / name     # a file of fewer bytes has fewer characters
+        long = path.stat().st_size > SCENE_SANDBOX_CHARS and \
+            too_long(read_regular_text(path, errors="replace"))
+        if long:                           # batches leave it alone (batch.transaction)
+            problems.append(f"scene {name} {long}; batches leave it alone")
             broken += scene.header is not None and not unnamed
         problems += _repeated_timeline(store, name, scene)
         taken_in.update((m.casefold(), name) for m in merged_from(scene))
