@@ -89,14 +89,17 @@ class Page:
                          title="Refused" if status != 500 else "Something went wrong",
                          message=_one_line(err))
 
-    async def read(self, request: Request, template: str, load: Callable[[], dict]
-                   ) -> Response:
+    async def read(self, request: Request, template: str,
+                   load: Callable[[], dict | Response]) -> Response:
         """``load()`` in a worker thread (services block), then ``template`` with what it
-        gives; a ``SceneEngineError`` is the refusal page (404 for a thing not found)."""
+        gives (a ``Response`` it gives, a redirect, is the answer as it is); a
+        ``SceneEngineError`` is the refusal page (404 for a thing not found)."""
         try:
             context = await run_in_threadpool(_quietly, load)
         except SceneEngineError as err:
             return self.refusal(request, err, 404 if _not_found(err) else 400)
+        if isinstance(context, Response):
+            return context
         return self.html(request, template, **context)
 
     # -- scenes -----------------------------------------------------------------------
@@ -120,18 +123,20 @@ class Page:
         name, view = request.path_params["name"], request.path_params.get("view", "read")
         if view not in ("read", "timeline", "history", "blame"):
             return self.refusal(request, InputError(f"no view {view!r} of a scene"), 404)
-        into = await run_in_threadpool(_quietly, lambda: _taken_in(self.store(), name))
-        if into is not None:     # an old name (a ledger's, a trace's link): where it went
-            return _redirect(f"/scene/{quote(into, safe='')}"
-                             + ("" if view == "read" else f"/{view}"),
-                             said=f"{name} was renamed or merged into {into}")
 
-        def load() -> dict:
+        def load() -> dict | Response:
             from scene_engine.services import listing, pages, trace
             from scene_engine.store.scene import parse_scene
 
             store = self.store()
-            found = listing.find_scene(store, name, "the scenes list")
+            found = listing.match_scene(store, name)
+            if found is None:
+                into = listing.taken_in_by(store, name)
+                if into is not None:    # an old name (a ledger's, a trace's link): where it went
+                    return _redirect(f"/scene/{quote(into, safe='')}"
+                                     + ("" if view == "read" else f"/{view}"),
+                                     said=f"{name} was renamed or merged into {into}")
+                found = listing.find_scene(store, name, "the scenes list")   # raises: none
             scene = parse_scene(listing.scene_text(store, found), found)
             context: dict[str, Any] = {"name": found, "scene": scene, "view": view,
                                        "render_limit": RENDER_LIMIT}
@@ -381,16 +386,6 @@ def _draft(pair: dict) -> dict:
     summary = left["summary"] if left["summary"] == right["summary"] else \
         f"{left['summary']}\n{right['summary']}"
     return {"title": left["title"] or "", "summary": summary, "keep": "left"}
-
-
-def _taken_in(store, name: str) -> str | None:
-    """The live scene that took scene ``name`` in when no scene has that name now
-    (``listing.taken_in_by``), else None."""
-    from scene_engine.services import listing
-
-    if listing.match_scene(store, name) is not None:
-        return None
-    return listing.taken_in_by(store, name)
 
 
 def _quietly(load: Callable[[], Any]) -> Any:
