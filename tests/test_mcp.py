@@ -622,11 +622,15 @@ def test_an_undo_retried_by_the_agent_is_refused_never_a_redo(root):
         after = data(await client.call_tool("status", {}))
         redone = data(await client.call_tool("undo", {"batch": 1, "redo": True}))
         twice = await client.call_tool("undo", {"batch": 1, "redo": True})
-        return first, again, after, redone, twice
+        endless = await client.call_tool("undo", {"batch": "a" * 200_000})
+        return first, again, after, redone, twice, endless
 
-    first, again, after, redone, twice = session(root, body, "--no-fold", "--allow-undo")
+    first, again, after, redone, twice, endless = session(root, body, "--no-fold",
+                                                          "--allow-undo")
     assert first["action"] == "undo"
     assert again.is_error and "batch 1 is undone already" in again.content[0].text
     assert after["pending"] == 2                  # still undone: nothing was redone
     assert redone["action"] == "redo"
     assert twice.is_error and "batch 1 is live already" in twice.content[0].text
+    # no commit has a 200,000-character name: refused, not git's "argument list too long"
+    assert endless.is_error and "neither a batch number nor a commit" in endless.content[0].text

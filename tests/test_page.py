@@ -261,6 +261,9 @@ def test_an_undo_button_seen_before_another_change_does_not_do_the_opposite(serv
     assert head(store_root) == redone
     status, _, body = _post(served, "/undo", "batch=14")     # which way, unsaid: refused
     assert status == 400 and head(store_root) == redone
+    status, _, body = _post(served, "/undo", "action=undo&batch=" + "1" * 200_000)
+    assert status == 409 and "is neither a batch number nor a commit" in body   # was a 500:
+    assert head(store_root) == redone                   # git's argument list too long
     status, _, body = ask(served, "GET", "/history")
     assert 'name="action" value="undo"' in body
 

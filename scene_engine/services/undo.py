@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 PATHS = history.HAND_EDITABLE
 PERSONA = "persona.md"
 STATE_FILE = ".scene-engine/state.json"
+COMMIT_NAME_CHARS = 255   # longer than any sha or ref name a person types (a ref is a file name)
 
 
 class UndoError(SceneEngineError, RuntimeError):
@@ -96,8 +97,9 @@ def undo(store: Store, target: str | None = None, forget: bool = False,
 def _not_expected(action: str, batch: int | None, commit: Commit) -> str:
     """The refusal of an undo whose store moved since the person saw it."""
     what = f"batch {batch}" if batch is not None else f"commit {commit.hexsha[:8]}"
-    state = "undone already" if action == "redo" else "live already (done again)"
-    return f"{what} is {state}: another change came first; nothing changed"
+    if action == "redo":
+        return f"{what} is undone already: there is nothing to undo; nothing changed"
+    return f"{what} is live already: there is nothing to redo; nothing changed"
 
 
 def _resolve(repo: Repo, target: str | None) -> tuple[str, Commit, int | None]:
@@ -141,6 +143,9 @@ def _named_commit(repo: Repo, target: str) -> Commit:
     """The commit ``target`` (a sha or any name git knows) names. Raises ``UndoError`` (exit
     2) when it names none, ``HistoryError`` when git fails otherwise: a git that cannot read
     the repository is not a typing mistake."""
+    if len(target) > COMMIT_NAME_CHARS:    # no commit is named so; git's argument list is not
+        raise UndoError(f"{target[:24]!r}... ({len(target):,} characters) is neither a batch "
+                        "number nor a commit", 2)
     git = history._git()
     try:
         sha = repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{target}^{{commit}}")
