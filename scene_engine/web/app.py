@@ -86,7 +86,8 @@ class Page:
 
     def refusal(self, request: Request, err: BaseException, status: int = 400) -> HTMLResponse:
         return self.html(request, "message.html", status=status,
-                         title="Refused" if status != 500 else "Something went wrong",
+                         title={404: "Not found", 500: "Something went wrong"}.get(
+                             status, "Refused"),
                          message=_one_line(err))
 
     async def read(self, request: Request, template: str,
