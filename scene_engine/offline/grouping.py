@@ -1,0 +1,146 @@
+"""Which scene each memory of a batch belongs to, decided over the whole store at once
+(docs/DESIGN.md "Grouping"; issue 36).
+
+One memory at a time, first come first served, a batch spends its one new scene on whatever
+came first and pushes later topics into scenes of other topics. Instead, every batch groups
+its memories together with the scenes there are and the memories pending after it
+(``AHEAD``), by meaning (``meaning.Space``):
+
+1. ``cluster``: agglomerative clustering by centroid cosine. Each scene starts as a fixed
+   group (two scenes never join here: that is a merge, step 3), each memory as a group of
+   one; the two most alike groups join while they are alike enough: ``JOIN`` when one of
+   them is a scene, ``GROUP`` when both are memories (a new topic must be clearer than a
+   memory's likeness to a topic that has a scene).
+2. ``plan``: a batch memory in a scene's group goes to that scene. Of the groups no scene
+   holds, the one with most memories (the pending ones after the batch count too: a topic
+   the person keeps coming back to) opens the batch's new scene with its batch memories,
+   when it has at least ``NEW_TOPIC`` memories in all or nothing else of the batch could be
+   placed. The other memories wait for a later batch while the store has room for more
+   scenes, and join their nearest scene once it has none.
+3. ``same_topic``: two scenes whose centroids are ``SAME_TOPIC`` alike are one topic, merged
+   at once (seed 001's active merge); at the cap, a new topic may merge two scenes
+   ``CAP_MERGE`` alike to make room (``offline.backend``).
+
+The thresholds were set on bench/topics' three labelled sets (five batch sizes and
+look-aheads each: bench/bench_topics.py) and checked on two sets written later without
+reading this code (bench/RESULTS.md "Grouping by meaning").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scene_engine.index.dense import Matrix
+
+__all__ = ["AHEAD", "CAP_MERGE", "GROUP", "JOIN", "NEW_TOPIC", "SAME_TOPIC", "Group",
+           "Plan", "cluster", "plan"]
+
+JOIN = 0.15         # centroid cosine for a memory (or a group) to join a scene's group
+GROUP = 0.25        # ... for memories to form a topic of their own together
+SAME_TOPIC = 0.35   # two scenes this alike are one topic: merged as soon as both exist
+CAP_MERGE = 0.30    # at the cap, two scenes this alike may merge to make room for a new topic
+NEW_TOPIC = 2       # memories (pending ones after the batch included) a new scene needs
+AHEAD = 100         # pending memories after the batch that the grouping sees
+
+
+@dataclass
+class Group:
+    """One group of ``cluster``: ``scene`` (index of the scene it grew from, or None) and its
+    ``members`` (row numbers of the memories in it, the scene's own lines not listed)."""
+
+    scene: int | None
+    members: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    """What ``plan`` decided for a batch: ``joins`` (batch row -> scene index), ``new``
+    (batch rows that open the new scene, in row order; empty when none opens), ``loose``
+    (batch rows no scene or new topic takes: they wait, or join their nearest scene) and
+    ``support`` (how many memories, batch and after, the new topic has)."""
+
+    joins: dict[int, int]
+    new: list[int]
+    loose: list[int]
+    support: int = 0
+
+
+def _np() -> Any:
+    import numpy
+
+    return numpy
+
+
+def cluster(scenes: Sequence[Matrix], rows: Matrix, join: float = JOIN,
+            group: float = GROUP) -> list[Group]:
+    """Agglomerative clustering of ``rows`` (one memory each) around ``scenes`` (each the sum
+    of its lines' vectors): centroid cosine, the most alike pair of groups first; two scene
+    groups never join; a pair with a scene joins at ``join``, two memory groups at ``group``.
+    Deterministic: ties go to the lower index. Returns the groups left, scenes first."""
+    np = _np()
+    n_scenes = len(scenes)
+    width = rows.shape[1] if len(rows) else (len(scenes[0]) if n_scenes else 1)
+    sums = np.zeros((n_scenes + len(rows), width), dtype=np.float64)
+    for i, total in enumerate(scenes):
+        sums[i] = total
+    if len(rows):
+        sums[n_scenes:] = rows
+    groups = [Group(i) for i in range(n_scenes)] + [Group(None, [r]) for r in range(len(rows))]
+    if len(groups) < 2:
+        return groups
+    is_scene = np.array([g.scene is not None for g in groups])
+    alive = np.ones(len(groups), dtype=bool)
+    units = _units(sums)
+    sims = units @ units.T
+    # One threshold for the loop: a pair with a scene is lifted by the difference.
+    lift = np.where(is_scene[:, None] | is_scene[None, :], group - join, 0.0)
+    blocked = (is_scene[:, None] & is_scene[None, :]) | np.eye(len(groups), dtype=bool)
+    while True:
+        score = np.where(blocked | ~(alive[:, None] & alive[None, :]), -np.inf, sims + lift)
+        a, b = np.unravel_index(int(np.argmax(score)), score.shape)
+        if not score[a, b] >= group:
+            break
+        if is_scene[b] or (not is_scene[a] and b < a):
+            a, b = b, a                    # the scene (or the older group) takes the other
+        groups[a].members += groups[b].members
+        sums[a] += sums[b]
+        alive[b] = False
+        row = _units(sums) @ _units(sums[a:a + 1])[0]
+        sims[a, :] = row
+        sims[:, a] = row
+        if is_scene[a]:
+            blocked[a, is_scene] = True
+            blocked[is_scene, a] = True
+            lift[a, :] = lift[:, a] = group - join
+        blocked[a, a] = True
+    return [g for g, keep in zip(groups, alive, strict=True) if keep]
+
+
+def plan(scenes: Sequence[Matrix], batch: Matrix, ahead: Matrix) -> Plan:
+    """Decide the batch: ``scenes`` (sums of their lines' vectors), ``batch`` (the batch's
+    memories, one row each) and ``ahead`` (memories pending after it). See the module
+    docstring; a ``Plan`` in batch row numbers."""
+    np = _np()
+    rows = batch if not len(ahead) else np.concatenate([batch, ahead])
+    n = len(batch)
+    groups = cluster(scenes, rows, JOIN, GROUP)
+    joins = {r: g.scene for g in groups if g.scene is not None for r in g.members if r < n}
+    open_ = [g for g in groups if g.scene is None and any(r < n for r in g.members)]
+    open_.sort(key=lambda g: (-len(g.members), min(g.members)))
+    new: list[int] = []
+    support = 0
+    if open_ and (len(open_[0].members) >= NEW_TOPIC or not joins):
+        new = sorted(r for r in open_[0].members if r < n)
+        support = len(open_[0].members)
+    taken = set(joins) | set(new)
+    return Plan(joins=joins, new=new, loose=[r for r in range(n) if r not in taken],
+                support=support)
+
+
+def _units(matrix: Any) -> Any:
+    np = _np()
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)

@@ -1,0 +1,108 @@
+"""What a batch's texts mean, as vectors the offline backend groups by (docs/DESIGN.md
+"Meaning", "Grouping").
+
+A text's vector has two parts, each of unit length before it is weighed:
+
+- its meaning: the sentence encoder's vector (``index.dense.Use``, cached by the text's hash
+  in the store's vectors file), minus the mean vector of every text the batch sees. The
+  encoder puts every sentence of a person's life in one corner of its space (they all talk
+  about "I" and a day); only what is left after the common part is taken away tells one
+  topic from another (on bench/topics' held-out set, unlabelled purity 0.39 -> 0.74);
+- the person's own words: TF-IDF over the words the batch sees (``offline_words.analyzer``:
+  jieba words, English stems, no filler), each word said only once left out. A name the
+  encoder has never seen ("Dona Rosa", 年糕) is one of the strongest hints of a topic.
+
+``DENSE_WEIGHT`` of the first and the rest of the second (``scripts``: bench/bench_topics.py
+on its three labelled sets, 0.7 best; meaning alone 0.96 / 0.77 / 0.63, with words
+0.97 / 0.81 / 0.72, mean purity over five batch sizes and look-aheads).
+
+``Space`` holds the rows; a scene is the normalized sum of its lines' rows, so a memory
+placed in it moves it (``add``) and two scenes merged are the sum of both.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from scene_engine.offline.words import analyzer
+
+if TYPE_CHECKING:
+    from scene_engine.index.dense import Matrix
+
+__all__ = ["DENSE_WEIGHT", "Space", "Embed"]
+
+DENSE_WEIGHT = 0.7     # share of the encoder against the person's own words (set on bench/topics)
+
+# texts -> float32 (len(texts), dim): the cached sentence encoder (``dense.DenseIndex.vectors``)
+Embed = Callable[[Sequence[str]], "Matrix"]
+
+
+def _np() -> Any:
+    import numpy
+
+    return numpy
+
+
+class Space:
+    """The vectors of every text one batch sees, rows in the order given.
+
+    ``texts``: the scenes' lines, the batch's memories and the memories pending after it;
+    ``embed``: the sentence encoder (cached). ``row(i)`` is text ``i``'s vector (dense part
+    and word part, see the module docstring); ``centroid(rows)`` the unit vector of their
+    sum, ``similarity(a, b)`` a cosine in [-1, 1]."""
+
+    def __init__(self, texts: Sequence[str], embed: Embed):
+        np = _np()
+        self.size = len(texts)
+        if not texts:
+            self.rows = np.zeros((0, 1), dtype=np.float32)
+            return
+        dense = np.asarray(embed(list(texts)), dtype=np.float32)
+        dense = dense - dense.mean(axis=0)
+        dense = _unit_rows(dense)
+        words = _unit_rows(_tfidf(texts))
+        self.rows = np.concatenate([math.sqrt(DENSE_WEIGHT) * dense,
+                                    math.sqrt(1 - DENSE_WEIGHT) * words], axis=1)
+
+    def total(self, rows: Sequence[int]) -> Matrix:
+        """The sum of ``rows`` (a scene's vector before it is made unit length)."""
+        np = _np()
+        if not len(rows):
+            return np.zeros(self.rows.shape[1], dtype=np.float32)
+        return self.rows[list(rows)].sum(axis=0)
+
+    @staticmethod
+    def cosine(a: Matrix, b: Matrix) -> float:
+        """The cosine of two vectors (0 when either is zero)."""
+        np = _np()
+        na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+        if na == 0 or nb == 0:
+            return 0.0
+        return float(a @ b) / (na * nb)
+
+
+def _unit_rows(matrix: Matrix) -> Matrix:
+    """``matrix`` with each non-zero row scaled to length 1."""
+    np = _np()
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)
+
+
+def _tfidf(texts: Sequence[str]) -> Matrix:
+    """Rows of TF-IDF weights over the words (``analyzer``) the texts share: a word said in
+    one text only links nothing and is left out; weight ``(1 + ln tf) * ln((n + 1) / df)``."""
+    np = _np()
+    docs = [Counter(analyzer(text)) for text in texts]
+    df = Counter(term for doc in docs for term in doc)
+    vocab = {t: i for i, t in enumerate(sorted(t for t, n in df.items() if n > 1))}
+    out = np.zeros((len(texts), max(len(vocab), 1)), dtype=np.float32)
+    n = len(texts)
+    for row, doc in enumerate(docs):
+        for term, tf in doc.items():
+            column = vocab.get(term)
+            if column is not None:
+                out[row, column] = (1 + math.log(tf)) * math.log((n + 1) / df[term])
+    return out
