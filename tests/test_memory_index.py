@@ -104,3 +104,17 @@ def test_the_quick_door_searches_memories_like_the_full_command_line(root):
                            capture_output=True, text=True, timeout=60)
     assert fresh.returncode == full.exit_code == 0 and fresh.stdout == full.stdout
     assert fresh.stdout.startswith("d1-1")
+
+
+def test_the_index_knows_which_memories_the_assistant_said(tmp_path):
+    store = init_store(tmp_path / "store")
+    add_memories(store, "\n".join(json.dumps(r) for r in [
+        {"id": "u", "content": "I live in Porto.", "role": "user"},
+        {"id": "a", "content": "As an AI I live nowhere.", "role": "assistant"},
+        {"id": "n", "content": "No role given."}]).encode())
+    with for_store(store) as index:
+        index.sync()
+        found = {m.id: m.seq for m in index.memories_by_id(["u", "a", "n"])}
+        roles = index.memory_roles(list(found.values()))
+    assert {i: roles.get(seq) for i, seq in found.items()} == {
+        "u": "user", "a": "assistant", "n": None}

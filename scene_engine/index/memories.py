@@ -37,6 +37,7 @@ CREATE TABLE memories (
     line INTEGER NOT NULL,
     fact INTEGER NOT NULL,
     scope TEXT,
+    role TEXT,
     forgotten INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX memories_by_segment ON memories (segment);
@@ -111,9 +112,9 @@ def fact_key(content: str, created_at: datetime) -> int:
 
 def _records(data: bytes, rel: str) -> tuple[list[tuple], list[str]]:
     """(rows, problems) of a segment's bytes (``rel``: its path for messages). Rows: (seq,
-    id, created_at, content, scope, aliases, line) of each whole record (``line`` counts
-    non-blank lines from 0, as ``memories.Journal`` does, bad ones included; ``scope`` text
-    or None). Problems: a ``memories.bad_line`` message for each line that is not a whole
+    id, created_at, content, scope, aliases, line, role) of each whole record (``line``
+    counts non-blank lines from 0, as ``memories.Journal`` does, bad ones included; ``scope``
+    and ``role`` text or None). Problems: a ``memories.bad_line`` message for each line that is not a whole
     record (``memories.parse_record``, the journal's own rule)."""
     from scene_engine.store.memories import bad_line, journal_rows, parse_record
 
@@ -132,10 +133,11 @@ def _records(data: bytes, rel: str) -> tuple[list[tuple], list[str]]:
                             "searched until `scenes repair` numbers the journal anew")
             continue
         first[seq] = number
-        scope = record.get("scope")
+        scope, role = record.get("scope"), record.get("role")
         rows.append((record["seq"], record["id"], record["created_at"], record["content"],
                      None if scope is None else str(scope),
-                     tuple(map(str, record.get("aliases") or ())), offset))
+                     tuple(map(str, record.get("aliases") or ())), offset,
+                     None if role is None else str(role)))
     return rows, problems
 
 
@@ -169,29 +171,29 @@ def problem_summary(found: list[str]) -> str | None:
 def _apply_segment(conn, number: int, records, report) -> None:
     """Make the indexed memories of segment ``number`` those of ``records``."""
     old = {}
-    for seq, mid, created, content, scope, line in conn.execute(
-            "SELECT seq, id, created_at, content, scope, line FROM memories WHERE segment = ?",
-            (number,)):
-        old[seq] = (mid, created, content, scope, line)
+    for seq, mid, created, content, scope, line, role in conn.execute(
+            "SELECT seq, id, created_at, content, scope, line, role FROM memories"
+            " WHERE segment = ?", (number,)):
+        old[seq] = (mid, created, content, scope, line, role)
     new = {seq: rest for seq, *rest in records}
     for seq in old.keys() - new.keys():
         _delete(conn, seq, old[seq][2])
         report.memories_removed += 1
     known = _aliases(conn, old)
     fresh = []
-    for seq, (mid, created, content, scope, aliases, line) in new.items():
-        if old.get(seq) == (mid, created, content, scope, line) and \
+    for seq, (mid, created, content, scope, aliases, line, role) in new.items():
+        if old.get(seq) == (mid, created, content, scope, line, role) and \
                 known.get(seq, set()) == set(aliases):
             continue
         if seq in old:
             _delete(conn, seq, old[seq][2])
-        fresh.append((seq, mid, created, content, scope, aliases, line))
+        fresh.append((seq, mid, created, content, scope, aliases, line, role))
         report.memories_added += seq not in old
     conn.executemany(
-        "INSERT INTO memories (seq, id, created_at, content, segment, line, fact, scope)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [(seq, mid, created, content, number, line, _fact(content, created), scope)
-         for seq, mid, created, content, scope, _, line in fresh])
+        "INSERT INTO memories (seq, id, created_at, content, segment, line, fact, scope, role)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(seq, mid, created, content, number, line, _fact(content, created), scope, role)
+         for seq, mid, created, content, scope, _, line, role in fresh])
     conn.executemany("INSERT INTO memory_fts (rowid, content) VALUES (?, ?)",
                      [(row[0], index_text(row[3])) for row in fresh])
     conn.executemany("INSERT OR REPLACE INTO memory_ids VALUES (?, ?)",
@@ -370,6 +372,19 @@ def newest(conn, expr: str, k: int, scope: str | None = None) -> list[MemoryHit]
         " ORDER BY m.seq DESC LIMIT ?", (expr, -1 if scope is not None else 4 * k, *params, k)
     ).fetchall()
     return [MemoryHit(seq, mid, created, content, 0.0) for seq, mid, created, content in rows]
+
+
+def roles(conn, seqs: list[int]) -> dict[int, str]:
+    """``{journal number: role}`` of the memories ``seqs`` that have a role (``"user"``,
+    ``"assistant"``, ...): recall's current facts take no assistant's words for the
+    person's own."""
+    found: dict[int, str] = {}
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start:start + 500]
+        found.update(conn.execute(
+            "SELECT seq, role FROM memories WHERE role IS NOT NULL"
+            f" AND seq IN ({','.join('?' * len(chunk))})", chunk))
+    return found
 
 
 def texts(conn) -> list[tuple[int, str]]:

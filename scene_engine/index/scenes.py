@@ -48,7 +48,7 @@ from scene_engine.index.analysis import (
 from scene_engine.index.wal import use_wal
 from scene_engine.store.layout import StoreError, StorePaths, is_utf8_name
 
-SCHEMA_VERSION = 12  # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes; 9: words_zh.txt; 10: conflict markers and repeated numbers named; 11: combining marks in words, letter pairs of Thai and other spaceless scripts; 12: ledgers (where batches put memories)
+SCHEMA_VERSION = 13  # 3: analysed text, bodies apart; 4: accents off, NFKC; 5: memories; 6: scan digest; 7: memory ids, facts; 8: scopes; 9: words_zh.txt; 10: conflict markers and repeated numbers named; 11: combining marks in words, letter pairs of Thai and other spaceless scripts; 12: ledgers (where batches put memories); 13: memory roles
 # A file modified this close to the moment it was indexed may change again within the clock's
 # granularity with the same size; don't trust size+mtime for it next time (git's "racy clean").
 RACY_NS = 2_000_000_000
@@ -620,6 +620,11 @@ class SceneIndex:
         """The memories ``ids`` name (``memory_index.by_ids``: never a forgotten one); ``[]``
         when this index was not given the journal."""
         return self._guarded(lambda: memory_index.by_ids(self.conn, ids)) if ids else []
+
+    def memory_roles(self, seqs: list[int]) -> dict[int, str]:
+        """``{journal number: role}`` of those of ``seqs`` whose memory has a role
+        (``memory_index.roles``); ``{}`` when this index was not given the journal."""
+        return self._guarded(lambda: memory_index.roles(self.conn, seqs)) if seqs else {}
 
     def memory_texts(self) -> list[tuple[int, str]]:
         """``(journal number, content)`` of every indexed memory (``memory_index.texts``)."""
