@@ -14,6 +14,10 @@ every keyword of ``current`` (answered) or names one of the attribute's other va
 words in parentheses are dropped ("Miso (cat)" is "Miso"). History questions ("where did I
 live before Lisbon?") count as answered when some passage holds their keywords (their order
 is no target). Figures by language and kind, and the misses with ``--show``.
+
+Also counted (issue 36): how often a line is marked ``current`` (claimed) for a current
+question, and how often such a line lacks the keywords of ``current`` (a wrong claim, by the
+weaker keyword rule: this set labels no memory but the evidence).
 """
 
 from __future__ import annotations
@@ -92,7 +96,7 @@ def run(budget: int, fold: bool, show: bool) -> dict:
     by_person = defaultdict(list)
     for m in memories:
         by_person[m["person"]].append({k: m[k] for k in ("id", "content", "created_at")})
-    scores: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    scores: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     used: list[float] = []
     times: list[float] = []
     for person, rows in sorted(by_person.items()):
@@ -111,6 +115,14 @@ def run(budget: int, fold: bool, show: bool) -> dict:
                 row = scores[(q["language"], q["kind"])]
                 row[0] += 1
                 row[1] += ok
+                marked = [p for p in found.passages if p.status.startswith("current")]
+                wrong = [p for p in marked if q["kind"] == "current" and not all(
+                    _holds(p.text, w) for w in q["current"])]
+                row[2] += bool(marked) and q["kind"] == "current" and not wrong
+                row[3] += len(wrong)
+                if show and wrong:
+                    print(f"WRONG CLAIM {person} {q['question']!r} want {q['current']}: "
+                          f"{wrong[0].text[:140]}")
                 used.append(len(found.text) / budget)
                 if show and not ok:
                     print(f"MISS {person} {q['question']!r} want {q['current']}: {why[:140]}")
@@ -124,9 +136,11 @@ def main() -> int:
     parser.add_argument("--show", action="store_true", help="print each miss")
     args = parser.parse_args()
     figures = run(args.budget, args.fold, args.show)
-    print("| language | kind | questions | answered (current first) |\n|---|---|---|---|")
-    for (language, kind), (n, ok) in sorted(figures["scores"].items()):
-        print(f"| {language} | {kind} | {n} | {ok / n:.1%} |")
+    print("| language | kind | questions | answered (current first) | claimed current, "
+          "rightly | wrong claims |\n|---|---|---|---|---|---|")
+    for (language, kind), (n, ok, claimed, wrong) in sorted(figures["scores"].items()):
+        right = f"{claimed / n:.1%}" if kind == "current" else ""
+        print(f"| {language} | {kind} | {n} | {ok / n:.1%} | {right} | {wrong} |")
     times = figures["times"]
     print(f"\nbudget {args.budget}, {'folded' if args.fold else 'journal only'}: "
           f"{figures['used']:.0%} of the budget used on average; recall p50 "
