@@ -19,8 +19,12 @@ Dates are written in the store's one time zone (config ``timezone``), ordered by
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -37,8 +41,19 @@ from scene_engine.core.errors import SceneEngineError
 from scene_engine.core.plural import count
 from scene_engine.core.text import MARK
 from scene_engine.offline import threads
-from scene_engine.offline.grouping import AHEAD, CAP_MERGE, JOIN, SAME_TOPIC, plan
+from scene_engine.offline.grouping import (
+    AHEAD,
+    CAP_MERGE,
+    GROUP,
+    JOIN,
+    NEW_TOPIC,
+    ORPHAN,
+    SAME_TOPIC,
+    SCENES_PER_STEP,
+    plan,
+)
 from scene_engine.offline.meaning import Space
+from scene_engine.offline.naming import RENAME_RATIO, fit, name_stem, name_words
 from scene_engine.offline.prose import summary as scene_summary
 from scene_engine.offline.rollup import condense
 from scene_engine.offline.timeline import (
@@ -182,6 +197,12 @@ def scene_name(memory_texts: list[str], taken: set[str], rarity=None) -> str:
     return _word_name(memory_texts, taken, rarity=rarity, is_report_like=is_report_like)
 
 
+def _name_key(name: str) -> str:
+    """A file name as the file system and the sandbox compare names: case aside, and NFC (a
+    name typed on macOS is NFD: "café" is two names to Python, one to the sandbox)."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
 def names_in(text: str) -> set[str]:
     """Names and acronyms of ``text`` as index terms: ``KPX``, ``iOS``-like words with inner
     capitals or digits, and capitalised words that do not start a sentence."""
@@ -259,7 +280,8 @@ class _OfflineWorker:
         self.docs = {n: _similarity_text(n, t) for n, t in self.texts.items()}
         self._old_bodies: dict[str, str] = {}
         self._space: Space | None = None
-        self._sums: dict[str, Any] = {}       # scene -> sum of its lines' vectors (``_meaning``)
+        self._members: dict[str, list[int]] = {}   # scene -> rows of its lines (``_meaning``)
+        self._sums: dict[str, Any] = {}       # scene -> the sum of those rows
         self._row: dict[int, int] = {}        # memory seq -> its row in the space
 
     # -- sandbox calls, exactly as a model would make them
@@ -285,7 +307,7 @@ class _OfflineWorker:
         return self.docs.get(name, "")
 
     # -- meaning (``meaning``, ``grouping``)
-    def _meaning(self, memories: list[Memory] = (), ahead: list[Memory] = ()) -> Space:
+    def _meaning(self, memories: Sequence[Memory] = (), ahead: Sequence[Memory] = ()) -> Space:
         """The batch's vectors, made once: every line of every scene as the batch found it,
         ``memories`` (the batch) and ``ahead`` (memories pending after it). A scene's vector
         is the sum of its lines' (``_sums``), kept up to date as memories join it."""
@@ -299,9 +321,12 @@ class _OfflineWorker:
                 owner.append(name)
         extra = [m for m in ahead if m.seq not in {b.seq for b in memories}]
         texts = lines + [m.content for m in memories] + [m.content for m in extra]
-        self._space = Space(texts, self.job.embed or _no_meaning)
+        per_scene = Counter(owner)
+        weights = [1 / per_scene[o] for o in owner] + [1.0] * (len(texts) - len(lines))
+        self._space = Space(texts, self.job.embed or _no_meaning, weights)
         for name in self._live():
-            self._sums[name] = self._space.total([i for i, o in enumerate(owner) if o == name])
+            self._members[name] = [i for i, o in enumerate(owner) if o == name]
+            self._sums[name] = self._space.total(self._members[name])
         for i, memory in enumerate([*memories, *extra]):
             self._row[memory.seq] = len(lines) + i
         return self._space
@@ -332,8 +357,36 @@ class _OfflineWorker:
 
     def _took(self, name: str, memory: Memory) -> None:
         """``memory`` went into scene ``name``: the scene's vector takes its row."""
-        if self._space is not None and name in self._sums:
+        if self._space is not None and name in self._sums and memory.seq in self._row:
+            self._members[name].append(self._row[memory.seq])
             self._sums[name] = self._sums[name] + self._memory_vector(memory)
+
+    def _same_topic(self, a: str, b: str) -> float:
+        """How much scenes ``a`` and ``b`` are one topic: the larger share, over the two, of
+        a scene's lines that are nearer in meaning to the other scene than to the rest of
+        their own, and at least ``grouping.JOIN`` near it (so they would have joined it, had
+        it been there first). Over one half: one topic (a silhouette below zero). Two scenes
+        as alike as memories that form a topic together (``grouping.GROUP``) are one: 1."""
+        self._meaning()
+        if self._scene_similarity(a, b) >= GROUP:
+            return 1.0          # as alike as memories that open a topic together
+        return max(self._would_join(a, b), self._would_join(b, a))
+
+    def _would_join(self, small: str, other: str) -> float:
+        rows = self._members.get(small, [])
+        if not rows or other not in self._sums:
+            return 0.0
+        space = self._meaning()
+        own, there = self._sums[small], self._sums[other]
+        votes = 0
+        for r in rows:
+            vector = space.rows[r]
+            near = Space.cosine(vector, there)
+            if len(rows) > 1:
+                votes += near >= JOIN and near > Space.cosine(vector, own - vector)
+            else:      # a scene of one line: as near as two memories of one topic must be
+                votes += near >= GROUP
+        return votes / len(rows)
 
     def _forget(self, name: str) -> None:
         """The draft of ``name`` changed (its vector is kept up to date by ``_took``)."""
@@ -364,20 +417,21 @@ class _OfflineWorker:
         """Seed 001's active merge (主动合并; issue 23 item 5): two scenes of one topic merge as
         soon as both exist, below the cap too, so the slot is free before a later topic needs
         it and no memory has to go into a scene of another topic. One pair a batch (a batch
-        stays small enough to read and undo), the most alike first, and only when: alike in
-        meaning (``grouping.SAME_TOPIC``), both the engine's alone (no line, summary or name a
+        stays small enough to read and undo), the most alike first, and only when: one topic
+        by meaning (``_same_topic`` over ``grouping.SAME_TOPIC``), both the engine's alone (no line, summary or name a
         person gave; not pinned), and the merged text fits ``max_scene_chars`` as it is (an
-        active merge condenses nothing). The merged-away file is deleted in this batch's
+        active merge condenses nothing: a topic too big for one scene below the cap has a
+        second one, ``fold``). The merged-away file is deleted in this batch's
         commit and named in ``merged_from``; the heat is the two summed + 1
         (``transaction.finalize_headers``). Returns True when it merged."""
         live = [n for n in self._live() if n not in self.created and n in self.texts]
         if len(live) < 2:
             return False
-        pairs = sorted(((self._scene_similarity(a, b), a, b)
+        pairs = sorted(((self._same_topic(a, b), a, b)
                         for i, a in enumerate(live) for b in live[i + 1:]),
                        key=lambda p: (-p[0], p[1], p[2]))
-        for similarity, a, b in pairs:
-            if similarity < SAME_TOPIC:
+        for share, a, b in pairs:
+            if share <= SAME_TOPIC:
                 return False
             if len(self._doc(a)) + len(self._doc(b)) > self.limit_chars:
                 continue
@@ -399,6 +453,7 @@ class _OfflineWorker:
         self.merged_into[drop] = keep
         if drop in self._sums:
             self._sums[keep] = self._sums[keep] + self._sums.pop(drop)
+            self._members[keep] = self._members[keep] + self._members.pop(drop)
 
     def _engine_only(self, name: str) -> bool:
         """True when only the engine wrote scene ``name``: no line or summary of a person, not
@@ -416,50 +471,65 @@ class _OfflineWorker:
         (``grouping.plan``: the batch, the scenes and the memories pending after it grouped
         by meaning); return the memories deferred to a later batch.
 
-        1. A memory whose group holds a scene goes to it (the next nearest, when it cannot
-           make room). 2. The batch's largest new topic opens its new scene (a merge of two
-           scenes alike enough first, at the cap), and the batch's memories nearest it join
-           it. 3. The others wait for a later batch, where their topic may open its scene,
-           while the store has room for more scenes; otherwise each joins the nearest scene
-           that can hold it. Every batch places or opens something, so deferral ends.
+        1. A memory whose group holds a scene goes to it (the next nearest, when that cannot
+           make room). 2. A memory alone in its topic (no other pending memory shares it)
+           joins the nearest scene at least ``grouping.ORPHAN`` near. 3. The batch's largest
+           new topic (``grouping.NEW_TOPIC`` memories, pending ones after the batch
+           included, one more each ``grouping.SCENES_PER_STEP`` scenes) opens the batch's new
+           scene, a merge of two scenes of one topic first at the cap; else a topic whose
+           scenes are full, below the cap, gets a second one; when nothing else of the batch
+           found a place, its first memory's topic opens one. 4. The others wait for a later batch while the store has room for more
+           scenes: a topic for its own scene, a memory near no scene for a topic to form.
+           Without room each joins the nearest scene that can hold it. Every batch places or
+           opens something, so deferral ends.
         """
-        self.come_under_cap()
         order = sorted(memories, key=lambda m: (m.created_at, m.seq))
         upcoming = self.job.upcoming(AHEAD) if self.job.upcoming else []
-        space = self._meaning(order, upcoming)
+        space = self._meaning(order, upcoming)      # before any merge asks what scenes mean
+        self.come_under_cap()
         self.merge_one_topic()
         live = [n for n in self._live() if n in self._sums]
-        batch_rows = space.rows[[self._row[m.seq] for m in order]]
         ahead = [m for m in upcoming if m.seq in self._row and m not in order]
-        ahead_rows = space.rows[[self._row[m.seq] for m in ahead]] if ahead \
-            else space.rows[:0]
-        decided = plan([self._sums[n] for n in live], batch_rows, ahead_rows)
+        decided = plan([self._sums[n] for n in live],
+                       space.rows[[self._row[m.seq] for m in order]],
+                       space.rows[[self._row[m.seq] for m in ahead]])
+        company = {m.seq: decided.company.get(i, 0) for i, m in enumerate(order)}
         unmatched: list[Memory] = []
+        overflow: list[Memory] = []      # of a topic whose scenes are full
         for i, memory in enumerate(order):
             scene = decided.joins.get(i)
             if scene is not None:
                 targets = [live[scene], *(n for n in self._nearest(memory, JOIN)
                                           if n != live[scene])]
-                if self._place_near(memory, targets):
-                    continue
-            unmatched.append(memory)
+            elif company[memory.seq] < NEW_TOPIC:
+                targets = self._nearest(memory, ORPHAN)
+            else:
+                targets = []
+            if not (targets and self._place_near(memory, targets)):
+                unmatched.append(memory)
+                if targets:
+                    overflow.append(memory)
         new = [order[i] for i in decided.new if order[i] in unmatched]
+        if decided.support < NEW_TOPIC + len(live) // SCENES_PER_STEP:
+            new = []     # a fuller store opens a scene only for a topic said more often
+        if not new and overflow:
+            new = overflow   # a topic whose scene is full gets a second one below the cap
+        if not new and unmatched and (not self.placed or not ahead):
+            # Nothing found a place, or nothing is pending after the batch to share a topic
+            # with: the first one's topic opens.
+            new = [unmatched[0]]
         made = None
         if new and len(self.created) < self.allowance and self._can_create():
             made = self._create(new)
         if made:
             unmatched = [m for m in unmatched if not (m in new and self._add(made, m))]
-            unmatched = [m for m in unmatched
-                         if not (self._nearest(m, JOIN)[:1] == [made] and self._add(made, m))]
-        if not unmatched:
-            return []
-        if len(self._live()) < self.limit and not self.stuck and (self.placed or made):
-            return unmatched          # room for their topics' scenes: a later batch opens them
+        room = len(self._live()) < self.limit and not self.stuck
+        waiting = [m for m in unmatched if room and (self.placed or made)]
         deferred: list[Memory] = []
         for memory in unmatched:
-            if not self._place_anywhere(memory):
+            if memory not in waiting and not self._place_anywhere(memory):
                 deferred.append(memory)
-        return deferred
+        return waiting + deferred
 
     def _place_near(self, memory: Memory, targets: list[str]) -> bool:
         """Put ``memory`` into the first of ``targets`` (its topic's scenes, nearest first)
@@ -612,20 +682,53 @@ class _OfflineWorker:
         return (cut[: end + 1] if end > room // 2 else cut).rstrip() + "…"
 
     def _create(self, group: list[Memory]) -> str | None:
-        """Open the batch's new scene for ``group`` (merging two first at the cap); None if
-        no room."""
+        """Open the batch's new scene for ``group`` (merging two first at the cap) and return
+        its name; None if there is no room. A group whose best name is a live scene's name is
+        that scene's topic: that scene is returned instead, and nothing is opened."""
         for name in self._nearest(group[0])[:2]:   # the rules want two existing scenes read
             self._draft(name)
+        texts = [m.content for m in group]
+        same = self._named_like(texts)
+        if same is not None:
+            return same
         # At the cap a new scene costs a merge. Two scenes alike enough merge for it; two
         # different topics never do: the group joins the nearest scenes instead (``fold``),
         # as a few stray memories cost a scene's purity less than a whole other topic.
         if len(self._live()) >= self.limit and not self._merge_closest(CAP_MERGE):
             return None
-        name = scene_name([m.content for m in group], self._taken_names())
+        name = self._new_name(texts, self._taken_names())
         self.created.append(name)
         self.drafts[name] = Draft(name, {}, "", [], changed=True)
         self._sums[name] = self._meaning().total([])
+        self._members[name] = []
         return name
+
+    def _named_like(self, texts: list[str]) -> str | None:
+        """The live scene (not new this batch) whose name is the name ``texts`` would get,
+        or None: a second ``猫粮`` scene would be ``猫粮-2``, the same topic."""
+        stem = name_stem(name_words(texts, self.job.embed))
+        if not stem:
+            return None
+        wanted = _name_key(f"{stem}.md")
+        return next((n for n in self._live() if n not in self.created
+                     and _name_key(n) == wanted and not is_pinned(self._draft(n).meta)), None)
+
+    def _new_name(self, texts: list[str], taken: set[str]) -> str:
+        """A name for a scene of ``texts`` that none of ``taken`` has: its best words
+        (``naming``), else other pairs and triples of its best five, and a number only when
+        every one is taken (``words.scene_name``)."""
+        embed = self.job.embed
+        words = name_words(texts, embed, k=5)
+        folded = {_name_key(t) for t in taken}
+        tries = [words[:3], *(list(c) for size in (2, 3)
+                              for c in itertools.combinations(words, size))]
+        for chosen in tries:
+            stem = name_stem(chosen)
+            if stem and is_report_like(stem):
+                stem = f"about-{stem}"
+            if stem and _name_key(f"{stem}.md") not in folded:
+                return f"{stem}.md"
+        return scene_name(texts, taken)
 
     def _taken_names(self) -> set[str]:
         """Names a new or renamed scene may not take: live, deleted or given by a rename this
@@ -736,13 +839,17 @@ class _OfflineWorker:
 
     def rename_drifted(self) -> None:
         """Give a new name to each scene this batch changed whose name no longer says its
-        topic (``offline_words.name_fits``): the scene is written under the new name with
-        ``merged_from: [old name]`` and the old file deleted, in this batch's commit, so git
-        sees a rename and ``trace`` and ``blame`` follow it. Only names the engine gave: a
-        scene with a person's lines or summary, or pinned, keeps its name."""
+        topic: the best name its lines could have (``naming.name_words``) says it much better
+        than the name it has (``naming.fit`` below ``naming.RENAME_RATIO`` of the new one's,
+        so a tie or a memory in the other language never flips a name back and forth). The
+        scene is written under the new name with ``merged_from: [old name]`` and the old
+        file deleted, in this batch's commit, so git sees a rename and ``trace`` and
+        ``blame`` follow it. Only names the engine gave: a scene with a person's lines or
+        summary, or pinned, keeps its name; a name another scene has or had is not taken."""
+        embed = self.job.embed
         for draft in list(self.drafts.values()):
             name = draft.name
-            engine = [e.text for e in draft.entries if not e.person]
+            engine = [_plain(e) for e in draft.entries if not e.person]
             if (not draft.changed or name in self.created or name in self.deleted
                     or name not in self.texts or is_pinned(draft.meta) or draft.keep_summary
                     or len(engine) < len(draft.entries) or draft.head or draft.tail
@@ -750,16 +857,22 @@ class _OfflineWorker:
                     or len(engine) < RENAME_ENTRIES):
                 continue
             texts = [*engine, *(t.text for t in draft.threads)]
-            if name_fits(name, texts):
+            stem = name_stem(name_words(texts, embed))
+            new = f"{stem}.md" if stem and not is_report_like(stem) else ""
+            if not new or _name_key(new) == _name_key(name):
+                continue
+            if embed is not None and fit(name, texts, embed) >= RENAME_RATIO * fit(new, texts,
+                                                                                  embed):
+                continue          # the name still says the topic well enough
+            if embed is None and name_fits(name, texts):
                 continue
             named_by_person = getattr(self.job, "named_by_person", None)
             if named_by_person and named_by_person(name):
                 continue          # a person chose this name (created or renamed the file)
             if name in self.job.context.person_links:
                 continue          # a person's persona links to it by this name
-            new = scene_name(texts, self._taken_names() - {name})
-            if new.casefold() == name.casefold() or new != scene_name(texts, set()):
-                continue   # the same name, or its name is taken (a numbered copy reads worse)
+            if _name_key(new) in {_name_key(t) for t in self._taken_names() - {name}}:
+                continue          # taken (a numbered copy reads worse than the old name)
             # It keeps what it took in this batch: a scene merged into it is deleted too.
             self.drafts[new] = replace(draft, name=new, merged_from=[*draft.merged_from, name],
                                        changed=True)
@@ -769,6 +882,7 @@ class _OfflineWorker:
             self.renamed.append((name, new))
             if name in self._sums:
                 self._sums[new] = self._sums.pop(name)
+                self._members[new] = self._members.pop(name)
 
     def flush(self) -> None:
         """Write the changed existing scenes, then delete the merged-away ones (a delete needs

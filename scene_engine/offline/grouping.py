@@ -14,12 +14,13 @@ its memories together with the scenes there are and the memories pending after i
 2. ``plan``: a batch memory in a scene's group goes to that scene. Of the groups no scene
    holds, the one with most memories (the pending ones after the batch count too: a topic
    the person keeps coming back to) opens the batch's new scene with its batch memories,
-   when it has at least ``NEW_TOPIC`` memories in all or nothing else of the batch could be
-   placed. The other memories wait for a later batch while the store has room for more
-   scenes, and join their nearest scene once it has none.
-3. ``same_topic``: two scenes whose centroids are ``SAME_TOPIC`` alike are one topic, merged
-   at once (seed 001's active merge); at the cap, a new topic may merge two scenes
-   ``CAP_MERGE`` alike to make room (``offline.backend``).
+   when it has at least ``NEW_TOPIC`` memories in all. A memory alone in its group joins
+   its nearest scene at least ``ORPHAN`` near; the others wait for a later batch while the
+   store has room for more scenes (``offline.backend``: the fold).
+3. Two scenes are one topic when more than ``SAME_TOPIC`` of one's lines are nearer the other
+   scene than the rest of their own (and ``JOIN`` near it): merged at once (seed 001's
+   active merge); at the cap, a new topic may merge two scenes ``CAP_MERGE`` alike to make
+   room (``offline.backend``).
 
 The thresholds were set on bench/topics' three labelled sets (five batch sizes and
 look-aheads each: bench/bench_topics.py) and checked on two sets written later without
@@ -35,14 +36,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scene_engine.index.dense import Matrix
 
-__all__ = ["AHEAD", "CAP_MERGE", "GROUP", "JOIN", "NEW_TOPIC", "SAME_TOPIC", "Group",
+__all__ = ["AHEAD", "CAP_MERGE", "GROUP", "JOIN", "NEW_TOPIC", "ORPHAN", "SCENES_PER_STEP", "SAME_TOPIC", "Group",
            "Plan", "cluster", "plan"]
 
-JOIN = 0.15         # centroid cosine for a memory (or a group) to join a scene's group
+JOIN = 0.2          # centroid cosine for a memory (or a group) to join a scene's group
 GROUP = 0.25        # ... for memories to form a topic of their own together
-SAME_TOPIC = 0.35   # two scenes this alike are one topic: merged as soon as both exist
+SAME_TOPIC = 0.5    # share of a scene's lines nearer another scene: one topic, merged at once
 CAP_MERGE = 0.30    # at the cap, two scenes this alike may merge to make room for a new topic
 NEW_TOPIC = 2       # memories (pending ones after the batch included) a new scene needs
+ORPHAN = 0.15       # a memory alone in its topic joins a scene at least this near, else waits
+SCENES_PER_STEP = 8  # each this many scenes, a new topic needs one memory more to open one
 AHEAD = 100         # pending memories after the batch that the grouping sees
 
 
@@ -59,13 +62,17 @@ class Group:
 class Plan:
     """What ``plan`` decided for a batch: ``joins`` (batch row -> scene index), ``new``
     (batch rows that open the new scene, in row order; empty when none opens), ``loose``
-    (batch rows no scene or new topic takes: they wait, or join their nearest scene) and
-    ``support`` (how many memories, batch and after, the new topic has)."""
+    (batch rows no scene or new topic takes), ``support`` (how many memories, batch and
+    after, the new topic has) and ``company`` (for each loose row, how many its group has:
+    one alone is a memory no other pending memory shares a topic with, which joins its
+    nearest scene rather than wait for a scene of its own)."""
 
     joins: dict[int, int]
     new: list[int]
     loose: list[int]
     support: int = 0
+    # batch row -> memories in its group, batch and after (a row in a scene's group: 0)
+    company: dict[int, int] = field(default_factory=dict)
 
 
 def _np() -> Any:
@@ -132,12 +139,13 @@ def plan(scenes: Sequence[Matrix], batch: Matrix, ahead: Matrix) -> Plan:
     open_.sort(key=lambda g: (-len(g.members), min(g.members)))
     new: list[int] = []
     support = 0
-    if open_ and (len(open_[0].members) >= NEW_TOPIC or not joins):
+    if open_ and len(open_[0].members) >= NEW_TOPIC:
         new = sorted(r for r in open_[0].members if r < n)
         support = len(open_[0].members)
     taken = set(joins) | set(new)
+    company = {r: len(g.members) for g in open_ for r in g.members if r < n}
     return Plan(joins=joins, new=new, loose=[r for r in range(n) if r not in taken],
-                support=support)
+                support=support, company=company)
 
 
 def _units(matrix: Any) -> Any:

@@ -7,7 +7,10 @@ A text's vector has two parts, each of unit length before it is weighed:
   in the store's vectors file), minus the mean vector of every text the batch sees. The
   encoder puts every sentence of a person's life in one corner of its space (they all talk
   about "I" and a day); only what is left after the common part is taken away tells one
-  topic from another (on bench/topics' held-out set, unlabelled purity 0.39 -> 0.74);
+  topic from another (on bench/topics' held-out set, unlabelled purity 0.39 -> 0.74). Of a
+  few texts the mean is their own topic more than what all share, so the mean taken away is
+  blended with the background (``background.npy``: the mean of 465 everyday memories,
+  bench/make_background.py), ``n`` parts theirs to ``CENTERING_PRIOR`` parts background;
 - the person's own words: TF-IDF over the words the batch sees (``offline_words.analyzer``:
   jieba words, English stems, no filler), each word said only once left out. A name the
   encoder has never seen ("Dona Rosa", 年糕) is one of the strongest hints of a topic.
@@ -22,9 +25,11 @@ placed in it moves it (``add``) and two scenes merged are the sum of both.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scene_engine.offline.words import analyzer
@@ -35,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["DENSE_WEIGHT", "Space", "Embed"]
 
 DENSE_WEIGHT = 0.7     # share of the encoder against the person's own words (set on bench/topics)
+CENTERING_PRIOR = 20   # texts at which the mean taken away is half theirs, half background
 
 # texts -> float32 (len(texts), dim): the cached sentence encoder (``dense.DenseIndex.vectors``)
 Embed = Callable[[Sequence[str]], "Matrix"]
@@ -50,18 +56,28 @@ class Space:
     """The vectors of every text one batch sees, rows in the order given.
 
     ``texts``: the scenes' lines, the batch's memories and the memories pending after it;
-    ``embed``: the sentence encoder (cached). ``row(i)`` is text ``i``'s vector (dense part
+    ``embed``: the sentence encoder (cached); ``weights``: each text's share of the mean
+    taken away (default 1 each; a scene's lines 1 / its number of lines, so a store of one
+    big topic does not make every other text look alike by being unlike it). ``row(i)`` is text ``i``'s vector (dense part
     and word part, see the module docstring); ``centroid(rows)`` the unit vector of their
     sum, ``similarity(a, b)`` a cosine in [-1, 1]."""
 
-    def __init__(self, texts: Sequence[str], embed: Embed):
+    def __init__(self, texts: Sequence[str], embed: Embed,
+                 weights: Sequence[float] | None = None):
         np = _np()
         self.size = len(texts)
         if not texts:
             self.rows = np.zeros((0, 1), dtype=np.float32)
             return
         dense = np.asarray(embed(list(texts)), dtype=np.float32)
-        dense = dense - dense.mean(axis=0)
+        # The mean of a few texts is mostly their own topic, not what every text shares
+        # (taken away whole, three memories of one game leave only their differences): it
+        # is blended with the background, everyday memories' mean, by their number.
+        weight = np.ones(len(texts)) if weights is None else np.asarray(weights, dtype=float)
+        n = float(weight.sum())
+        mean = (weight @ dense + CENTERING_PRIOR * _background(dense.shape[1])) \
+            / (n + CENTERING_PRIOR)
+        dense = dense - mean
         dense = _unit_rows(dense)
         words = _unit_rows(_tfidf(texts))
         self.rows = np.concatenate([math.sqrt(DENSE_WEIGHT) * dense,
@@ -82,6 +98,19 @@ class Space:
         if na == 0 or nb == 0:
             return 0.0
         return float(a @ b) / (na * nb)
+
+
+@functools.cache
+def _background_vector() -> Any:
+    np = _np()
+    return np.load(Path(__file__).with_name("background.npy")).astype(np.float32)
+
+
+def _background(width: int) -> Any:
+    """The background mean (``background.npy``), or zeros for another encoder's width."""
+    np = _np()
+    vector = _background_vector()
+    return vector if vector.shape == (width,) else np.zeros(width, dtype=np.float32)
 
 
 def _unit_rows(matrix: Matrix) -> Matrix:

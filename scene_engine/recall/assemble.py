@@ -29,7 +29,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from scene_engine.core.errors import InputError
@@ -41,16 +41,19 @@ from scene_engine.core.when import readable, resolve
 from scene_engine.index.analysis import CJK_RUN, fold, question_terms, text_terms
 from scene_engine.recall.current import (
     ASKS_CURRENT,
+    Nearness,
     Question,
+    Verdict,
     expansion,
     read_question,
-    states,
+    weigh,
 )
 from scene_engine.store.layout import StoreError
 from scene_engine.store.store import Store
 
 if TYPE_CHECKING:
     from scene_engine.index.scenes import Hit, SceneIndex
+    from scene_engine.recall.semantic import Meaning
 
 DEFAULT_BUDGET = 4000
 CANDIDATES = 16           # scenes whose sentences compete for the passage budget
@@ -61,7 +64,7 @@ SAME_FACT = 0.8           # a passage this much covered by a chosen one says not
 # Characters of a Chinese question's frame, not its topic: a pair holding one anchors nothing.
 _FUNCTION_CHARS = frozenset("我你他她们的了是在吗呢什么哪怎样还有没不谁几")
 HISTORY = 3               # earlier values of an asked attribute shown after the current one
-STATING = 40              # memories that state it, searched by its stating words
+STATING = 40              # memories that may state it, searched by the question's rarest words
 TIME_BOOST = 1.3          # a passage that names a time, for a question about time
 SAME_DAY = 0.3            # share of its day's best other score a passage gains (not for "when")
 _TIME_QUESTION = re.compile(
@@ -405,17 +408,19 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
         unread = [index.journal_warning(), _ledger_warning(store), index.header_warning()]
         gone = not_current(store)
         question = _asked(index, query)
-        if question is not None:      # the memories that state it in other words
+        if question is not None:      # its latest mentions and statements, BM25 aside
             known = {m.id for m in found}
             for words in [*expansion(question), " ".join(sorted(question.anchors))]:
                 more = index.newest_memories(words, k=STATING, scope=scope)
                 found += [m for m in more if m.id not in known]
                 known |= {m.id for m in more}
-        dense, said = meaning()
+        meant, said = meaning()
+        dense = [] if scoped else meant.hits      # the vectors know no scope
         known = {m.id for m in found}
         found += [m for m in dense if m.id not in known]
         found = [m for m in found if m.id not in gone]
         found += _quoted_memories(index, bodies, {m.id for m in found} | gone)
+        current = _weighed(index, question, found, meant)
         holder = None if scoped else _scene_holder(store, index, [*hits, *hot], bodies, found)
         zone = store.config.tz
         passages = [p for m in found for p in memory_passages(m, zone)]
@@ -429,11 +434,11 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
                 return total(), {t: memo.get(t, 0) for t in terms}
 
             result = assemble(store, query, budget, hits, bodies, hot, passages, corpus,
-                              persona=not scoped, holder=holder, question=question,
+                              persona=not scoped, holder=holder, current=current,
                               dense=[m.id for m in dense] or None)
         else:
             result = assemble(store, query, budget, hits, bodies, hot, passages,
-                              persona=not scoped, holder=holder, question=question,
+                              persona=not scoped, holder=holder, current=current,
                               dense=[m.id for m in dense] or None)
     finally:
         if own:
@@ -444,30 +449,71 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
 
 
 def _by_meaning(store: Store, index: SceneIndex, query: str, scoped: bool
-                ) -> Callable[[], tuple[list, str | None]]:
-    """A function giving (the memories nearest ``query`` by meaning, a warning or None),
-    their search begun now (``semantic.start``): ``[]`` without the semantic extra, and for
-    a scoped recall (the vectors know no scope); a vectors file that cannot be used costs
-    only the meaning, said in the warning."""
+                ) -> Callable[[], tuple[Meaning, str | None]]:
+    """A function giving (what the encoder says of ``query``: ``semantic.Meaning``, a
+    warning or None), its search begun now (``semantic.start``): an empty ``Meaning`` when
+    meaning is turned off; a vectors file that cannot be used costs only the meaning, said
+    in the warning. ``scoped``: the caller keeps no hit (the vectors know no scope), only
+    the question's vector for judging current facts."""
     from scene_engine.core.errors import SceneEngineError
-    from scene_engine.recall.semantic import enabled, start
+    from scene_engine.recall.semantic import Meaning, enabled, start
 
-    def failed(err: Exception) -> Callable[[], tuple[list, str | None]]:
-        return lambda: ([], f"recall by meaning is off for this answer: {err}")
+    def failed(err: Exception) -> Callable[[], tuple[Meaning, str | None]]:
+        return lambda: (Meaning(), f"recall by meaning is off for this answer: {err}")
 
-    if scoped or not enabled():
-        return lambda: ([], None)
+    if not enabled():
+        return lambda: (Meaning(), None)
     try:
         pending = start(store, index, query)
     except (SceneEngineError, OSError) as err:
         return failed(err)
 
-    def result() -> tuple[list, str | None]:
+    def result() -> tuple[Meaning, str | None]:
         try:
             return pending(), None
         except (SceneEngineError, OSError) as err:
             return failed(err)()
     return result
+
+
+def _weighed(index: SceneIndex, question: Question | None, found: list, meant: Meaning
+             ) -> Verdict | None:
+    """What the evidence says about the attribute ``question`` asks (``current.weigh``)
+    among the ``found`` memories (``MemoryHit``), by their roles and, with meaning, their
+    vectors (``meant.vectors``: the store's cached ones); None without a question."""
+    if question is None or not found:
+        return None
+    newest = sorted(found, key=lambda m: (_instant(m.created_at), m.seq), reverse=True)
+    roles = index.memory_roles([m.seq for m in newest])
+    candidates = [(m.id, m.content, roles.get(m.seq)) for m in newest]
+    if meant.query is None or meant.vectors is None or meant.median is None:
+        return weigh(question, candidates, None)
+    import numpy as np
+
+    matrix = meant.vectors([m.content for m in newest])
+    row = {m.id: n for n, m in enumerate(newest)}
+    cosines = np.einsum("ij,j->i", matrix, meant.query)
+
+    def typical(ids) -> float:
+        rows = matrix[[row[i] for i in ids]]
+        pairs = np.einsum("ij,kj->ik", rows, rows)    # numpy's loop: BLAS threads spin here
+        return float(np.median(pairs[np.triu_indices(len(ids), 1)])) if len(ids) > 1 else 0.0
+    return weigh(question, candidates, Nearness(
+        near=lambda i: float(cosines[row[i]]),
+        between=lambda a, b: float(np.dot(matrix[row[a]], matrix[row[b]])),
+        median=meant.median, typical=typical))
+
+
+def _instant(created_at: str) -> float:
+    """An ISO instant as seconds (a zone-less one read as UTC), for ordering; 0 when it is
+    no instant."""
+    try:
+        moment = datetime.fromisoformat(created_at)
+    except ValueError:
+        return 0.0
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
 
 
 def _asked(index: SceneIndex, query: str) -> Question | None:
@@ -628,7 +674,7 @@ def _local_day(created_at: str, zone) -> date | None:
 def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str],
              hot: list, memories: list[Passage] | None = None,
              corpus: Corpus | None = None, persona: bool = True,
-             holder: Holder | None = None, question: Question | None = None,
+             holder: Holder | None = None, current: Verdict | None = None,
              dense: list[str] | None = None) -> Recall:
     """Lay out persona, scene map and passages within ``budget`` (see module docstring).
 
@@ -639,9 +685,10 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     the map could not show adds the scene to the map (name and heat), its cost counted in
     the budget. ``holder``: ``(memory id, text) -> map row`` of the scene holding a memory
     no candidate scene sentence restates (``_scene_holder``). ``persona``: False leaves it
-    out. ``question``: the attribute the query asks about (``current.read_question``): the
-    memories that state it come first, the newest marked current, the ones before it as
-    history (``_current_first``). ``dense``: memory ids nearest the query by meaning, best
+    out. ``current``: what the evidence says about the attribute the query asks
+    (``current.weigh``): the memories that state it come first, newest first, the newest
+    marked current and the ones before it as history only when the evidence is strong
+    (``_current_first``). ``dense``: memory ids nearest the query by meaning, best
     first (the semantic extra, ``semantic.fuse``); None without it.
     """
     persona_text = (_persona_part(store, min(int(budget * PERSONA_SHARE), PERSONA_MAX))
@@ -657,10 +704,10 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     room = budget - len(header) - len(scene_map.text()) - len(title) - 1
     passages = [p for h in hits for p in split_passages(h.name, bodies.get(h.name, ""))]
     ranked = _ranked(query, passages + list(memories or []), corpus, dense)
-    if question is not None:
-        ranked = _current_first(question, list(memories or []), ranked)
+    if current is not None and current.statements:
+        ranked = _current_first(current, list(memories or []), ranked)
     chosen = _choose(ranked, room, scene_map, holder or (lambda *_: None))
-    body = _layout(chosen, scene_map.line)
+    body = _layout(chosen, scene_map.line, newest_first=current is not None)
     text = header + scene_map.text() + (title + body if chosen else "")
     found = Recall(text=text.rstrip() + "\n", budget=budget, persona=persona_text,
                    scenes=scene_map.shown, passages=chosen)
@@ -850,14 +897,15 @@ def _restatement_finder(ranked: list[Passage]) -> Callable[[Passage], Passage]:
     return find
 
 
-def _layout(chosen: list[Passage], line: Callable[[Passage], str]) -> str:
+def _layout(chosen: list[Passage], line: Callable[[Passage], str],
+            newest_first: bool = False) -> str:
     """Current facts and their history first (newest first, each with its status), then
     undated passages (best first), then one heading a day, oldest day first, its passages
     best first under it."""
     lines = [line(p) for p in chosen if p.status]
     rest = [p for p in chosen if not p.status]
     lines += [line(p) for p in rest if not p.day]
-    for day in sorted({p.day for p in rest if p.day}):
+    for day in sorted({p.day for p in rest if p.day}, reverse=newest_first):
         lines.append(f"{readable(day)}:")
         lines += [line(p) for p in rest if p.day == day]
     return "\n".join(lines)
@@ -909,33 +957,37 @@ def _by_day(ranked: list[Passage]) -> list[Passage]:
     return sorted(ranked, key=lambda p: -p.score)
 
 
-def _current_first(question: Question, memories: list[Passage], ranked: list[Passage]
+def _current_first(verdict: Verdict, memories: list[Passage], ranked: list[Passage]
                    ) -> list[Passage]:
-    """``ranked`` with the memories that state the asked attribute first (``current.states``):
-    the newest as ``current, said DAY``, up to ``HISTORY`` before it as ``said DAY, until
-    DAY`` (the day the next one said otherwise), newest first. A memory no query word
-    reached is among them too: "Moved to Porto" states where I live."""
-    stating: dict[str, tuple[Passage, date]] = {}    # memory id -> its first such sentence
+    """``ranked`` with the memories that may state the asked attribute first (``verdict
+    .statements``, newest first; a memory by its first passage), at most ``HISTORY`` + 1 of
+    them, each ``said DAY``, claiming nothing; when the evidence is strong (``verdict
+    .claimed``) the newest is ``current, said DAY`` and the earlier statements of the same
+    attribute (``verdict.history``) ``said DAY, until DAY`` (the day the next of them said
+    otherwise). A memory no query word reached is among them too: "Moved to Porto" states
+    where I live. The other statements follow what the query's words rank."""
+    first: dict[str, Passage] = {}
     for passage in memories:
-        if passage.memory and passage.day and states(question, passage.text):
-            stating.setdefault(passage.memory, (passage, passage.day))
-    if not stating:
+        if passage.memory and passage.day:
+            first.setdefault(passage.memory, passage)
+    newest = [first[i] for i in verdict.statements if i in first]
+    if not newest:
         return ranked
     scores: dict[tuple[str | None, str], float] = {
         (p.memory, p.text): p.score for p in ranked if p.memory is not None}
-    newest = sorted(stating.values(), key=lambda pd: (pd[0].created_at or "", pd[1]),
-                    reverse=True)
-    statuses = [f"current, said {readable(newest[0][1])}"] + [
-        f"said {readable(day)}, until {readable(newer[1])}"
-        for newer, (_, day) in zip(newest, newest[1:HISTORY + 1], strict=False)]
-    block = [replace(p, status=status, score=scores.get((p.memory, p.text), 0.0))
-             for (p, _), status in zip(newest, statuses, strict=False)]
+    shown = newest[:HISTORY + 1]
+    statuses = {p.memory: f"said {readable(p.day)}" for p in shown}
+    if verdict.claimed and shown[0].memory == verdict.statements[0]:
+        chain = [shown[0]] + [p for p in shown if p.memory in verdict.history]
+        statuses[shown[0].memory] = f"current, said {readable(shown[0].day)}"
+        for newer, older in zip(chain, chain[1:], strict=False):
+            statuses[older.memory] = f"said {readable(older.day)}, until {readable(newer.day)}"
+    block = [replace(p, status=statuses[p.memory], score=scores.get((p.memory, p.text), 0.0))
+             for p in shown]
     keys = {(p.memory, p.text) for p in block}
     rest = [p for p in ranked if p.memory is None or (p.memory, p.text) not in keys]
-    # The budget is filled: after what the query's words rank, the other statements of the
-    # attribute, newest first (they answer it too, in other words than the question's).
     keys |= {(p.memory, p.text) for p in rest if p.memory is not None}
-    return block + rest + [p for p, _ in newest if (p.memory, p.text) not in keys]
+    return block + rest + [p for p in newest if (p.memory, p.text) not in keys]
 
 
 def _scene_map(rows: list[dict], limit: int) -> tuple[list[str], list[dict]]:

@@ -16,9 +16,10 @@ is without it. With it:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scene_engine.index.memories import MemoryHit
@@ -29,10 +30,11 @@ DENSE_CANDIDATES = 100    # memories found by meaning that join the BM25 candida
 # e5 scores every text at 0.72-0.82 cosine against a question, nonsense too: what tells a
 # memory near in meaning is its lead over the journal's median (nonsense: 0.025-0.033 ahead at
 # best on the demo store; "what do I cook?", "guitar fado": 0.08-0.10).
-DENSE_LEAD = 0.04
+DENSE_LEAD = {"e5-small": 0.04, "use-m3": 0.04, "": 0.04}
 RRF_K = 20                # reciprocal-rank fusion's constant (Cormack et al., 2009)
 
-__all__ = ["DENSE_CANDIDATES", "RRF_K", "enabled", "nearest_memories", "fuse"]
+__all__ = ["DENSE_CANDIDATES", "RRF_K", "Meaning", "enabled", "nearest_memories", "fuse",
+           "start"]
 
 
 def enabled() -> bool:
@@ -45,42 +47,69 @@ def enabled() -> bool:
 def nearest_memories(store: Store, index: SceneIndex, query: str,
                      k: int = DENSE_CANDIDATES) -> list[MemoryHit]:
     """The ``k`` memories nearest to ``query`` by meaning, best first (never a forgotten
-    one): ``start`` then its result at once. Raises as ``start``'s result."""
-    return start(store, index, query, k)()
+    one): ``start`` then its result's hits at once. Raises as ``start``'s result."""
+    return start(store, index, query, k)().hits
+
+
+@dataclass
+class Meaning:
+    """What the encoder says about a question: ``hits`` (the memories nearest it, best
+    first; ``[]`` when none stands out), ``query`` (its vector, float32 (dim,), or None
+    without meaning), ``median`` (the journal's median cosine to it, or None) and
+    ``vectors`` (texts -> float32 (len(texts), dim), unit rows, read from the store's
+    vectors file where they are there; None without meaning)."""
+
+    hits: list[MemoryHit] = field(default_factory=list)
+    query: Any = None
+    median: float | None = None
+    vectors: Callable[[Sequence[str]], Any] | None = None
 
 
 def start(store: Store, index: SceneIndex, query: str, k: int = DENSE_CANDIDATES
-          ) -> Callable[[], list[MemoryHit]]:
+          ) -> Callable[[], Meaning]:
     """Begin finding the ``k`` memories nearest ``query`` by meaning: the vectors are brought
     in step with the journal (``index.refresh.sync_vectors``: nothing to do after an add)
     and the question is embedded on a worker thread (the model and SQLite let go of the
     interpreter, so the words' search goes on meanwhile); returns a function giving the
-    memories, best first (never a forgotten one; ``[]`` without the extra, turned off, or
-    for a question with no word), to call on the ``index``'s thread. Raises (at once or
+    ``Meaning`` (empty without the encoder, turned off, or for a question with no word;
+    ``hits`` never a forgotten memory), to call on the ``index``'s thread. Raises (at once or
     from that function) what ``DenseIndex`` raises (``VectorsUnavailable``: the file cannot
     be used)."""
     if not enabled():
-        return list
+        return Meaning
     from scene_engine.index.analysis import question_terms
     from scene_engine.index.dense import DenseIndex, normalize
     from scene_engine.index.refresh import store_embedder, sync_vectors, vectors_folder
     from scene_engine.index.scenes import READ_BUSY_SECONDS
 
     if not question_terms(query):       # "4∭", "???": no word, so no meaning to look for
-        return list
+        return Meaning
     # A read waits for another writer of the vectors only as long as for one of the index.
     sync_vectors(store, index, busy_seconds=READ_BUSY_SECONDS)
     embedder = store_embedder(store)
     vector = _worker().submit(embedder.query, normalize(query))
+    folder = vectors_folder(store)
+    lead = lead_for(embedder)
 
-    def result() -> list[MemoryHit]:
-        with DenseIndex(vectors_folder(store), embedder=embedder,
-                        busy_seconds=READ_BUSY_SECONDS) as vectors:
-            found, median = vectors.nearest_and_median(vector.result(), k=k, keys="m:")
-        if median is None or not found or found[0][1] < median + DENSE_LEAD:
-            return []     # nothing stands out: a question no memory is near in meaning
-        return index.memories_by_seq([int(key[2:]) for key, _ in found])
+    def vectors(texts: Sequence[str]) -> Any:
+        with DenseIndex(folder, embedder=embedder, busy_seconds=READ_BUSY_SECONDS) as file:
+            return file.vectors(texts)
+
+    def result() -> Meaning:
+        with DenseIndex(folder, embedder=embedder, busy_seconds=READ_BUSY_SECONDS) as file:
+            found, median = file.nearest_and_median(vector.result(), k=k, keys="m:")
+        meaning = Meaning([], vector.result(), median, vectors)
+        if median is None or not found or found[0][1] < median + lead:
+            return meaning  # nothing stands out: a question no memory is near in meaning
+        meaning.hits = index.memories_by_seq([int(key[2:]) for key, _ in found])
+        return meaning
     return result
+
+
+def lead_for(embedder: Any) -> float:
+    """How far ahead of the journal's median the nearest memory must be for the dense
+    candidates to count (``DENSE_LEAD``, by the embedder's ``key``)."""
+    return DENSE_LEAD.get(getattr(embedder, "key", ""), DENSE_LEAD[""])
 
 
 @functools.lru_cache(maxsize=1)
