@@ -200,7 +200,8 @@ def fold_offline(root, **settings):
 def test_the_offline_backend_opens_at_most_one_scene_a_batch(tmp_path):
     store, created = fold_offline(tmp_path / "s")
     assert created and max(created) == 1, created
-    assert len(store.scene_names()) == sum(created) >= 3      # every area got its scene in time
+    # every area got its scene in time (two of one topic may have merged since)
+    assert sum(created) >= len(store.scene_names()) >= 3
     assert store.load_state().pending == 0
 
 

@@ -20,7 +20,7 @@ import git
 import pytest
 from clirunner import CheckedRunner
 from test_history import topic_memories
-from test_offline_readable import ANKLE_TO_MARATHON
+from test_offline_readable import DRIFT, KNEES
 
 from scene_engine.cli import app
 
@@ -662,12 +662,10 @@ def test_a_scene_the_engine_renames_in_a_vault_keeps_its_old_name_as_an_alias(tm
     # A person's note that links [[old name]] still resolves in Obsidian (aliases property).
     vault = make_vault(tmp_path / "vault")
     ok("init", str(vault), "--prefix", "memory")
-    # The name drifts (test_offline_readable.ANKLE_TO_MARATHON), so the engine renames it.
-    rows = [(f"k{i}", text, f"2026-01-{i * 4 + 3:02d}")
-            for i, text in enumerate(ANKLE_TO_MARATHON)]
+    # The name drifts (test_offline_readable.KNEES, then DRIFT), so the engine renames it.
     first = None
-    for i, (mid, text, day) in enumerate(rows):
-        line = json.dumps({"id": mid, "content": text, "created_at": f"{day}T08:00:00Z"})
+    for i, (mid, text, when) in enumerate([*KNEES, *DRIFT]):
+        line = json.dumps({"id": mid, "content": text, "created_at": when})
         ok("--dir", str(vault), "ingest", "-", stdin=line + "\n")
         if i == 0:
             (first,) = [p.stem for p in (vault / "memory" / "scenes").glob("*.md")]

@@ -169,12 +169,18 @@ def test_a_mostly_chinese_store_gets_a_chinese_persona(tmp_path):
 
 KNEES = [("k1", "My knees hurt on the stairs after a 5 km run.", "2026-03-01T08:00:00Z"),
          ("k2", "Knees still hurt on the stairs the next day; ice helped.", "2026-03-02T08:00:00Z")]
-RUNS = [("r1", "Ran 8 km with the running club along the bay.", "2026-03-08T08:00:00Z"),
-        ("r2", "Signed up for the city half marathon in November; running three times a week.",
-         "2026-03-15T08:00:00Z"),
-        ("r3", "Running club tempo run: 8 km at 5:10 pace.", "2026-03-22T08:00:00Z"),
-        ("r4", "Half marathon training: long run of 15 km with the running club.",
-         "2026-03-29T08:00:00Z")]
+# Knees, then a physio and the hips: one topic whose words move, so the scene keeps what it
+# has and is renamed once its name says the topic much worse than a new one would.
+DRIFT = [("r1", "Saw a physio: my knee pain comes from weak hips.", "2026-03-08T08:00:00Z"),
+         ("r2", "Physio exercises every morning for the hips: squats and bridges.",
+          "2026-03-15T08:00:00Z"),
+         ("r3", "Second physio session; the exercises for my hips are getting easier.",
+          "2026-03-22T08:00:00Z"),
+         ("r4", "Physio said to add side planks to the hip exercises.", "2026-03-29T08:00:00Z"),
+         ("r5", "Third physio session: hips much stronger, bridges with one leg now.",
+          "2026-04-05T08:00:00Z"),
+         ("r6", "Last physio session; she gave me a hip routine to keep doing at home.",
+          "2026-04-12T08:00:00Z")]
 
 
 # A scene that starts from an ankle the later memories never mention: knees, then running
@@ -215,10 +221,10 @@ def _rename_as_person(store, old: str, new: str):
 
 
 def test_one_memory_at_a_time_joins_its_topic_instead_of_opening_a_scene_each(tmp_path):
-    # An agent that runs a batch after every memory: each related memory joins the scene
-    # it has some evidence for, instead of a new scene per memory until the cap.
+    # An agent that runs a batch after every memory: each memory of the topic joins its
+    # scene by meaning (knees, a physio, the hips), instead of a new scene per memory.
     store = new_store(tmp_path / "s")
-    for row in [*KNEES, *RUNS]:
+    for row in [*KNEES, *DRIFT]:
         add(store, row)
         fold(store)
     assert len(store.scene_names()) == 1
@@ -228,11 +234,11 @@ def test_a_scene_whose_topic_drifted_is_renamed_in_its_batch_and_history_follows
     store, first = _knee_store(tmp_path)
     assert "knees" in first or "stairs" in first
     created = parse_scene((store.scenes_dir / first).read_text("utf-8"), first).meta["created"]
-    for row in RUNS:
+    for row in DRIFT:
         add(store, row)
         fold(store)
     (name,) = store.scene_names()
-    assert name != first and {"run", "running"} & set(name.removesuffix(".md").split("-"))
+    assert name != first and {"physio", "hips"} & set(name.removesuffix(".md").split("-"))
     scene = parse_scene((store.scenes_dir / name).read_text("utf-8"), name)
     assert scene.meta["merged_from"] == [first]
     assert scene.meta["created"] == created                  # as old as the scene it continues
@@ -266,7 +272,7 @@ def test_a_scene_a_person_wrote_in_keeps_its_name_however_its_topic_moves(tmp_pa
     text = (store.scenes_dir / first).read_text("utf-8")
     (store.scenes_dir / first).write_text(text + "\nMy physio is Dr. Lin.\n", encoding="utf-8")
     history.commit_files(git.Repo(store.root), "hand edit", [f"scenes/{first}"])
-    for row in RUNS:
+    for row in DRIFT:
         add(store, row)
         fold(store)
     assert first in store.scene_names()
@@ -363,7 +369,7 @@ def test_a_plain_git_revert_of_a_batch_is_an_undo_and_its_number_is_not_reused(t
     store = new_store(tmp_path / "s")
     add(store, *KNEES)
     fold(store)
-    add(store, RUNS[0])
+    add(store, DRIFT[0])
     fold(store)
     repo = git.Repo(store.root)
     _person(repo)
@@ -406,7 +412,7 @@ def test_the_persona_follows_a_rename_and_its_undo(tmp_path):
     from scene_engine.services.doctor import check_store
 
     store, first = _knee_store(tmp_path)
-    for row in RUNS:
+    for row in DRIFT:
         add(store, row)
         fold(store)
     (name,) = store.scene_names()
@@ -486,7 +492,7 @@ def test_doctor_names_a_renamed_scene_that_an_old_editor_buffer_brought_back(tmp
 
     store, first = _knee_store(tmp_path)
     old_buffer = (store.scenes_dir / first).read_text("utf-8")
-    for row in RUNS:
+    for row in DRIFT:
         add(store, row)
         fold(store)
     (name,) = store.scene_names()
@@ -528,7 +534,7 @@ def test_a_very_long_memory_at_the_cap_goes_where_there_is_room_not_into_a_full_
     # At the cap (two scene files) a long memory that shares a word or two with the full
     # running scene would roll it up into digests; it goes to the scene with room instead.
     store = new_store(tmp_path / "s", max_scenes=3, max_scene_chars=1200)
-    add(store, *KNEES, *RUNS, *[(f"x{i}", f"Running club long run number {i}: {10 + i} km "
+    add(store, *KNEES, *DRIFT, *[(f"x{i}", f"Running club long run number {i}: {10 + i} km "
                                  "along the bay with the half marathon group.",
                                  f"2026-04-{i + 1:02d}T08:00:00Z") for i in range(8)])
     fold(store)
@@ -571,7 +577,7 @@ def test_a_closed_thread_line_recalls_as_its_plan_on_its_day_without_the_clipped
 def test_a_name_a_person_gave_by_renaming_a_scene_is_never_renamed_back(tmp_path):
     store, first = _knee_store(tmp_path)
     repo = _rename_as_person(store, first, "diary.md")        # none of the topic's words
-    for row in RUNS:
+    for row in DRIFT:
         add(store, row)
         fold(store)
     assert store.scene_names() == ["diary.md"]
@@ -583,7 +589,7 @@ def test_long_memories_at_the_cap_stay_out_of_a_scene_they_are_not_about(tmp_pat
     # The roomiest scene is where a long memory goes only among the scenes it is about: an
     # unrelated garden scene filled with race reports would look like running and be merged.
     store = new_store(tmp_path / "s", max_scenes=3)
-    add(store, *KNEES, *RUNS)
+    add(store, *KNEES, *DRIFT)
     fold(store)
     add(store, ("g1", "Planted tomatoes and basil on the balcony garden.", "2026-04-01T09:00:00Z"),
         ("g2", "The balcony garden tomatoes need watering twice a day.", "2026-04-02T09:00:00Z"))

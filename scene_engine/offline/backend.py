@@ -505,7 +505,7 @@ class _OfflineWorker:
                 targets = self._nearest(memory, ORPHAN)
             else:
                 targets = []
-            if not (targets and self._place_near(memory, targets)):
+            if not (targets and self._place_near(memory, targets, clearly=scene is not None)):
                 unmatched.append(memory)
                 if targets:
                     overflow.append(memory)
@@ -531,14 +531,22 @@ class _OfflineWorker:
                 deferred.append(memory)
         return waiting + deferred
 
-    def _place_near(self, memory: Memory, targets: list[str]) -> bool:
+    def _place_near(self, memory: Memory, targets: list[str], clearly: bool = True) -> bool:
         """Put ``memory`` into the first of ``targets`` (its topic's scenes, nearest first)
         that can take it: as it is, or condensing that scene's old entries (deeper at the cap,
         rather than open a second scene of the same topic). A long memory (a third of a scene
-        or more) goes only where it fits without rolling up a scene's detail, while another
-        scene may still open for it."""
-        if self._is_long(memory) and len(self._live()) < self.limit:
-            targets = [n for n in targets if self._has_room(n, memory)]
+        or more) rolls a scene's detail up only when nothing else will do: below the cap it
+        goes only where it fits as it is (another scene may open for it); at the cap a scene
+        of ``targets`` with room comes first, then, unless the memory is ``clearly`` about
+        them (a memory alone near them is not), any scene with room."""
+        if self._is_long(memory):
+            roomy = [n for n in targets if self._has_room(n, memory)]
+            if len(self._live()) < self.limit:
+                targets = roomy
+            elif self._place(memory, roomy) or (not clearly and self._place(
+                    memory, [n for n in self._roomiest(self._nearest(memory), memory)
+                             if self._has_room(n, memory)])):
+                return True
         if self._place(memory, targets):
             return True
         return len(self._live()) >= self.limit and self._place(memory, targets, deep=True)
@@ -741,7 +749,7 @@ class _OfflineWorker:
         return (set(self._live()) | set(self.deleted) | set(self.job.context.existing)
                 | earlier | renamed | self.job.context.reserved)
 
-    def _merge_closest(self, least: float = 0.0, move_summary: bool = False) -> bool:
+    def _merge_closest(self, least: float = -1.0, move_summary: bool = False) -> bool:
         """Fold one scene into its closest peer and delete it (frees one place); False if no
         pair at least ``least`` alike in meaning can merge without losing what the merged-away
         scene holds. With ``move_summary`` a scene whose summary a person wrote may be the

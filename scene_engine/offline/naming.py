@@ -27,7 +27,7 @@ __all__ = ["CANDIDATES", "RENAME_RATIO", "fit", "name_words", "name_stem"]
 
 CANDIDATES = 8        # nouns and names considered for a name
 NAME_WORDS = 3        # words a name has at most
-RENAME_RATIO = 0.6    # a name is kept while it fits at least this share of the best one's fit
+RENAME_RATIO = 0.7    # a name is kept while it fits at least this share of the best one's fit
 
 Embed = Callable[[Sequence[str]], Any]
 
