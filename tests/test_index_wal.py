@@ -23,6 +23,8 @@ class NoModel:
     """An ``Embedder`` that never embeds: opening a vectors file needs no model."""
 
     name = "none"
+    key = "none"
+    dim = 4
 
     def passage(self, texts):
         raise AssertionError("nothing is embedded by opening")
@@ -57,7 +59,7 @@ def _open_scene_index(tmp_path, busy_seconds):
 
 def _open_vectors(tmp_path, busy_seconds):
     folder = tmp_path / ".scene-engine"
-    return folder / dense.FILE_NAME, lambda: dense.DenseIndex(
+    return folder / dense.file_name(NoModel()), lambda: dense.DenseIndex(
         folder, embedder=NoModel(), busy_seconds=busy_seconds)
 
 

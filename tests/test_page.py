@@ -3,7 +3,7 @@
 Playwright; nothing downloaded: the tests skip with a message only where no Chromium is
 installed, and ``.ci/run`` installs one).
 
-The store is the demo's (14 batches, offline) with two conversations extracted, so the
+The store is the demo's (offline) with two conversations extracted, so the
 review queue holds two pairs. Each test gets its own copy and its own server, stopped by
 pid. Screenshots of each page go to $SCENES_UI_SCREENSHOTS, else a temporary folder; the
 README's, ``docs/page.png``, is this file's ``scenes.png``.
@@ -47,6 +47,12 @@ Rui: The tomatoes in the north bed got blight after the long rain.
 
 # ---------------------------------------------------------------- the store and the server
 
+# The demo's scenes the tests open, by what they hold (their names follow the grouping):
+# filled by ``made``.
+DEMO: dict[str, str] = {}
+HOLDS = {"work": "Northwind", "rain": "heavy rain", "liwei": "红烧肉"}
+
+
 @pytest.fixture(scope="module")
 def made(tmp_path_factory) -> Path:
     """The demo store with two pairs queued for review, made once per module."""
@@ -54,6 +60,11 @@ def made(tmp_path_factory) -> Path:
     store, _, _ = build_demo(root)
     for name, text in (("standup.txt", STANDUP), ("garden.txt", GARDEN)):
         extract_file(store, text.encode(), name)
+    for key, words in HOLDS.items():
+        DEMO[key] = next(p.stem for p in sorted((root / "scenes").glob("*.md"))
+                         if words in p.read_text("utf-8"))
+    DEMO["count"] = str(len(list((root / "scenes").glob("*.md"))))
+    DEMO["last"] = str(store.load_state().batch)         # the demo's last batch
     return root
 
 
@@ -136,14 +147,14 @@ def test_without_the_token_the_page_shows_nothing(served):
 
 
 def test_the_token_in_the_url_sets_a_strict_cookie_and_leaves_the_address(served):
-    status, headers, _ = ask(served, "GET", f"/scene/run-rain?token={served.token}",
+    status, headers, _ = ask(served, "GET", f"/scene/{DEMO['rain']}?token={served.token}",
                              cookie=False)
-    assert status == 303 and headers["location"] == "/scene/run-rain"
+    assert status == 303 and headers["location"] == f"/scene/{DEMO['rain']}"
     cookie = headers["set-cookie"].lower()
     assert f"scenes_ui_{served.port}={served.token.lower()}" in cookie
     assert "httponly" in cookie and "samesite=strict" in cookie
     status, _, body = ask(served, "GET", "/")
-    assert status == 200 and "northwind-lisbon-engineer" in body
+    assert status == 200 and DEMO["work"] in body
 
 
 def test_another_host_name_is_refused(served):
@@ -155,20 +166,20 @@ def test_another_host_name_is_refused(served):
 def test_a_change_from_another_origin_or_without_the_form_token_is_refused(served,
                                                                            store_root):
     before = head(store_root)
-    status, _, body = ask(served, "POST", "/undo", body=f"csrf={served.token}&batch=14",
+    status, _, body = ask(served, "POST", "/undo", body=f"csrf={served.token}&batch={DEMO['last']}",
                           headers={"Origin": "http://evil.example"})
     assert status == 403 and "another site" in body
-    status, _, body = ask(served, "POST", "/undo", body="batch=14",
+    status, _, body = ask(served, "POST", "/undo", body=f"batch={DEMO['last']}",
                           headers={"Origin": served.base})
     assert status == 403 and "token" in body
-    status, _, body = ask(served, "POST", "/undo", body=f"csrf={served.token}&batch=14",
+    status, _, body = ask(served, "POST", "/undo", body=f"csrf={served.token}&batch={DEMO['last']}",
                           cookie=False)
     assert status == 403
     assert head(store_root) == before           # nothing was undone
     status, headers, _ = ask(served, "POST", "/undo",
-                             body=f"csrf={served.token}&batch=14&action=undo",
+                             body=f"csrf={served.token}&batch={DEMO['last']}&action=undo",
                              headers={"Origin": served.base})
-    assert status == 303 and "batch+14+undone" in headers["location"]
+    assert status == 303 and f"batch+{DEMO['last']}+undone" in headers["location"]
     assert head(store_root) != before
 
 
@@ -178,7 +189,7 @@ def test_a_change_from_another_origin_or_without_the_form_token_is_refused(serve
     "/scene/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
     "/scene/..",
     "/scene/.scene-engine",
-    "/scene/run-rain/..%2F..%2Fpersona",
+    "/scene/no-such-scene/..%2F..%2Fpersona",
     "/static/..%2F..%2Fapp.py",
     "/static/../app.py",
     "/memory/..%2F..%2Fstate.json",
@@ -193,21 +204,21 @@ def test_path_tricks_in_names_read_no_file(served, path):
 
 
 def test_scene_text_is_shown_never_run(served, store_root):
-    scene = store_root / "scenes" / "run-rain.md"
+    scene = store_root / "scenes" / f"{DEMO['rain']}.md"
     scene.write_text(scene.read_text("utf-8") + "\n<script>alert('x')</script>\n"
                      "[click](javascript:alert(1))\n", encoding="utf-8")
-    status, _, body = ask(served, "GET", "/scene/run-rain")
+    status, _, body = ask(served, "GET", f"/scene/{DEMO['rain']}")
     assert status == 200
     assert "<script>alert" not in body and "&lt;script&gt;alert" in body
     assert 'href="javascript:' not in body
 
 
 def test_a_huge_scene_opens_as_text_and_hand_added_header_keys_show(served, store_root):
-    scene = store_root / "scenes" / "run-rain.md"
+    scene = store_root / "scenes" / f"{DEMO['rain']}.md"
     text = scene.read_text("utf-8").replace("---\n", "---\npinned: true\n", 1)
     line = "- 2020-01-01: Ran <b>five</b> km along the river before work, slowly.\n"
     scene.write_text(text + line * 45_000, encoding="utf-8")            # about 3 MB
-    status, _, body = ask(served, "GET", "/scene/run-rain")   # rendered, it took 4-5 s
+    status, _, body = ask(served, "GET", f"/scene/{DEMO['rain']}")   # rendered, it took 4-5 s
     assert status == 200 and "shown as written, not rendered" in body
     assert "&lt;b&gt;five&lt;/b&gt;" in body and "<b>five" not in body
     assert "<dt>pinned</dt>" in body
@@ -247,19 +258,19 @@ def _post(served: Served, path: str, form: str) -> tuple[int, dict, str]:
 
 def test_an_undo_button_seen_before_another_change_does_not_do_the_opposite(served,
                                                                              store_root):
-    """Two tabs show "Undo batch 14"; the first undoes it; the second is refused, not a
+    """Two tabs show "Undo batch N" (the last); the first undoes it; the second is refused, not a
     redo (and the same for "Redo"): the button says which way the person meant."""
-    assert _post(served, "/undo", "batch=14&action=undo")[0] == 303
+    assert _post(served, "/undo", f"batch={DEMO['last']}&action=undo")[0] == 303
     undone = head(store_root)
-    status, _, body = _post(served, "/undo", "batch=14&action=undo")
-    assert status == 409 and "batch 14 is undone already" in body
+    status, _, body = _post(served, "/undo", f"batch={DEMO['last']}&action=undo")
+    assert status == 409 and f"batch {DEMO['last']} is undone already" in body
     assert head(store_root) == undone                       # nothing changed
-    assert _post(served, "/undo", "batch=14&action=redo")[0] == 303
+    assert _post(served, "/undo", f"batch={DEMO['last']}&action=redo")[0] == 303
     redone = head(store_root)
-    status, _, body = _post(served, "/undo", "batch=14&action=redo")
-    assert status == 409 and "batch 14 is live already" in body
+    status, _, body = _post(served, "/undo", f"batch={DEMO['last']}&action=redo")
+    assert status == 409 and f"batch {DEMO['last']} is live already" in body
     assert head(store_root) == redone
-    status, _, body = _post(served, "/undo", "batch=14")     # which way, unsaid: refused
+    status, _, body = _post(served, "/undo", f"batch={DEMO['last']}")     # which way, unsaid: refused
     assert status == 400 and head(store_root) == redone
     status, _, body = _post(served, "/undo", "action=undo&batch=" + "1" * 200_000)
     assert status == 409 and "is neither a batch number nor a commit" in body   # was a 500:
@@ -269,26 +280,26 @@ def test_an_undo_button_seen_before_another_change_does_not_do_the_opposite(serv
 
 
 def test_a_scene_timeline_shows_its_digests_too(served, store_root):
-    scene = store_root / "scenes" / "run-rain.md"
+    scene = store_root / "scenes" / f"{DEMO['rain']}.md"
     text = scene.read_text("utf-8").replace(
         "## Timeline (UTC)\n", "## Timeline (UTC)\n- 2025-Q3 (digest): 4 Jul–29 Sep ×6: Ran "
         "along the river\n- 2025-10 (digest): 2–30 Oct ×4: Intervals on the track\n", 1)
     assert "(digest)" in text, "the demo scene has a timeline section"
     scene.write_text(text, encoding="utf-8")
-    status, _, body = ask(served, "GET", "/scene/run-rain/timeline")
+    status, _, body = ask(served, "GET", f"/scene/{DEMO['rain']}/timeline")
     assert status == 200
     assert "2025-Q3 (digest)" in body and "Ran along the river" in body
     assert "2025-10 (digest)" in body and "Intervals on the track" in body
 
 
 def test_an_old_scene_name_leads_to_the_scene_that_took_it_in(served, store_root):
-    scene = store_root / "scenes" / "run-rain.md"
+    scene = store_root / "scenes" / f"{DEMO['rain']}.md"
     text = scene.read_text("utf-8")
     scene.write_text(text.replace("---\n", "---\nmerged_from: [rainy-runs.md]\n", 1),
                      encoding="utf-8")
     status, headers, _ = ask(served, "GET", "/scene/rainy-runs/history")
-    assert status == 303 and headers["location"].startswith("/scene/run-rain.md/history?")
-    assert "renamed+or+merged+into+run-rain.md" in headers["location"]
+    assert status == 303 and headers["location"].startswith(f"/scene/{DEMO['rain']}.md/history?")
+    assert f"renamed+or+merged+into+{DEMO['rain']}.md" in headers["location"]
     status, _, body = ask(served, "GET", "/scene/never-was")
     assert status == 404 and "no scene named never-was.md" in body
 
@@ -370,15 +381,15 @@ def test_opening_the_page_with_and_without_the_token(page, served, shots):
     page.goto(served.url)
     assert page.url == served.base + "/"               # the token left the address
     rows = page.locator("table.scenes tbody tr")
-    assert rows.count() == 14
+    assert rows.count() == int(DEMO["count"])
     assert page.locator("svg.picture").count() == 2
     snap(page, shots, "scenes")
 
 
 def test_a_scene_its_timeline_history_and_blame(page, served, shots):
     page.goto(served.url)
-    page.click("table.scenes >> text=northwind-lisbon-engineer")
-    page.wait_for_url("**/scene/northwind-lisbon-engineer.md")
+    page.click(f"table.scenes >> text={DEMO['work']}")
+    page.wait_for_url(f"**/scene/{DEMO['work']}.md")
     assert page.locator("article.scene").inner_text().count("Northwind") >= 2
     snap(page, shots, "scene")
     page.click("nav.tabs >> text=Timeline")
@@ -511,11 +522,11 @@ def test_undo_from_the_history_refused_on_conflict_then_done(page, served, shots
     expect(page.locator("p.refused")).to_contain_text("batch 2")
     assert head(store_root) == before
     snap(page, shots, "undo-refused")
-    page.click("button:text-is('Undo batch 14')")
-    expect(page.locator("p.said")).to_contain_text("batch 14 undone")
+    page.click(f"button:text-is('Undo batch {DEMO['last']}')")
+    expect(page.locator("p.said")).to_contain_text(f"batch {DEMO['last']} undone")
     expect(page.locator("tr.undone")).to_have_count(1)
-    page.click("button:text-is('Redo batch 14')")
-    expect(page.locator("p.said")).to_contain_text("batch 14 done again")
+    page.click(f"button:text-is('Redo batch {DEMO['last']}')")
+    expect(page.locator("p.said")).to_contain_text(f"batch {DEMO['last']} done again")
 
 
 def test_a_batch_shows_its_memories_ledger_and_diff(page, served, shots):
@@ -534,8 +545,8 @@ def test_reading_works_with_javascript_off(browser, served, shots):
     page = context.new_page()
     try:
         page.goto(served.url)
-        assert page.locator("table.scenes tbody tr").count() == 14
-        page.click("table.scenes >> text=李伟-红烧肉-上海")
+        assert page.locator("table.scenes tbody tr").count() == int(DEMO["count"])
+        page.click(f"table.scenes >> text={DEMO['liwei']}")
         page.wait_for_selector("article.scene")
         assert "红烧肉" in page.locator("article.scene").inner_text()
         page.click("nav.tabs >> text=Who wrote each line")

@@ -210,13 +210,19 @@ def test_scenes_a_person_must_fix_filling_the_cap_doctor_and_batch_agree(tmp_pat
 
 # ---------------------------------------------------------------- item 4: one timeline
 
-@pytest.mark.parametrize("copied", ["flat-marvila-percent.md", "run-rain.md"])
-def test_a_merge_after_a_hand_copied_scene_keeps_one_timeline_heading(tmp_path, copied):
+@pytest.mark.parametrize("holding", ["Marvila", "heavy rain"])
+def test_a_merge_after_a_hand_copied_scene_keeps_one_timeline_heading(tmp_path, holding):
     root = tmp_path / "d"
     assert runner.invoke(app, ["demo", str(root)]).exit_code == 0
     scenes = root / "scenes"
-    (scenes / "my-notes-copy.md").write_text((scenes / copied).read_text("utf-8"), "utf-8")
+    copied = next(p for p in sorted(scenes.glob("*.md")) if holding in p.read_text("utf-8"))
+    (scenes / "my-notes-copy.md").write_text(copied.read_text("utf-8"), "utf-8")
     write_scene(root, "knitting.md", "Knitting notes", "I knit scarves in winter.")
+    # A cap the store is now over: the next batch must merge (the copy with its original).
+    config = root / ".scene-engine" / "config.toml"
+    count = len(list(scenes.glob("*.md")))
+    config.write_text(config.read_text("utf-8").replace("max_scenes = 15", f"max_scenes = "
+                                                        f"{count}"), "utf-8")
     commit_by_hand(root, "hand edit: copy")
     result = ingest(root, "Ran a 10 km run in the rain again.")
     assert result.exit_code == 0, result.output

@@ -68,7 +68,7 @@ def check_output(line: str, done: subprocess.CompletedProcess) -> None:
     words = line.split()
     command = words[1] if len(words) > 1 else ""
     expected = {"show": "## Timeline", "blame": "demo-", "recall": "## Passages",
-                "doctor": "doctor: ok", "list": "northwind-lisbon-engineer.md",
+                "doctor": "doctor: ok", "list": ".md",
                 "log": "batch ", "status": '"pending"'}.get(command)
     if command == "search" and "--memories" in words:
         expected = "demo-"

@@ -498,6 +498,9 @@ class _OfflineWorker:
         overflow: list[Memory] = []      # of a topic whose scenes are full
         for i, memory in enumerate(order):
             scene = decided.joins.get(i)
+            answered = self._settled_by(memory)
+            if answered and self._place_near(memory, answered):
+                continue
             if scene is not None:
                 targets = [live[scene], *(n for n in self._nearest(memory, JOIN)
                                           if n != live[scene])]
@@ -667,7 +670,8 @@ class _OfflineWorker:
         (``threads.closes``) move to the timeline on their own day with its outcome. True
         when it opened a thread."""
         text = self._fitting(memory.content)
-        settled = [t for t in draft.threads if t.day <= day and threads.closes(t, text)]
+        settled = [t for t in draft.threads if t.day <= day
+                   and threads.closes(t, text, self._answer(t, memory))]
         opened = None if settled or is_pinned(draft.meta) or not may_open \
             else threads.opens(text)
         if opened:
@@ -679,6 +683,28 @@ class _OfflineWorker:
             draft.entries.append(Entry(thread.day, threads.closed_text(thread, day, text),
                                        fresh=True, ids=thread.ids))
         return opened is not None
+
+    def _answer(self, thread: threads.Thread, memory: Memory) -> float | None:
+        """The sentence encoder's cosine of ``thread`` and ``memory`` (None without one)."""
+        if self.job.embed is None:
+            return None
+        a, b = self.job.embed([thread.text, memory.content])
+        return Space.cosine(a, b)
+
+    def _settled_by(self, memory: Memory) -> list[str]:
+        """Scenes with an open thread ``memory`` settles (``threads.closes``): a decided
+        question goes where it was asked, whatever else it talks about."""
+        day = memory.created_at.astimezone(self.tz).date().isoformat()
+        found = []
+        for name in self._live():
+            open_ = bool(self.drafts[name].threads) if name in self.drafts \
+                else threads.HEADING in self.docs.get(name, "")
+            if not open_ or is_pinned(self._draft(name).meta):
+                continue
+            if any(t.day <= day and threads.closes(t, memory.content, self._answer(t, memory))
+                   for t in self._draft(name).threads):
+                found.append(name)
+        return found
 
     def _fitting(self, text: str) -> str:
         """A memory longer than a whole scene keeps its beginning (the journal keeps all)."""

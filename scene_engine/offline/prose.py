@@ -5,7 +5,8 @@ says, in the language most of its entries are in (issue 13): what it is about (i
 nouns and names, joined as a reader says them, words said together kept together:
 ``offline_words.topic_phrase``, issue 23), the span it covers and how many entries (one per
 timeline bullet, a digest one too: issue 23 item 6), then the latest change, quoted (the
-first ``LATEST_CHARS``, so a very long memory never fills the header):
+first whole clauses within ``LATEST_CHARS``, so a very long memory never fills the header;
+never a word or a clause cut short: ``shorten``):
 
     Kafka and order service: 14 entries from January to December 2026. Latest (2 Dec): We
     decided to keep RabbitMQ for the small internal notification jobs and Kafka for orders.
@@ -13,11 +14,18 @@ first ``LATEST_CHARS``, so a very long memory never fills the header):
     年糕、芝麻和猫：2026年1月至11月的13条记录。最近（11月21日）：年糕和芝麻现在会一起睡觉了。
 
 An open thread, when there is one, is named instead of a second entry count: "1 open: …".
+
+``shorten`` is how the offline backend says less of a fact without cutting it (issue 36 item
+4: no line cut mid-sentence): its first whole clauses, or, where even the first is too long,
+a phrase of its own nouns and names (``name_of``); never a cut word and no "…".
 """
 
 from __future__ import annotations
 
+import re
+
 from scene_engine.core.periods import first_day, last_day, parse_fact
+from scene_engine.core.text import is_cjk_text
 from scene_engine.core.when import MONTH_ABBREVIATIONS
 from scene_engine.offline.words import language, topic_phrase
 
@@ -66,13 +74,82 @@ def summary(days: list[tuple[str, str]], open_threads: list[str], fallback: str 
 
 
 def _clip(text: str, lang: str) -> str:
-    text = " ".join(text.split())
+    """``text`` within ``LATEST_CHARS`` by whole clauses (``shorten``); a first clause of
+    more than twice that is named by its nouns (``name_of``) instead."""
     limit = LATEST_CHARS[lang]
-    if len(text) <= limit:
+    said = shorten(text, limit, chars=True)
+    if len(said) <= 2 * limit:
+        return said
+    return name_of(said, lang) or said
+
+
+# Where a clause ends: after , ; : . ! ? (and a space), before a dash or an arrow between
+# spaces, after a Chinese clause mark. Not after an abbreviation ("Dr. Okafor"), a number's
+# own comma or point ("120,000", "1.5"), or a date's colon ("→ 2026-03-18: ...").
+_BOUNDARY = re.compile(r"(?<=[,;:.!?])\s+|\s+(?=[—–→]\s)|(?<=[，；：。！？、])")
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:Dr|Mr|Mrs|Ms|Mx|St|Prof|Jr|Sr|vs|etc|e\.g|i\.e|No)\.$",
+                           re.I)
+_DATE_COLON = re.compile(r"\d{4}-\d{2}(?:-\d{2})?:$")
+CUT_MARKS = ("…", "...")
+_CLAUSE_MARKS = ",;:.!?，；：。！？、—–→ "
+
+
+def clauses(text: str) -> list[str]:
+    """``text`` (one line) as its clauses in order, each with its own closing mark; joined
+    they give the text back."""
+    text = " ".join(text.split())
+    pieces, start = [], 0
+    for found in _BOUNDARY.finditer(text):
+        before = text[start:found.start()]
+        if not before.strip() or _ABBREVIATION.search(before) or _DATE_COLON.search(before):
+            continue
+        pieces.append(text[start:found.end()])
+        start = found.end()
+    if start < len(text):
+        pieces.append(text[start:])
+    return pieces
+
+
+def _weight(text: str, chars: bool) -> int:
+    """The size of ``text``: characters, or words (a Chinese text: half its characters)."""
+    if chars:
+        return len(text)
+    return (len(text) + 1) // 2 if is_cjk_text(text) else len(text.split())
+
+
+def whole(text: str) -> str:
+    """``text`` without a clause it ends on cut short (an older line that ends in "…"): its
+    whole clauses before it; as it is when it was not cut, or when no whole clause is left."""
+    text = " ".join(text.split())
+    if not text.endswith(CUT_MARKS):
         return text
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    return (cut[:space] if lang == "en" and space > limit // 2 else cut).rstrip(",;: ") + "…"
+    parts = clauses(text)[:-1]
+    kept = "".join(parts).rstrip(_CLAUSE_MARKS)
+    return kept if kept else text
+
+
+def shorten(text: str, limit: int, chars: bool = False) -> str:
+    """``text`` on one line, or when it is longer than ``limit`` words (``chars``:
+    characters; Chinese: ``2 * limit`` characters) its first whole clauses within that, at
+    least the first one; the mark that closed the last one left off. Never a word or a
+    clause cut short, and no "…" (a text that ends cut short, ``whole``, loses that clause)."""
+    text = whole(text)
+    if _weight(text, chars) <= limit:
+        return text
+    parts = clauses(text)
+    kept = parts[0]
+    for part in parts[1:]:
+        if _weight((kept + part).rstrip(_CLAUSE_MARKS), chars) > limit:
+            break
+        kept += part
+    return kept.rstrip(_CLAUSE_MARKS) or text
+
+
+def name_of(text: str, lang: str | None = None) -> str:
+    """A short phrase of ``text``'s own nouns and names (``words.topic_phrase``: ``Harrow,
+    Finch and job``), what a fact is named by where not even its first clause fits; "" when
+    it has none."""
+    return topic_phrase([text], lang or ("zh" if is_cjk_text(text) else "en"))
 
 
 def _month(day: str, end: bool = False) -> tuple[int, int] | None:

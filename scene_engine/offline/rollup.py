@@ -10,27 +10,30 @@ sentence led by its date range, separated by ``; ``:
 The steps, each applied only while the scene is still too long:
 
 1. **depth 1** (a month): the oldest day entry joins its month's digest. Facts of one theme
-   (the same subject doing the same kind of thing: ``same_theme``) become one fact with their
-   date range and count, said in the words of the most typical of them; a fact of its own is
-   kept as said (cut to ``DEPTH_WORDS[1]`` words).
+   (the same subject doing the same kind of thing, said again: ``same_theme``) become one
+   fact with their date range and count, said in the words of the most typical of them; a
+   fact of its own is kept as said.
 2. the oldest open thread of an earlier batch moves to the timeline ("left open"), so it can
    roll up too.
 3. **depth 2** (a quarter), then **depth 3** (a year): a month digest joins its quarter's, a
-   quarter digest its year's. Density grows with depth: milestones (``is_milestone``: a move, a
-   new job, an engagement, a death, a diagnosis, a purchase of note) are always kept; key
-   decisions (``threads.settles``) at depth 2; themes said several times at depth 2 and the
-   largest ones at depth 3; every fact shorter at each depth. A depth-2 digest is shorter than
-   its children.
+   quarter digest its year's: every fact is kept, and themes told again across the months
+   merge. A fact is said whole (one of more than ``FACT_WORDS`` words: its first whole
+   clauses within them, ``prose.shorten``; never a word cut, no "…"). A depth-2 digest is
+   shorter than its children.
 4. **depth 4** (a span of years, ``- 2001–2027 (digest): 13 Jan 2001–21 Sep 2026 ×20: fact``):
    while a scene holds more than ``YEARS_APART`` digests of a year or more, its two oldest
    roll into the span of their years (before this year's months go deeper: older is coarser);
-   a span keeps its milestones (those of one theme told again merged) and its largest themes.
-5. year digests keep only their milestones and their largest theme, cut shorter; then the two
-   oldest years roll into a span even when there are few.
+   its milestones of one theme told again merge too. Then the two oldest years roll into a
+   span even when there are few.
+5. the digests give up whole facts, one at a time, the least of note first (``give_ups``):
+   what the scene says elsewhere too (the same kind of day said again, in another period or
+   on a day of its own) before what only this fact says, a name or a place (``note``);
+   never a milestone (``is_milestone``: a move, a first or new job, an engagement, a death,
+   a diagnosis, a purchase of note), never a digest's last fact.
 6. the last resort, when no scene takes a memory by the steps above (scenes too small for
-   their rollups: ``max_scene_chars`` near its minimum): the oldest digest gives up its
-   oldest facts one by one, milestones last, and its one fact left is cut to a few words
-   (``squeeze``). A scene that is still too long
+   their rollups: ``max_scene_chars`` near its minimum): milestones too are given up, least
+   of note first, and a digest's one fact left is named by its own nouns and names
+   (``prose.name_of``; ``squeezes``). A scene that is still too long
    (this batch's entries fill it) takes the memory nowhere: it goes to another scene, or
    waits for the next batch, when this batch's entries may roll up in turn.
 
@@ -63,16 +66,17 @@ from scene_engine.core.periods import (
     years,
 )
 from scene_engine.core.text import is_cjk_text
+from scene_engine.offline.prose import name_of, shorten, whole
 from scene_engine.offline.threads import Thread, settles
 from scene_engine.offline.timeline import Draft, Entry, size
-from scene_engine.offline.words import analyzer, specificity
+from scene_engine.offline.words import analyzer, specificity, words
 
-# Words a fact keeps at each depth (CJK: twice as many characters): a milestone keeps more.
-DEPTH_WORDS = {1: 20, 2: 10, 3: 7, 4: 6}
-MILESTONE_WORDS = {1: 24, 2: 14, 3: 10, 4: 8}
-DEPTH3_THEMES = 3            # the largest themes a year digest still names
-DEPTH4_THEMES = 2            # ... and a span of years
-SQUEEZE_WORDS = 3            # words the one fact of a squeezed digest keeps (``squeeze``)
+# A fact is said whole; only one longer than this many words (CJK: twice as many characters)
+# is said by its first whole clauses within them (``prose.shorten``): a first clause that is
+# shorter than its fact loses its names and places ("Got the keys to my first flat").
+FACT_WORDS = 30
+NAME_NOTE = 2.0              # a name or place only this fact says weighs this much (``note``)
+GIVE_UP_TRIES = 8            # facts tried, least of note first, for one fact given up
 YEARS_APART = 3              # year digests a full scene keeps before its oldest join a span
 SAME_THEME = 0.5             # shared specificity (of the smaller fact's) for one theme
 SEPARATOR = "; "
@@ -81,7 +85,9 @@ _COUNTED = re.compile(r"^\d+ entries: ")            # an older digest's leading 
 _MORE = re.compile(r"^\d+ more(?: \(.*\))?$")       # an older digest's "N more (words)"
 _EN_MILESTONE = re.compile(
     r"\b(?:mov(?:ed|ing) (?:to|into|out|house|back)|relocat\w*|new job|(?:start|began)\w* (?:a |my |"
-    r"the |his |her )?(?:new )?(?:job|role|position)|hired|quit|resign\w*|retir\w*|fired|laid off|"
+    r"the |his |her )?(?:new |first )?(?:job|role|position)|(?:my|our|her|his) first (?:job|flat|"
+    r"home|house|apartment|child|baby)|keys to (?:my|our|the) (?:first |new )?(?:flat|home|house|"
+    r"apartment)|hired|quit|resign\w*|retir\w*|fired|laid off|"
     r"promot\w*|engaged|married|wedding|divorc\w*|broke up|pregnan\w*|gave birth|was born|"
     r"born|died|passed away|funeral|diagnos\w*|surgery|operation|graduat\w*|adopt\w*|"
     r"bought (?:a |an |our |my |the )?(?:house|home|car|flat|apartment|condo)|"
@@ -135,24 +141,6 @@ def digest_ids(text: str) -> list[str]:
     return [i for fact in text.split(SEPARATOR) for i in cited(fact)[1]]
 
 
-def quote(fact: str, words: int) -> str:
-    """``fact`` cut to its first ``words`` words as said (CJK: ``2 * words`` characters),
-    "…" when cut; a fact of one sentence or less is never paraphrased."""
-    fact = " ".join(fact.split())
-    if is_cjk_text(fact):
-        if len(fact) <= 2 * words:
-            return fact
-        end = 2 * words
-        while end < len(fact) and fact[end - 1].isascii() and fact[end - 1].isalnum() \
-                and fact[end].isascii() and fact[end].isalnum():
-            end += 1       # never cut a number or a name in Latin letters (钓了3… of 钓了35条)
-        return fact if end >= len(fact) else fact[:end].rstrip("，、；： ") + "…"
-    tokens = fact.split(" ")
-    if len(tokens) <= words:
-        return fact
-    return " ".join(tokens[:words]).rstrip(",;:") + "…"
-
-
 def condense(draft: Draft, limit: int, zone: str, deep: bool = True,
              check: Callable[[Draft], bool] | None = None, squeeze: bool = False) -> bool:
     """Make ``draft``'s body fit ``limit`` characters by rolling up its oldest engine-written
@@ -164,11 +152,13 @@ def condense(draft: Draft, limit: int, zone: str, deep: bool = True,
     roll = _Roller(draft)
     steps: list[Callable[[], bool]] = [lambda: roll.oldest(_is_day, 1)]
     if deep:
+        # Each fact that may be given up is one way: the rule may refuse one and accept
+        # another.
         steps += [roll.retire_thread, lambda: roll.merge_years(YEARS_APART),
                   lambda: roll.oldest(_is_month, 2), lambda: roll.oldest(_is_quarter, 3),
-                  roll.thin_year, lambda: roll.merge_years(1)]
+                  lambda: roll.merge_years(1),
+                  lambda: any(_kept(draft, way, check) for way in roll.give_ups())]
     if deep and squeeze:
-        # Each way to squeeze is one step: the rule may refuse one and accept another.
         steps.append(lambda: any(_kept(draft, way, check) for way in roll.squeezes()))
     # After any step, start again from the first: a retired thread is a day entry that
     # rolls up at depth 1 before any month goes deeper.
@@ -200,10 +190,6 @@ def _is_month(entry: Entry) -> bool:
 
 def _is_quarter(entry: Entry) -> bool:
     return entry.digest and "-Q" in entry.day
-
-
-def _is_year(entry: Entry) -> bool:
-    return entry.digest and len(entry.day) == 4
 
 
 def _period(day: str, depth: int) -> str:
@@ -295,36 +281,40 @@ class _Roller:
         self.draft.entries.append(Entry(thread.day, thread.text.rstrip(".。") + left))
         return True
 
-    def thin_year(self) -> bool:
-        """Cut the oldest year digest that still says more than its milestones and its largest
-        theme down to them (cut shorter); False when every year digest is down to that. A
-        year keeps at least one line: what the scene was about then."""
-        for entry in sorted(self._movable(_is_year), key=lambda e: e.day):
-            facts = _facts(entry)
-            largest = max(facts, key=lambda f: (f.times, f.start)) if facts else None
-            kept = [replace(f, text=quote(f.text, DEPTH_WORDS[3])) for f in facts
-                    if f.milestone or f is largest]
-            text = _join(kept)
-            if text and text != entry.text:
-                self._replace(entry, replace(entry, text=text))
-                return True
-        return False
+    def _candidates(self, milestones: bool) -> list[tuple[Entry, list[Fact], Fact]]:
+        """(digest, its facts, a fact it may give up) for every fact of the movable digests
+        but a digest's last one (and, unless ``milestones``, but a milestone), the least of
+        note first (``note``; ties: the oldest first)."""
+        digests = [(e, _facts(e)) for e in self._movable(lambda e: e.digest)]
+        found = [(e, facts, f) for e, facts in digests if len(facts) > 1 for f in facts
+                 if milestones or not f.milestone]
+        if not found:
+            return []
+        notes = _notes(self.draft, digests)
+        return sorted(found, key=lambda c: (c[2].milestone, notes[id(c[2])], c[2].start,
+                                            c[2].end, sort_key(c[0].day)))
+
+    def give_ups(self) -> list[Callable[[], bool]]:
+        """The ways to give up one whole fact of the scene's digests, in order (step 5 of the
+        module docstring): the least of note first, never a milestone, never a digest's last
+        fact. The digest still covers its period, so ``trace`` finds the memory and the
+        journal keeps its words. Each way returns True when it changed the draft."""
+        return [self._way(entry, [f for f in facts if f is not drop])
+                for entry, facts, drop in self._candidates(False)[:GIVE_UP_TRIES]]
 
     def squeezes(self) -> list[Callable[[], bool]]:
         """The last resort of a scene too small for its rollups (``max_scene_chars`` near
-        its minimum), as the ways to take it, in order: a digest, oldest first, gives up one
-        of its facts (oldest first; never the one it keeps longest: a milestone, then the
-        theme said most often, then the latest), or has one cut to ``SQUEEZE_WORDS``. The
-        digest still covers its period, so ``trace`` finds its memories and the journal keeps
-        their words. Each way returns True when it changed the draft."""
-        ways: list[Callable[[], bool]] = []
+        its minimum), as the ways to take it, in order: a fact given up, milestones too (the
+        least of note first, a digest's last fact never); then a digest's one fact named by
+        its own nouns and names (``prose.name_of``) instead of a sentence. The digest still
+        covers its period, so ``trace`` finds its memories and the journal keeps their
+        words. Each way returns True when it changed the draft."""
+        ways = [self._way(entry, [f for f in facts if f is not drop])
+                for entry, facts, drop in self._candidates(True)[:GIVE_UP_TRIES]]
         for entry in sorted(self._movable(lambda e: e.digest), key=lambda e: sort_key(e.day)):
-            facts = sorted(_facts(entry), key=lambda f: (f.start, f.end))
-            kept = max(facts, key=lambda f: (f.milestone, f.times, f.start), default=None)
-            ways += [self._way(entry, [f for f in facts if f is not drop])
-                     for drop in facts if drop is not kept]
-            ways += [self._way(entry, [replace(f, text=quote(f.text, SQUEEZE_WORDS))
-                                       if f is cut else f for f in facts]) for cut in facts]
+            facts = _facts(entry)
+            if len(facts) == 1 and (named := name_of(facts[0].text)):
+                ways.append(self._way(entry, [replace(facts[0], text=named)]))
         return ways
 
     def _way(self, entry: Entry, facts: list[Fact]) -> Callable[[], bool]:
@@ -346,12 +336,12 @@ def _facts(entry: Entry) -> list[Fact]:
     """The facts of a day entry (one per sentence-run: the entry) or of a digest line (older
     digest forms read too: citations, counts and "N more" dropped)."""
     if not entry.digest:
-        text = " ".join(entry.text.split())
+        text = whole(entry.text)
         return [Fact(entry.day, entry.day, text)] if text else []
     body = _COUNTED.sub("", entry.text)
     out = []
     for part in (p for p in body.split(SEPARATOR) if p.strip()):
-        plain = cited(part)[0].strip()
+        plain = whole(cited(part)[0])     # an older digest's fact cut short: its whole clauses
         if _MORE.match(plain):
             continue
         found = parse_fact(plain, entry.day)
@@ -411,24 +401,43 @@ def _merge(group: list[Fact]) -> Fact:
 
 def render(facts: list[Fact], depth: int) -> str:
     """The text of a digest line of ``depth`` (1 month, 2 quarter, 3 year, 4 span) holding
-    ``facts``: merged by theme, kept or left out by depth (see the module docstring), oldest
-    first; the theme of the last of ``facts`` (the one rolled in) is kept too."""
-    groups = themes(facts, milestones=depth == 4)
-    merged = [_merge(g) for g in groups]
-    # The theme of the last fact given (the entry rolled in, after the digest it joins) is
-    # kept too: it is the period's latest word, and the coverage rule asks that what was
-    # rolled in be found in the digest (the next roll gives it up unless it is of note).
-    last = [m for m, g in zip(merged, groups, strict=True)
-            if facts and any(f is facts[-1] for f in g)]
-    if depth == 2:
-        merged = [f for f in merged if f.milestone or f.decision or f.times > 1 or f in last]
-    elif depth >= 3:
-        big = sorted((f for f in merged if not f.milestone and f.times > 1),
-                     key=lambda f: (-f.times, f.start))[:DEPTH3_THEMES if depth == 3
-                                                        else DEPTH4_THEMES]
-        merged = [f for f in merged if f.milestone or f in big or f in last]
-    return _join([replace(f, text=quote(f.text, (MILESTONE_WORDS if f.milestone else DEPTH_WORDS)
-                                          [depth])) for f in merged], in_span=depth == 4)
+    ``facts``: merged by theme, every theme kept, oldest first, each said whole (see the
+    module docstring). Facts are given up only when the scene needs the room
+    (``_Roller.give_ups``), not here."""
+    merged = [_merge(g) for g in themes(facts, milestones=depth == 4)]
+    return _join([replace(f, text=shorten(f.text, FACT_WORDS)) for f in merged],
+                 in_span=depth == 4)
+
+
+def _names(text: str) -> set[str]:
+    """The keys of ``text``'s names: words written with a capital inside a sentence
+    (``words.words``: ``Porto``, ``Gwen``)."""
+    return {key for key, surface in words(text) if surface[:1].isupper()}
+
+
+def _notes(draft: Draft, digests: list[tuple[Entry, list[Fact]]]) -> dict[int, float]:
+    """``note`` of every fact of ``digests`` (by ``id``) against the rest of ``draft``."""
+    rolled = {id(e) for e, _ in digests}
+    units = [set(analyzer(e.text)) for e in draft.entries if id(e) not in rolled]
+    units += [set(analyzer(t.text)) for t in draft.threads]
+    units += [set(analyzer(line)) for line in (draft.head + "\n" + draft.tail).split("\n")
+              if line.strip()]
+    own = [(f, set(analyzer(f.text))) for _, facts in digests for f in facts]
+    counts: dict[str, int] = {}
+    for terms in [*units, *(t for _, t in own)]:
+        for term in terms:
+            counts[term] = counts.get(term, 0) + 1
+    return {id(f): note(terms, counts, _names(f.text)) for f, terms in own}
+
+
+def note(terms: set[str], counts: dict[str, int], names: set[str] = frozenset()) -> float:
+    """How much a fact says that its scene says nowhere else: the ``specificity`` of each of
+    its ``terms`` no other line or fact has (``counts``: in how many of the scene's lines
+    and facts, this one included, each term is), a name or place (``names``) ``NAME_NOTE``
+    times as much. The same kind of day said again notes 0; a first job, a manager's name,
+    a first home note most."""
+    return sum(specificity(t) * (NAME_NOTE if t in names else 1.0)
+               for t in terms if counts.get(t, 0) <= 1)
 
 
 def _join(facts: list[Fact], in_span: bool = False) -> str:

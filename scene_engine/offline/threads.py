@@ -3,8 +3,9 @@
 A memory that says something is not settled yet — "thinking about adopting a second cat",
 "preparing for the CKA exam", 打算 / 准备 / 考虑 / 要不要 — opens a thread: it goes into the
 scene's ``## Open threads`` section with what would close it (a decision, a result, done or
-dropped). A later memory of the same scene that settles it — shares its topic words and says
-it happened or was decided ("Passed the CKA exam", 领养了, "Decided against") — closes it:
+dropped). A later memory that settles it — near it in meaning (the sentence encoder) and
+saying it happened or was decided ("Passed the CKA exam", 领养了, "Decided against") — goes
+to its scene and closes it:
 the thread moves to the timeline, on its own day, with the outcome and the day it closed.
 Issue 13 ("open threads"). Pure functions; ``timeline`` keeps the section in a scene.
 
@@ -51,6 +52,13 @@ _SETTLE = {
 CLOSERS = {"decide": ("a decision", "做出决定"), "result": ("the result", "有了结果"),
            "done": ("done or dropped", "完成或放弃")}
 SHARED_EVIDENCE = 1.0   # summed specificity of the words a closing memory shares with a thread
+# Cosines (the sentence encoder, ``index.dense.Use``) of a thread and the memory that closes
+# it: answers ("Passed the CKA exam" for "Preparing for the CKA exam": 0.55; "Adopted a
+# second cat" for "Thinking about adopting a second cat": 0.65) against look-alikes of the
+# same person's life ("Visited my grandmother in Chengdu" for telling Mum of an
+# engagement: 0.32; a training run for a race: 0.44, and no result).
+ANSWERS = 0.45
+RELATED = 0.35
 
 
 @dataclass(frozen=True)
@@ -94,14 +102,20 @@ def kind_of(thread: Thread) -> str:
     return next((k for k, names in CLOSERS.items() if thread.closer in names), "done")
 
 
-def closes(thread: Thread, text: str) -> bool:
+def closes(thread: Thread, text: str, similarity: float | None = None) -> bool:
     """True when ``text`` (a later memory) settles ``thread``: it says something of the
-    thread's kind happened (``settles``) and shares enough of the thread's topic words
-    (``SHARED_EVIDENCE``)."""
+    thread's kind happened (``settles``) and answers that very thread. ``similarity``: the
+    sentence encoder's cosine of the two: at least ``ANSWERS``, or ``RELATED`` with a topic
+    word of the thread said again (``SHARED_EVIDENCE``): "Visited my grandmother in
+    Chengdu" shares a city with "how to tell Mum in Chengdu about the engagement" and
+    answers nothing. Without it (no encoder at hand), the shared words alone decide."""
     if not settles(text, kind_of(thread)):
         return False
     shared = set(analyzer(thread.text)) & set(analyzer(text))
-    return sum(specificity(t) for t in shared) >= SHARED_EVIDENCE
+    worded = sum(specificity(t) for t in shared) >= SHARED_EVIDENCE
+    if similarity is None:
+        return worded
+    return similarity >= ANSWERS or (worded and similarity >= RELATED)
 
 
 def closed_text(thread: Thread, day: str, outcome: str, words: int = 12) -> str:
