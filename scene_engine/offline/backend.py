@@ -46,6 +46,7 @@ from scene_engine.offline.grouping import (
     CAP_MERGE,
     GROUP,
     JOIN,
+    LAST_ORPHAN,
     NEW_TOPIC,
     ORPHAN,
     SAME_TOPIC,
@@ -505,7 +506,9 @@ class _OfflineWorker:
                 targets = [live[scene], *(n for n in self._nearest(memory, JOIN)
                                           if n != live[scene])]
             elif company[memory.seq] < NEW_TOPIC:
-                targets = self._nearest(memory, ORPHAN)
+                # Nothing pending after the batch can share its topic any more: a weaker
+                # likeness will do, rather than a scene of one line.
+                targets = self._nearest(memory, ORPHAN if ahead else LAST_ORPHAN)
             else:
                 targets = []
             if not (targets and self._place_near(memory, targets, clearly=scene is not None)):

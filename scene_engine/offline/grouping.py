@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scene_engine.index.dense import Matrix
 
-__all__ = ["AHEAD", "CAP_MERGE", "GROUP", "JOIN", "NEW_TOPIC", "ORPHAN", "SCENES_PER_STEP", "SAME_TOPIC", "Group",
+__all__ = ["AHEAD", "CAP_MERGE", "GROUP", "JOIN", "LAST_ORPHAN", "NEW_TOPIC", "ORPHAN", "SCENES_PER_STEP", "SAME_TOPIC", "Group",
            "Plan", "cluster", "plan"]
 
 JOIN = 0.2          # centroid cosine for a memory (or a group) to join a scene's group
@@ -45,6 +45,7 @@ SAME_TOPIC = 0.5    # share of a scene's lines nearer another scene: one topic, 
 CAP_MERGE = 0.30    # at the cap, two scenes this alike may merge to make room for a new topic
 NEW_TOPIC = 2       # memories (pending ones after the batch included) a new scene needs
 ORPHAN = 0.15       # a memory alone in its topic joins a scene at least this near, else waits
+LAST_ORPHAN = 0.05  # ... when nothing is pending after its batch (it would open a scene alone)
 SCENES_PER_STEP = 8  # each this many scenes, a new topic needs one memory more to open one
 AHEAD = 100         # pending memories after the batch that the grouping sees
 
