@@ -367,7 +367,8 @@ class _OfflineWorker:
         a scene's lines that are nearer in meaning to the other scene than to the rest of
         their own, and at least ``grouping.JOIN`` near it (so they would have joined it, had
         it been there first). Over one half: one topic (a silhouette below zero). Two scenes
-        as alike as memories that form a topic together (``grouping.GROUP``) are one: 1."""
+        as alike as memories that form a topic together (``grouping.GROUP``) are one: 1.
+        (Two scenes each other's nearest are not: on bench/topics that merged topics.)"""
         self._meaning()
         if self._scene_similarity(a, b) >= GROUP:
             return 1.0          # as alike as memories that open a topic together

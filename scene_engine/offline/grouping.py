@@ -36,11 +36,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scene_engine.index.dense import Matrix
 
-__all__ = ["AHEAD", "CAP_MERGE", "GROUP", "JOIN", "LAST_ORPHAN", "NEW_TOPIC", "ORPHAN", "SCENES_PER_STEP", "SAME_TOPIC", "Group",
+__all__ = ["AHEAD", "CAP_MERGE", "GROUP", "JOIN", "LAST_ORPHAN", "MUTUAL", "NEW_TOPIC", "ORPHAN", "SCENES_PER_STEP", "SAME_TOPIC", "Group",
            "Plan", "cluster", "plan"]
 
 JOIN = 0.2          # centroid cosine for a memory (or a group) to join a scene's group
-GROUP = 0.25        # ... for memories to form a topic of their own together
+GROUP = 0.2         # ... for memories to form a topic of their own together
+MUTUAL = 0.15       # ... for two groups each other's nearest (``_mutual_pair``)
 SAME_TOPIC = 0.5    # share of a scene's lines nearer another scene: one topic, merged at once
 CAP_MERGE = 0.30    # at the cap, two scenes this alike may merge to make room for a new topic
 NEW_TOPIC = 2       # memories (pending ones after the batch included) a new scene needs
@@ -110,7 +111,9 @@ def cluster(scenes: Sequence[Matrix], rows: Matrix, join: float = JOIN,
         score = np.where(blocked | ~(alive[:, None] & alive[None, :]), -np.inf, sims + lift)
         a, b = np.unravel_index(int(np.argmax(score)), score.shape)
         if not score[a, b] >= group:
-            break
+            a, b = _mutual_pair(score, MUTUAL + group - join)
+            if a < 0:
+                break
         if is_scene[b] or (not is_scene[a] and b < a):
             a, b = b, a                    # the scene (or the older group) takes the other
         groups[a].members += groups[b].members
@@ -125,6 +128,21 @@ def cluster(scenes: Sequence[Matrix], rows: Matrix, join: float = JOIN,
             lift[a, :] = lift[:, a] = group - join
         blocked[a, a] = True
     return [g for g, keep in zip(groups, alive, strict=True) if keep]
+
+
+def _mutual_pair(score: Any, least: float) -> tuple[int, int]:
+    """The most alike pair of groups that are each other's nearest and at least ``least``
+    alike (``score`` as in ``cluster``), or (-1, -1): two halves of one topic said in other
+    words ("palak paneer for friends" and "vegetarian, Indian food at home") are nearer each
+    other than anything else, though not as near as memories that say one thing."""
+    np = _np()
+    nearest = np.argmax(score, axis=1)
+    best = (-1, -1)
+    top = -np.inf
+    for a, b in enumerate(nearest):
+        if a < b and nearest[b] == a and score[a, b] >= least and score[a, b] > top:
+            best, top = (a, int(b)), score[a, b]
+    return best
 
 
 def plan(scenes: Sequence[Matrix], batch: Matrix, ahead: Matrix) -> Plan:

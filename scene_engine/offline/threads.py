@@ -59,6 +59,8 @@ SHARED_EVIDENCE = 1.0   # summed specificity of the words a closing memory share
 # engagement: 0.32; a training run for a race: 0.44, and no result).
 ANSWERS = 0.45
 RELATED = 0.35
+DECIDED = 0.25     # ... for a decision that names the question's own word
+SAYS_IT = 0.6      # without a word of the thread's kind ("Told Mum about the engagement": 0.65)
 
 
 @dataclass(frozen=True)
@@ -108,14 +110,21 @@ def closes(thread: Thread, text: str, similarity: float | None = None) -> bool:
     sentence encoder's cosine of the two: at least ``ANSWERS``, or ``RELATED`` with a topic
     word of the thread said again (``SHARED_EVIDENCE``): "Visited my grandmother in
     Chengdu" shares a city with "how to tell Mum in Chengdu about the engagement" and
-    answers nothing. Without it (no encoder at hand), the shared words alone decide."""
+    answers nothing. A memory with no word of the thread's kind closes it only when it says
+    the very thing (``SAYS_IT``) and leaves nothing open itself. Without ``similarity`` (no
+    encoder at hand), the shared words alone decide."""
     if not settles(text, kind_of(thread)):
-        return False
+        # No word of its kind ("Told Mum about the engagement" settles "how to tell Mum"):
+        # only a statement that says the very thing, itself leaving nothing open.
+        return similarity is not None and similarity >= SAYS_IT and opens(text) is None
     shared = set(analyzer(thread.text)) & set(analyzer(text))
     worded = sum(specificity(t) for t in shared) >= SHARED_EVIDENCE
     if similarity is None:
         return worded
-    return similarity >= ANSWERS or (worded and similarity >= RELATED)
+    # A decision that names what was in question ("Decided against the master's" for
+    # "Thinking about a part-time master's in data science": 0.28) is an answer in few words.
+    least = DECIDED if kind_of(thread) == "decide" else RELATED
+    return similarity >= ANSWERS or (worded and similarity >= least)
 
 
 def closed_text(thread: Thread, day: str, outcome: str, words: int = 12) -> str:

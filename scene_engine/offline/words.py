@@ -40,8 +40,11 @@ from scene_engine.offline.nouns import (
 # A Chinese run, or a word: a letter, then letters, digits, apostrophes, hyphens and the
 # combining marks among them ("दिल्ली" is one word, not "द" and "ल"); a run of Thai or
 # another script written without spaces is one word (no dictionary cuts it).
-_TOKEN = re.compile(f"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
-                    f"|[^\\W\\d_](?:[\\w'’-]|{MARK})*(?:[^\\W_]|{MARK})|[^\\W\\d_]{MARK}*")
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# A Latin word stops where a Chinese run starts ("Miso今天" is "Miso" and "今天").
+_TOKEN = re.compile(f"[{_HAN}]+"
+                    f"|[^\\W\\d_{_HAN}](?:[^\\W{_HAN}]|['’-]|{MARK})*(?:[^\\W_{_HAN}]|{MARK})"
+                    f"|[^\\W\\d_{_HAN}]{MARK}*")
 _NOT_IN_NAME = re.compile(f"[^\\w\u3400-\u9fff{MARKS}]+")   # what a scene name's word drops
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _SENTENCE_BREAK = re.compile(r"[.!?;:。！？；：\n]")
@@ -123,7 +126,9 @@ def _latin(match: re.Match, text: str) -> tuple[str, str] | None:
     """``(key, surface)`` of the non-Chinese word ``match`` of ``text``; None for a stop
     word or filler."""
     token = match.group(0)
-    lower = token.lower().strip("'’-")
+    # A possessive is its noun ("the master's" is about a master); other apostrophes make
+    # a contraction ("don't", "I'm"), no content word.
+    lower = re.sub(r"['’]s$", "", token.lower().strip("'’-"))
     if len(lower) < 2 or lower in STOP_WORDS or lower in FILLER or "'" in lower:
         return None
     before = text[: match.start()].rstrip()
