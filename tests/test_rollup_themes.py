@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 from scene_engine.batch.conservation import held, keeps
-from scene_engine.offline.rollup import Fact, condense, is_milestone, quote, render, themes
+from scene_engine.offline.prose import shorten
+from scene_engine.offline.rollup import Fact, condense, is_milestone, render, themes
 from scene_engine.offline.timeline import Draft, Entry, render_body
 
 ZONE = "UTC"
@@ -207,7 +208,11 @@ def test_a_scene_full_of_years_rolls_its_oldest_into_a_span_the_rule_accepts():
     assert re.search(r"- 2038 \(digest\)", body)     # the last years stay years
 
 
-def test_a_chinese_quote_never_cuts_a_number_or_a_latin_name_in_two():
-    assert quote("去钓了35条鲫鱼，最大的一条有半斤", 2) == "去钓了35…"
-    assert quote("今天买McDavid的护膝，戴着有点热", 2) == "今天买McDavid…"
-    assert quote("买了护膝，戴着有点热但是心里踏实多了", 2) == "买了护膝…"
+def test_a_shorter_fact_is_its_first_whole_clauses_never_a_cut_word_or_number():
+    # Said in fewer words at depth, a fact keeps whole clauses (it was "去钓了35…").
+    assert shorten("去钓了35条鲫鱼，最大的一条有半斤", 2) == "去钓了35条鲫鱼"
+    assert shorten("今天买McDavid的护膝，戴着有点热", 2) == "今天买McDavid的护膝"
+    assert shorten("买了护膝，戴着有点热但是心里踏实多了", 6) == "买了护膝"
+    assert shorten("Ran 11 km along the canal; legs heavy, and I beat last week's time.", 9) \
+        == "Ran 11 km along the canal; legs heavy"
+    assert shorten("Dr. Okafor, my manager, said 120,000 rows is fine.", 3) == "Dr. Okafor"

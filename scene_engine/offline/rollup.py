@@ -27,9 +27,11 @@ The steps, each applied only while the scene is still too long:
    span even when there are few.
 5. the digests give up whole facts, one at a time, the least of note first (``give_ups``):
    what the scene says elsewhere too (the same kind of day said again, in another period or
-   on a day of its own) before what only this fact says, a name or a place (``note``);
-   never a milestone (``is_milestone``: a move, a first or new job, an engagement, a death,
-   a diagnosis, a purchase of note), never a digest's last fact.
+   on a day of its own) before what only this fact says (``note``), and last a fact that
+   introduces a name or a place to the scene (the first home's street, the first job's
+   firm, the manager's name: ``_notes``); never a milestone (``is_milestone``: a move, a
+   first or new job, an engagement, a death, a diagnosis, a purchase of note), never a
+   digest's last fact.
 6. the last resort, when no scene takes a memory by the steps above (scenes too small for
    their rollups: ``max_scene_chars`` near its minimum): milestones too are given up, least
    of note first, and a digest's one fact left is named by its own nouns and names
@@ -50,6 +52,7 @@ batch (the newest facts are not the ones given up first), never a thread of this
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -66,8 +69,9 @@ from scene_engine.core.periods import (
     years,
 )
 from scene_engine.core.text import is_cjk_text
+from scene_engine.index.analysis import part_of_speech
 from scene_engine.offline.prose import name_of, shorten, whole
-from scene_engine.offline.threads import Thread, settles
+from scene_engine.offline.threads import Thread
 from scene_engine.offline.timeline import Draft, Entry, size
 from scene_engine.offline.words import analyzer, specificity, words
 
@@ -118,10 +122,6 @@ class Fact:
     @property
     def milestone(self) -> bool:
         return is_milestone(self.text)
-
-    @property
-    def decision(self) -> bool:
-        return settles(self.text)
 
 
 def cited(fact: str) -> tuple[str, list[str]]:
@@ -284,14 +284,15 @@ class _Roller:
     def _candidates(self, milestones: bool) -> list[tuple[Entry, list[Fact], Fact]]:
         """(digest, its facts, a fact it may give up) for every fact of the movable digests
         but a digest's last one (and, unless ``milestones``, but a milestone), the least of
-        note first (``note``; ties: the oldest first)."""
+        note first (``_notes``: a fact that introduces a name or place last, then by
+        ``note``; ties the oldest first)."""
         digests = [(e, _facts(e)) for e in self._movable(lambda e: e.digest)]
         found = [(e, facts, f) for e, facts in digests if len(facts) > 1 for f in facts
                  if milestones or not f.milestone]
         if not found:
             return []
         notes = _notes(self.draft, digests)
-        return sorted(found, key=lambda c: (c[2].milestone, notes[id(c[2])], c[2].start,
+        return sorted(found, key=lambda c: (c[2].milestone, *notes[id(c[2])], c[2].start,
                                             c[2].end, sort_key(c[0].day)))
 
     def give_ups(self) -> list[Callable[[], bool]]:
@@ -356,14 +357,17 @@ def _facts(entry: Entry) -> list[Fact]:
 
 def same_theme(a: str, b: str) -> bool:
     """True when two facts are of one theme: the same subject doing the same kind of thing,
-    told by their topic words (``words.analyzer``, each weighed by its ``specificity``): what
-    they share is at least ``SAME_THEME`` of the smaller one's."""
+    said again, told by their topic words (``words.analyzer``, each weighed by its
+    ``specificity``): what they share is at least ``SAME_THEME`` of each one's. Of the
+    smaller one's only, "RabbitMQ is easier to operate, but the order service needs replay"
+    was one theme with a comparison doc of Kafka and RabbitMQ for the order service, and
+    merged into its words it left every scene (issue 36)."""
     ta, tb = set(analyzer(a)), set(analyzer(b))
     if not ta or not tb:
         return False
     shared = sum(specificity(t) for t in ta & tb)
-    smaller = min(sum(specificity(t) for t in ta), sum(specificity(t) for t in tb))
-    return len(ta & tb) >= 2 and shared >= SAME_THEME * smaller
+    larger = max(sum(specificity(t) for t in ta), sum(specificity(t) for t in tb))
+    return len(ta & tb) >= 2 and shared >= SAME_THEME * larger
 
 
 def themes(facts: list[Fact], milestones: bool = False) -> list[list[Fact]]:
@@ -409,28 +413,51 @@ def render(facts: list[Fact], depth: int) -> str:
                  in_span=depth == 4)
 
 
-def _names(text: str) -> set[str]:
-    """The keys of ``text``'s names: words written with a capital inside a sentence
-    (``words.words``: ``Porto``, ``Gwen``)."""
-    return {key for key, surface in words(text) if surface[:1].isupper()}
+@functools.lru_cache(maxsize=4096)
+def names(text: str) -> frozenset[str]:
+    """The keys (``words.words``) of the names and places ``text`` says: an English word
+    written with a capital inside a sentence or in capitals (``Porto``, ``Gwen``, ``CKA``); a
+    Chinese word jieba's dictionary tags as a person, place, organisation or other proper
+    noun (``杭州``, ``小林``), or lacks (a name its HMM joined: ``王磊``)."""
+    pairs = words(text)
+    cjk = [key for key, _ in pairs if is_cjk_text(key)]
+    tags = part_of_speech(cjk) if cjk else {}
+    found = set()
+    for key, surface in pairs:
+        if is_cjk_text(key):
+            tag = tags.get(key)
+            if len(key) >= 2 and (tag is None or tag[:2] in ("nr", "ns", "nt", "nz")):
+                found.add(key)
+        elif surface[:1].isupper():
+            found.add(key)
+    return frozenset(found)
 
 
-def _notes(draft: Draft, digests: list[tuple[Entry, list[Fact]]]) -> dict[int, float]:
-    """``note`` of every fact of ``digests`` (by ``id``) against the rest of ``draft``."""
+def _notes(draft: Draft, digests: list[tuple[Entry, list[Fact]]]
+           ) -> dict[int, tuple[bool, float]]:
+    """(introduces, ``note``) of every fact of ``digests`` (by ``id``) against the rest of
+    ``draft``: ``introduces`` when it says a name or place (``names``) that no line or fact of
+    the scene says on an earlier day (the first home's street, the first job's firm, the
+    manager's name; the scene's text before and after its timeline counts as earliest)."""
     rolled = {id(e) for e, _ in digests}
-    units = [set(analyzer(e.text)) for e in draft.entries if id(e) not in rolled]
-    units += [set(analyzer(t.text)) for t in draft.threads]
-    units += [set(analyzer(line)) for line in (draft.head + "\n" + draft.tail).split("\n")
-              if line.strip()]
-    own = [(f, set(analyzer(f.text))) for _, facts in digests for f in facts]
+    # (day, text) of every line and fact of the scene; "" sorts before every day.
+    said = [(first_day(e.day), e.text) for e in draft.entries if id(e) not in rolled]
+    said += [(t.day, t.text) for t in draft.threads]
+    said += [("", line) for line in (draft.head + "\n" + draft.tail).split("\n") if line.strip()]
+    own = [f for _, facts in digests for f in facts]
+    said += [(f.start, f.text) for f in own]
     counts: dict[str, int] = {}
-    for terms in [*units, *(t for _, t in own)]:
-        for term in terms:
+    first: dict[str, str] = {}
+    for day, text in said:
+        for term in set(analyzer(text)):
             counts[term] = counts.get(term, 0) + 1
-    return {id(f): note(terms, counts, _names(f.text)) for f, terms in own}
+        for name in names(text):
+            first[name] = min(first.get(name, day), day)
+    return {id(f): (any(first[n] >= f.start for n in names(f.text)),
+                    note(set(analyzer(f.text)), counts, names(f.text))) for f in own}
 
 
-def note(terms: set[str], counts: dict[str, int], names: set[str] = frozenset()) -> float:
+def note(terms: set[str], counts: dict[str, int], names: frozenset[str] = frozenset()) -> float:
     """How much a fact says that its scene says nowhere else: the ``specificity`` of each of
     its ``terms`` no other line or fact has (``counts``: in how many of the scene's lines
     and facts, this one included, each term is), a name or place (``names``) ``NAME_NOTE``
