@@ -5,8 +5,8 @@ raw Python error (issue: messages and faces)."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path

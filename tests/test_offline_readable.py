@@ -290,15 +290,6 @@ def test_a_rename_is_not_a_new_scene_but_must_delete_the_old_one(tmp_path):
                                                      "")}, {old}) == {"run-club.md"}
 
 
-def test_areas_of_life_bridge_wordings_and_languages():
-    from scene_engine.offline.areas import areas_of
-
-    assert "@health" in areas_of("最近失眠，晚上十二点以后才能睡着。")
-    assert "@health" in areas_of("牙医说我有两颗龋齿，需要补牙。")
-    assert "@languages" in areas_of("Japanese class on Tuesday evenings.") & areas_of("开始学日语")
-    assert "@money" not in areas_of("Aliases save a lot of time.")   # a verb, not savings
-
-
 def test_a_memory_about_another_area_does_not_join_a_scene_that_once_mentioned_it(tmp_path):
     # The cat's scene mentions the pet hospital, a vaccine and a doctor once; the person's
     # own flu shot says those words too, but it is health, not the cat: it stays out.

@@ -54,7 +54,7 @@ from scene_engine.offline.grouping import (
     plan,
 )
 from scene_engine.offline.meaning import Space
-from scene_engine.offline.naming import RENAME_RATIO, fit, name_stem, name_words
+from scene_engine.offline.naming import BEST_FIT, RENAME_RATIO, fit, name_stem, name_words
 from scene_engine.offline.prose import summary as scene_summary
 from scene_engine.offline.rollup import condense
 from scene_engine.offline.timeline import (
@@ -895,6 +895,8 @@ class _OfflineWorker:
                     or len(engine) < RENAME_ENTRIES):
                 continue
             texts = [*engine, *(t.text for t in draft.threads)]
+            if embed is not None and fit(name, texts, embed) >= RENAME_RATIO * BEST_FIT:
+                continue     # no name could say it enough better (and finding one costs)
             stem = name_stem(name_words(texts, embed))
             new = f"{stem}.md" if stem and not is_report_like(stem) else ""
             if not new or _name_key(new) == _name_key(name):

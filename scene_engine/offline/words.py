@@ -88,7 +88,6 @@ _NUMERAL = re.compile(r"^[一二三四五六七八九十两几百千万零半第
 _WEAK_HEADS = frozenset("子儿头们性化者家员上下里中后前间天年月日次个些点部面边")
 SPECIFICITY_POWER = 1    # (tried 0.5, 1, 2 on bench/bench_topics.py: 1 routed best)
 TYPICAL_IDF = 12.0     # about the median IDF of jieba's table: a word most texts lack
-RARE_IDF = 10.5        # jieba IDF from which a word counts as a name (年糕 10.9, 医生 ~6)
 _DEFAULT_IDF = 9.0     # a word jieba's table lacks is rare: a name, a pet, a product
 NAME_WEIGHT = 1.2      # an English name outweighs a common noun said as often (issue 23)
 
@@ -213,13 +212,6 @@ def _jieba_idf() -> dict[str, float]:
         return table
     except (ImportError, OSError, ValueError):
         return {}
-
-
-def rare_word(word: str) -> bool:
-    """True for a Chinese word jieba's IDF table calls rare or does not know (a pet's or a
-    person's name, ``年糕``, ``西丽``), not a common one (``医生``, ``体检``): only such a word
-    may bring a memory to the one scene that says it, as a name would."""
-    return _jieba_idf().get(word, _DEFAULT_IDF + 3) >= RARE_IDF
 
 
 def specificity(term: str) -> float:
