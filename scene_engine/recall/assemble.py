@@ -45,6 +45,7 @@ from scene_engine.recall.current import (
     Question,
     Verdict,
     expansion,
+    is_question,
     read_question,
     weigh,
 )
@@ -405,6 +406,8 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
         hot = [] if scoped else index.hottest(12)
         k = max(MEMORY_CANDIDATES, budget // CHARS_PER_CANDIDATE)
         found = index.search_memories(query, k=k, any_term=True, scope=scope)
+        # Some word of the query is in the journal, or it is a question at all.
+        worded = bool(found) or is_question(query)
         unread = [index.journal_warning(), _ledger_warning(store), index.header_warning()]
         gone = not_current(store)
         question = _asked(index, query)
@@ -415,7 +418,9 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
                 found += [m for m in more if m.id not in known]
                 known |= {m.id for m in more}
         meant, said = meaning()
-        dense = [] if scoped else meant.hits      # the vectors know no scope
+        # The vectors know no scope; words to find of which the journal holds none take
+        # meaning only when it stands out more ("zyzzyva quokka": ``semantic.Leads``).
+        dense = [] if scoped or not (worded or meant.alone) else meant.hits
         known = {m.id for m in found}
         found += [m for m in dense if m.id not in known]
         found = [m for m in found if m.id not in gone]
@@ -976,12 +981,13 @@ def _current_first(verdict: Verdict, memories: list[Passage], ranked: list[Passa
     scores: dict[tuple[str | None, str], float] = {
         (p.memory, p.text): p.score for p in ranked if p.memory is not None}
     shown = newest[:HISTORY + 1]
-    statuses = {p.memory: f"said {readable(p.day)}" for p in shown}
+    day = {p.memory: readable(p.day) for p in shown if p.day}     # every one has a day
+    statuses = {p.memory: f"said {day[p.memory]}" for p in shown}
     if verdict.claimed and shown[0].memory == verdict.statements[0]:
         chain = [shown[0]] + [p for p in shown if p.memory in verdict.history]
-        statuses[shown[0].memory] = f"current, said {readable(shown[0].day)}"
+        statuses[shown[0].memory] = f"current, said {day[shown[0].memory]}"
         for newer, older in zip(chain, chain[1:], strict=False):
-            statuses[older.memory] = f"said {readable(older.day)}, until {readable(newer.day)}"
+            statuses[older.memory] = f"said {day[older.memory]}, until {day[newer.memory]}"
     block = [replace(p, status=statuses[p.memory], score=scores.get((p.memory, p.text), 0.0))
              for p in shown]
     keys = {(p.memory, p.text) for p in block}

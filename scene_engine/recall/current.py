@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 
 from scene_engine.recall.stating import Family, asked_families, stated
 
-__all__ = ["ASKS_CURRENT", "Nearness", "Question", "Verdict", "expansion", "read_question",
-           "states", "weigh"]
+__all__ = ["ASKS_CURRENT", "Nearness", "Question", "Verdict", "expansion", "is_question",
+           "read_question", "states", "weigh"]
 
 # A word boundary for Latin words that a Chinese character also ends ("OPPO终于", "换了vivo"):
 # to Python's ``\b`` both are word characters, so no boundary would be seen between them.
@@ -69,7 +69,6 @@ SAME = 0.20       # two statements of one attribute: this far above two of them 
 TYPICAL_OF = 4    # statements enough to measure how alike two of them are anyway
 TYPICAL_MAX = 64  # ... of which the newest this many are measured (2,016 pairs)
 PLAUSIBLE = 0.10  # a newer memory this far ahead of the median may be a new value
-SHOWN = 6         # statements at most shown first
 
 # -- closed classes -------------------------------------------------------------------------
 # People other than the speaker: pronouns and kin words (a pet is "he"/"she" too).
@@ -149,12 +148,21 @@ def read_question(query: str, anchors: frozenset[str] = frozenset()) -> Question
     "which city is home these days"), or a named person's ("Which city does Priya live in
     now?", "Where does my mum live?", 小林现在在哪家公司？, 我妈妈住在哪里？); None for words
     to find rather than a question ("ukulele", "李伟 咖啡": no question word or mark, no
-    "I"). ``anchors``: the query's content terms to find statements by (the caller's
+    "I"), and for a question about a named person that does not ask about now ("What is
+    Caroline researching?": its best answers are not the latest, bench/RESULTS.md). ``anchors``: the query's content terms to find statements by (the caller's
     analyser)."""
-    if not (_ASKS.search(query) or _FIRST_PERSON.search(query)):
+    if not is_question(query):
         return None
-    return Question(_subject(query), anchors, query, asked_families(query),
-                    bool(_PAST.search(query)))
+    subject = _subject(query)
+    if subject and not _FIRST_PERSON.search(query) and not ASKS_CURRENT.search(query):
+        return None     # "What is Caroline researching?": about her, but not about now
+    return Question(subject, anchors, query, asked_families(query), bool(_PAST.search(query)))
+
+
+def is_question(query: str) -> bool:
+    """Whether ``query`` is a question (a question mark, a word that asks, 吗, 什么, or
+    "I"), not words to find ("ukulele", "李伟 咖啡", "zyzzyva quokka")."""
+    return bool(_ASKS.search(query) or _FIRST_PERSON.search(query))
 
 
 def _subject(query: str) -> str:
@@ -337,12 +345,12 @@ def weigh(question: Question, candidates: Sequence[tuple[str, str, str | None]],
     texts = {i: text for i, text, _ in candidates}
     worded = [i for i in own if stated(question.families, texts[i])]
     if not own or nearness is None:
-        return Verdict(worded[:SHOWN])
+        return Verdict(worded)
     lead = {i: nearness.near(i) - nearness.median for i in own}
     best = max(lead.values())
     clear = [i for i in own if lead[i] >= max(STRONG, CLOSE * best)]
     if not clear:           # nothing stands out: only what the stating words find
-        return Verdict(worded[:SHOWN])
+        return Verdict(worded)
     lot = own if len(own) >= TYPICAL_OF else [i for i, _, _ in candidates]
     typical = nearness.typical(lot[:TYPICAL_MAX])
 
@@ -361,6 +369,6 @@ def weigh(question: Question, candidates: Sequence[tuple[str, str, str | None]],
     claimed = (not question.past and not doubts and lead[newest] >= best - CLAIM_GAP
                and firm(texts[newest]) and any(lead[i] >= STRONG for i in history))
     shown |= set(history) if claimed else set()
-    statements = [i for i in own if i in shown][:SHOWN]
+    statements = [i for i in own if i in shown]
     return Verdict(statements, claimed,
                    [i for i in history if i in statements] if claimed else [])

@@ -1,13 +1,18 @@
-"""Meaning as well as words: dense candidates and ranks for recall, when the optional
-``semantic`` extra is installed (issue 26; docs/DESIGN.md "Index and watcher", dense vectors).
+"""Meaning as well as words: dense candidates and ranks for recall, and what the encoder
+says of a question for its current facts (issues 26, 36; docs/DESIGN.md "Index and
+watcher", dense vectors).
 
-Without the extra (``index.dense.available()`` False) nothing here runs and recall is what it
-is without it. With it:
+The sentence encoder is in every install (``index.dense``: USE by default, e5 with the
+``semantic`` extra and ``embedding = "e5"``); ``SCENE_ENGINE_SEMANTIC=off`` turns meaning off,
+and recall is then what words alone make it. With it:
 
-1. ``nearest_memories``: the journal's vectors (``.scene-engine/vectors/vectors.sqlite``,
-   beside the index, one key ``m:<journal number>`` a memory) are brought in step when the journal's count differs
+1. ``start``: the journal's vectors (``.scene-engine/vectors/<embedder>.sqlite``, one key
+   ``m:<journal number>`` a memory) are brought in step when the journal's count differs
    from theirs (only texts never embedded are embedded), then the query's nearest
-   ``DENSE_CANDIDATES`` memories are found, when the nearest is ``DENSE_LEAD`` cosine ahead of the journal's median (else none).
+   ``DENSE_CANDIDATES`` memories are found, when the nearest is far enough ahead of the
+   journal's median cosine (``DENSE_LEAD``, by embedder; else none), each of them ahead
+   too. The ``Meaning`` keeps the question's vector and the median, and reads memories'
+   vectors, for ``current.weigh``.
 2. ``fuse``: recall's BM25 order and the dense order are fused by reciprocal rank
    (``RRF_K``): a passage either ranks well in takes a good place, one found only by meaning
    ("moved to Porto" for "where do I live?") joins them.
@@ -27,14 +32,34 @@ if TYPE_CHECKING:
     from scene_engine.store.store import Store
 
 DENSE_CANDIDATES = 100    # memories found by meaning that join the BM25 candidates
-# e5 scores every text at 0.72-0.82 cosine against a question, nonsense too: what tells a
-# memory near in meaning is its lead over the journal's median (nonsense: 0.025-0.033 ahead at
-# best on the demo store; "what do I cook?", "guitar fado": 0.08-0.10).
-DENSE_LEAD = {"e5-small": 0.04, "use-m3": 0.04, "": 0.04}
+
+
+@dataclass(frozen=True)
+class Leads:
+    """How far ahead of the journal's median cosine a memory must be to count as near a
+    question, for one embedder: ``nearest`` (the nearest memory, else none is: a question
+    no memory is near), ``each`` (every memory that joins), ``alone`` (the nearest, when no
+    word of the question is in the journal: "zyzzyva quokka")."""
+
+    nearest: float
+    each: float
+    alone: float
+
+
+# By the embedder's ``key``. e5 scores every text at 0.72-0.82 cosine against a question,
+# nonsense too (nonsense: 0.025-0.033 ahead at best on the demo store; "what do I cook?",
+# "guitar fado": 0.08-0.10). USE's cosines spread from about -0.1 to 0.9: on the 237
+# questions of bench/knowledge and bench/updates the nearest memory is 0.10-0.63 ahead (5th
+# percentile 0.147), on 180 nonsense queries against the same 15 journals 0.07-0.28 (median
+# 0.125); 0.20 lets 5 % of the nonsense through, and 79 % of the questions (bench/RESULTS.md
+# "Current facts by meaning (issue 36)"). So a question whose words the journal holds needs
+# only 0.12, one whose words it lacks 0.20, and each memory joins at 0.05 ahead (a time
+# question's "ago" and "long" near everything in a small journal: none).
+DENSE_LEAD = {"e5-small": Leads(0.04, -1.0, 0.04), "use-m3": Leads(0.12, 0.05, 0.20)}
 RRF_K = 20                # reciprocal-rank fusion's constant (Cormack et al., 2009)
 
-__all__ = ["DENSE_CANDIDATES", "RRF_K", "Meaning", "enabled", "nearest_memories", "fuse",
-           "start"]
+__all__ = ["DENSE_CANDIDATES", "DENSE_LEAD", "RRF_K", "Leads", "Meaning", "enabled",
+           "nearest_memories", "fuse", "start"]
 
 
 def enabled() -> bool:
@@ -57,12 +82,14 @@ class Meaning:
     first; ``[]`` when none stands out), ``query`` (its vector, float32 (dim,), or None
     without meaning), ``median`` (the journal's median cosine to it, or None) and
     ``vectors`` (texts -> float32 (len(texts), dim), unit rows, read from the store's
-    vectors file where they are there; None without meaning)."""
+    vectors file where they are there; None without meaning), ``alone`` (the hits stand
+    out enough to count for a question none of whose words the journal holds: ``Leads``)."""
 
     hits: list[MemoryHit] = field(default_factory=list)
     query: Any = None
     median: float | None = None
     vectors: Callable[[Sequence[str]], Any] | None = None
+    alone: bool = False
 
 
 def start(store: Store, index: SceneIndex, query: str, k: int = DENSE_CANDIDATES
@@ -89,7 +116,7 @@ def start(store: Store, index: SceneIndex, query: str, k: int = DENSE_CANDIDATES
     embedder = store_embedder(store)
     vector = _worker().submit(embedder.query, normalize(query))
     folder = vectors_folder(store)
-    lead = lead_for(embedder)
+    leads = leads_for(embedder)
 
     def vectors(texts: Sequence[str]) -> Any:
         with DenseIndex(folder, embedder=embedder, busy_seconds=READ_BUSY_SECONDS) as file:
@@ -99,17 +126,18 @@ def start(store: Store, index: SceneIndex, query: str, k: int = DENSE_CANDIDATES
         with DenseIndex(folder, embedder=embedder, busy_seconds=READ_BUSY_SECONDS) as file:
             found, median = file.nearest_and_median(vector.result(), k=k, keys="m:")
         meaning = Meaning([], vector.result(), median, vectors)
-        if median is None or not found or found[0][1] < median + lead:
+        if median is None or not found or found[0][1] < median + leads.nearest:
             return meaning  # nothing stands out: a question no memory is near in meaning
-        meaning.hits = index.memories_by_seq([int(key[2:]) for key, _ in found])
+        meaning.hits = index.memories_by_seq([int(key[2:]) for key, score in found
+                                              if score >= median + leads.each])
+        meaning.alone = found[0][1] >= median + leads.alone
         return meaning
     return result
 
 
-def lead_for(embedder: Any) -> float:
-    """How far ahead of the journal's median the nearest memory must be for the dense
-    candidates to count (``DENSE_LEAD``, by the embedder's ``key``)."""
-    return DENSE_LEAD.get(getattr(embedder, "key", ""), DENSE_LEAD[""])
+def leads_for(embedder: Any) -> Leads:
+    """The ``Leads`` of ``embedder`` (``DENSE_LEAD`` by its ``key``; e5's for another)."""
+    return DENSE_LEAD.get(getattr(embedder, "key", ""), DENSE_LEAD["e5-small"])
 
 
 @functools.lru_cache(maxsize=1)
