@@ -22,6 +22,7 @@ a phrase of its own nouns and names (``name_of``); never a cut word and no "…"
 
 from __future__ import annotations
 
+import functools
 import re
 
 from scene_engine.core.periods import first_day, last_day, parse_fact
@@ -128,6 +129,7 @@ def whole(text: str) -> str:
     return kept if kept else text
 
 
+@functools.lru_cache(maxsize=8192)      # a digest's facts are said again at every step
 def shorten(text: str, limit: int, chars: bool = False) -> str:
     """``text`` on one line, or when it is longer than ``limit`` words (``chars``:
     characters; Chinese: ``2 * limit`` characters) its first whole clauses within that, at

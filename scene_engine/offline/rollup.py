@@ -103,6 +103,7 @@ _ZH_MILESTONE = re.compile(
     r"去世|过世|葬礼|确诊|诊断|手术|毕业|领养|买了房|买房|买了车|买车|卖了房|签约|签了|录取|开业|创业")
 
 
+@functools.lru_cache(maxsize=8192)      # a digest's facts are asked again at every step
 def is_milestone(fact: str) -> bool:
     """True for an irreversible event (a move, a new job, an engagement, a death, a
     diagnosis, a purchase of note; English and Chinese): every rollup carries it."""
@@ -335,24 +336,29 @@ class _Roller:
 
 def _facts(entry: Entry) -> list[Fact]:
     """The facts of a day entry (one per sentence-run: the entry) or of a digest line (older
-    digest forms read too: citations, counts and "N more" dropped)."""
-    if not entry.digest:
-        text = whole(entry.text)
-        return [Fact(entry.day, entry.day, text)] if text else []
-    body = _COUNTED.sub("", entry.text)
+    digest forms read too: citations, counts and "N more" dropped; a fact an older engine cut
+    short, "…", loses the clause it cut: ``prose.whole``)."""
+    return list(_parsed(entry.day, entry.text, entry.digest))
+
+
+@functools.lru_cache(maxsize=8192)      # a scene's digests are read again at every step
+def _parsed(day: str, said: str, digest: bool) -> tuple[Fact, ...]:
+    if not digest:
+        text = whole(said)
+        return (Fact(day, day, text),) if text else ()
+    body = _COUNTED.sub("", said)
     out = []
     for part in (p for p in body.split(SEPARATOR) if p.strip()):
-        plain = whole(cited(part)[0])     # an older digest's fact cut short: its whole clauses
+        plain = cited(part)[0].strip()
         if _MORE.match(plain):
             continue
-        found = parse_fact(plain, entry.day)
+        found = parse_fact(plain, day)
         if not found:
-            day = first_day(entry.day)
-            out.append(Fact(day, day, plain))
+            out.append(Fact(first_day(day), first_day(day), whole(plain)))
             continue
         start, end, times, text = found
-        out.append(Fact(start, end, text.strip(), times))
-    return out
+        out.append(Fact(start, end, whole(text), times))
+    return tuple(out)
 
 
 def same_theme(a: str, b: str) -> bool:
@@ -362,12 +368,16 @@ def same_theme(a: str, b: str) -> bool:
     smaller one's only, "RabbitMQ is easier to operate, but the order service needs replay"
     was one theme with a comparison doc of Kafka and RabbitMQ for the order service, and
     merged into its words it left every scene (issue 36)."""
-    ta, tb = set(analyzer(a)), set(analyzer(b))
-    if not ta or not tb:
-        return False
-    shared = sum(specificity(t) for t in ta & tb)
-    larger = max(sum(specificity(t) for t in ta), sum(specificity(t) for t in tb))
-    return len(ta & tb) >= 2 and shared >= SAME_THEME * larger
+    (ta, wa), (tb, wb) = _weighed(a), _weighed(b)
+    both = ta.keys() & tb.keys()
+    return len(both) >= 2 and sum(ta[t] for t in both) >= SAME_THEME * max(wa, wb)
+
+
+@functools.lru_cache(maxsize=8192)      # a digest's facts are compared again at every step
+def _weighed(text: str) -> tuple[dict[str, float], float]:
+    """(each topic word of ``text`` with its ``specificity``, their sum)."""
+    terms = {t: specificity(t) for t in set(analyzer(text))}
+    return terms, sum(terms.values())
 
 
 def themes(facts: list[Fact], milestones: bool = False) -> list[list[Fact]]:
