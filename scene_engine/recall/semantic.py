@@ -10,8 +10,7 @@ and recall is then what words alone make it. With it:
    ``m:<journal number>`` a memory) are brought in step when the journal's count differs
    from theirs (only texts never embedded are embedded), then the query's nearest
    ``DENSE_CANDIDATES`` memories are found, when the nearest is far enough ahead of the
-   journal's median cosine (``DENSE_LEAD``, by embedder; else none), each of them ahead
-   too. The ``Meaning`` keeps the question's vector and the median, and reads memories'
+   journal's median cosine (``DENSE_LEAD``, by embedder; else none). The ``Meaning`` keeps the question's vector and the median, and reads memories'
    vectors, for ``current.weigh``.
 2. ``fuse``: recall's BM25 order and the dense order are fused by reciprocal rank
    (``RRF_K``): a passage either ranks well in takes a good place, one found only by meaning
@@ -36,13 +35,12 @@ DENSE_CANDIDATES = 100    # memories found by meaning that join the BM25 candida
 
 @dataclass(frozen=True)
 class Leads:
-    """How far ahead of the journal's median cosine a memory must be to count as near a
-    question, for one embedder: ``nearest`` (the nearest memory, else none is: a question
-    no memory is near), ``each`` (every memory that joins), ``alone`` (the nearest, when no
-    word of the question is in the journal: "zyzzyva quokka")."""
+    """How far ahead of the journal's median cosine the nearest memory must be for any to
+    count as near a question, for one embedder: ``nearest`` (else none is: a question no
+    memory is near), ``alone`` (for words to find none of which the journal holds:
+    "zyzzyva quokka")."""
 
     nearest: float
-    each: float
     alone: float
 
 
@@ -52,10 +50,10 @@ class Leads:
 # questions of bench/knowledge and bench/updates the nearest memory is 0.10-0.63 ahead (5th
 # percentile 0.147), on 180 nonsense queries against the same 15 journals 0.07-0.28 (median
 # 0.125); 0.20 lets 5 % of the nonsense through, and 79 % of the questions (bench/RESULTS.md
-# "Current facts by meaning (issue 36)"). So a question whose words the journal holds needs
-# only 0.12, one whose words it lacks 0.20, and each memory joins at 0.05 ahead (a time
-# question's "ago" and "long" near everything in a small journal: none).
-DENSE_LEAD = {"e5-small": Leads(0.04, -1.0, 0.04), "use-m3": Leads(0.12, 0.05, 0.20)}
+# "Current facts by meaning (issue 36)"). So a question, or a query some word of which the
+# journal holds, needs 0.12; words to find that it lacks 0.20. A lead asked of each memory
+# that joins (0.02-0.10) cost LoCoMo and the updates set more than it saved.
+DENSE_LEAD = {"e5-small": Leads(0.04, 0.04), "use-m3": Leads(0.12, 0.20)}
 RRF_K = 20                # reciprocal-rank fusion's constant (Cormack et al., 2009)
 
 __all__ = ["DENSE_CANDIDATES", "DENSE_LEAD", "RRF_K", "Leads", "Meaning", "enabled",
@@ -83,7 +81,7 @@ class Meaning:
     without meaning), ``median`` (the journal's median cosine to it, or None) and
     ``vectors`` (texts -> float32 (len(texts), dim), unit rows, read from the store's
     vectors file where they are there; None without meaning), ``alone`` (the hits stand
-    out enough to count for a question none of whose words the journal holds: ``Leads``)."""
+    out enough to count for words to find none of which the journal holds: ``Leads``)."""
 
     hits: list[MemoryHit] = field(default_factory=list)
     query: Any = None
@@ -128,8 +126,7 @@ def start(store: Store, index: SceneIndex, query: str, k: int = DENSE_CANDIDATES
         meaning = Meaning([], vector.result(), median, vectors)
         if median is None or not found or found[0][1] < median + leads.nearest:
             return meaning  # nothing stands out: a question no memory is near in meaning
-        meaning.hits = index.memories_by_seq([int(key[2:]) for key, score in found
-                                              if score >= median + leads.each])
+        meaning.hits = index.memories_by_seq([int(key[2:]) for key, _ in found])
         meaning.alone = found[0][1] >= median + leads.alone
         return meaning
     return result
