@@ -129,7 +129,7 @@ def whole(text: str) -> str:
     return kept if kept else text
 
 
-@functools.lru_cache(maxsize=8192)      # a digest's facts are said again at every step
+@functools.lru_cache(maxsize=4096)      # a digest's facts are said again at every step
 def shorten(text: str, limit: int, chars: bool = False) -> str:
     """``text`` on one line, or when it is longer than ``limit`` words (``chars``:
     characters; Chinese: ``2 * limit`` characters) its first whole clauses within that, at

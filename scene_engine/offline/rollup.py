@@ -341,7 +341,7 @@ def _facts(entry: Entry) -> list[Fact]:
     return list(_parsed(entry.day, entry.text, entry.digest))
 
 
-@functools.lru_cache(maxsize=8192)      # a scene's digests are read again at every step
+@functools.lru_cache(maxsize=2048)      # digest lines are long: a few batches' worth
 def _parsed(day: str, said: str, digest: bool) -> tuple[Fact, ...]:
     if not digest:
         text = whole(said)
@@ -373,7 +373,7 @@ def same_theme(a: str, b: str) -> bool:
     return len(both) >= 2 and sum(ta[t] for t in both) >= SAME_THEME * max(wa, wb)
 
 
-@functools.lru_cache(maxsize=8192)      # a digest's facts are compared again at every step
+@functools.lru_cache(maxsize=4096)      # a digest's facts are compared again at every step
 def _weighed(text: str) -> tuple[dict[str, float], float]:
     """(each topic word of ``text`` with its ``specificity``, their sum)."""
     terms = {t: specificity(t) for t in set(analyzer(text))}
