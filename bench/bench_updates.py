@@ -17,8 +17,11 @@ Two figures, by language and kind (the issue's targets in brackets):
 - **current first**, for kind ``current`` [at least 90 %]: the first line that is one of
   ``current_ids`` or ``stale_ids`` is a current one (no such line: a miss).
 
-Also shown: how often a current line is *claimed* (marked current, rightly), and for kind
-``history`` whether some line is one of its ``answer_ids``. Exit status 1 when a target is
+Also shown: how often a current line is *claimed* (marked current, rightly); **look-alikes
+shown as statements** per 100 questions (lines recall dates as statements of the attribute,
+``said DAY``, claimed or not, whose memory is one of ``distractor_ids``: what an agent reads
+first as the attribute's history); and for kind ``history`` whether some line is one of its
+``answer_ids``. Exit status 1 when a target is
 missed.
 
 ``--data`` reads another set of the same format: ``bench/updates_dev`` is the one the rule was
@@ -91,8 +94,10 @@ def judge(question: dict, lines: list, texts: dict[str, str]) -> dict:
     marked = [(i, p) for i, p in zip(ids, lines, strict=True)
               if p.status.startswith("current")]
     false = [p for i, p in marked if question["kind"] == "none" or i not in current]
+    traps = set(question["distractor_ids"])
+    alike = [p for i, p in zip(ids, lines, strict=True) if p.status and i in traps]
     first = next((i for i in ids if i in current or i in stale), None)
-    return {"false": false, "claimed": any(i in current for i, _ in marked),
+    return {"false": false, "alike": alike, "claimed": any(i in current for i, _ in marked),
             "first": first in current if first else False,
             "first_line": next((p for i, p in zip(ids, lines, strict=True) if i == first), None),
             "answer": bool(set(question.get("answer_ids") or ()) & set(ids))}
@@ -136,6 +141,7 @@ def run(budget: int, fold: bool, show: bool, people: set[str] | None = None,
                 row = rows[(q["language"], q["kind"])]
                 row["questions"] += 1
                 row["false"] += len(verdict["false"])
+                row["alike"] += len(verdict["alike"])
                 row["claimed"] += verdict["claimed"]
                 row["first"] += verdict["first"] and q["kind"] == "current"
                 row["answer"] += verdict["answer"]
@@ -157,7 +163,8 @@ def _show(q: dict, verdict: dict) -> None:
 def report(figures: dict) -> tuple[str, bool]:
     """The Markdown table and whether both targets are met."""
     out = ["| language | kind | questions | false current per 100 | current first | "
-           "claimed current | history answer shown |", "|---|---|---|---|---|---|---|"]
+           "claimed current | look-alikes shown as statements per 100 | history answer shown |",
+           "|---|---|---|---|---|---|---|---|"]
     total = defaultdict(int)
     for (language, kind), row in sorted(figures["rows"].items()):
         n = row["questions"]
@@ -168,11 +175,12 @@ def report(figures: dict) -> tuple[str, bool]:
         claimed = f"{row['claimed'] / n:.1%}" if kind != "none" else ""
         answer = f"{row['answer'] / n:.1%}" if kind == "history" else ""
         out.append(f"| {language} | {kind} | {n} | {100 * row['false'] / n:.1f} | {first} | "
-                   f"{claimed} | {answer} |")
+                   f"{claimed} | {100 * row['alike'] / n:.0f} | {answer} |")
     n = total["questions"]
     false = 100 * total["false"] / n
     first = total["first"] / max(total["current"], 1)
-    out.append(f"| all | all | {n} | {false:.1f} | {first:.1%} (current) | | |")
+    out.append(f"| all | all | {n} | {false:.1f} | {first:.1%} (current) | | "
+               f"{100 * total['alike'] / n:.0f} | |")
     times = figures["times"]
     out.append(f"\nrecall p50 {times[len(times) // 2]:.1f} ms, "
                f"p95 {times[int(len(times) * 0.95)]:.1f} ms")
