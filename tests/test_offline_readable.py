@@ -180,7 +180,11 @@ DRIFT = [("r1", "Saw a physio: my knee pain comes from weak hips.", "2026-03-08T
          ("r5", "Third physio session: hips much stronger, bridges with one leg now.",
           "2026-04-05T08:00:00Z"),
          ("r6", "Last physio session; she gave me a hip routine to keep doing at home.",
-          "2026-04-12T08:00:00Z")]
+          "2026-04-12T08:00:00Z"),
+         ("r7", "Did the physio's hip routine twice this week: clamshells and bridges.",
+          "2026-04-19T08:00:00Z"),
+         ("r8", "The hip exercises from the physio take twenty minutes now.",
+          "2026-04-26T08:00:00Z")]
 
 
 # A scene that starts from an ankle the later memories never mention: knees, then running
@@ -525,9 +529,9 @@ def test_a_very_long_memory_at_the_cap_goes_where_there_is_room_not_into_a_full_
     # At the cap (two scene files) a long memory that shares a word or two with the full
     # running scene would roll it up into digests; it goes to the scene with room instead.
     store = new_store(tmp_path / "s", max_scenes=3, max_scene_chars=1200)
-    add(store, *KNEES, *DRIFT, *[(f"x{i}", f"Running club long run number {i}: {10 + i} km "
-                                 "along the bay with the half marathon group.",
-                                 f"2026-04-{i + 1:02d}T08:00:00Z") for i in range(8)])
+    add(store, *[(f"x{i}", f"Running club long run number {i}: {10 + i} km "
+                  "along the bay with the half marathon group.",
+                  f"2026-04-{i + 1:02d}T08:00:00Z") for i in range(13)])
     fold(store)
     add(store, ("g1", "Bought a second-hand acoustic guitar and practised chords.",
                 "2026-04-20T09:00:00Z"),

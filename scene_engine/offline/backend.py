@@ -46,7 +46,6 @@ from scene_engine.offline.grouping import (
     CAP_MERGE,
     GROUP,
     JOIN,
-    LAST_ORPHAN,
     NEW_TOPIC,
     ORPHAN,
     SAME_TOPIC,
@@ -507,31 +506,44 @@ class _OfflineWorker:
                 targets = [live[scene], *(n for n in self._nearest(memory, JOIN)
                                           if n != live[scene])]
             elif company[memory.seq] < NEW_TOPIC:
-                # Nothing pending after the batch can share its topic any more: a weaker
-                # likeness will do, rather than a scene of one line.
-                targets = self._nearest(memory, ORPHAN if ahead else LAST_ORPHAN)
+                targets = self._nearest(memory, ORPHAN)
             else:
                 targets = []
             if not (targets and self._place_near(memory, targets, clearly=scene is not None)):
                 unmatched.append(memory)
                 if targets:
                     overflow.append(memory)
-        new = [order[i] for i in decided.new if order[i] in unmatched]
-        if decided.support < NEW_TOPIC + len(live) // SCENES_PER_STEP:
-            new = []     # a fuller store opens a scene only for a topic said more often
-        if not new and overflow:
-            new = overflow   # a topic whose scene is full gets a second one below the cap
-        if not new and unmatched and (not self.placed or not ahead):
+        # The largest new topics open scenes while the batch's allowance lasts (one by
+        # default); a fuller store opens one only for a topic said more often.
+        topics = [([order[i] for i in rows if order[i] in unmatched], support)
+                  for rows, support in decided.topics
+                  if support >= NEW_TOPIC + len(live) // SCENES_PER_STEP]
+        if not topics and overflow:
+            topics = [(overflow, len(overflow))]  # a topic whose scene is full: a second one
+        if not topics and unmatched and (not self.placed or not ahead):
             # Nothing found a place, or nothing is pending after the batch to share a topic
             # with: the first one's topic opens.
-            new = [unmatched[0]]
-        made = None
-        if new and len(self.created) < self.allowance and self._can_create():
-            made = self._create(new)
-        if made:
-            unmatched = [m for m in unmatched if not (m in new and self._add(made, m))]
+            topics = [([unmatched[0]], 1)]
+        for new, support in topics:
+            if not new or len(self.created) >= self.allowance or not self._can_create():
+                break
+            if self.created and support < NEW_TOPIC:
+                break          # a further new scene only for a topic said more than once
+            made = self._create(new, max(support, len(new)))
+            if not made:
+                break
+            # A new scene takes its group as it is; a live one of the same name (``_create``)
+            # as any scene of the topic does, condensing if it must.
+            unmatched = [m for m in unmatched if not (m in new and (
+                self._add(made, m) if made in self.created else self._place_near(m, [made])))]
+            # A memory alone in its group may be of the new scene's topic, said in other
+            # words: it looks again, now that the scene is there.
+            unmatched = [m for m in unmatched if not (
+                company[m.seq] < NEW_TOPIC and (near := self._nearest(m, ORPHAN))
+                and self._place_near(m, near))]
         room = len(self._live()) < self.limit and not self.stuck
-        waiting = [m for m in unmatched if room and (self.placed or made)]
+        # Wait only when something of the batch found its place (a batch must settle some).
+        waiting = [m for m in unmatched if room and self.placed]
         deferred: list[Memory] = []
         for memory in unmatched:
             if memory not in waiting and not self._place_anywhere(memory):
@@ -719,10 +731,11 @@ class _OfflineWorker:
         end = max(cut.rfind(". "), cut.rfind("。"))
         return (cut[: end + 1] if end > room // 2 else cut).rstrip() + "…"
 
-    def _create(self, group: list[Memory]) -> str | None:
+    def _create(self, group: list[Memory], support: int = 0) -> str | None:
         """Open the batch's new scene for ``group`` (merging two first at the cap) and return
         its name; None if there is no room. A group whose best name is a live scene's name is
-        that scene's topic: that scene is returned instead, and nothing is opened."""
+        that scene's topic: that scene is returned instead, and nothing is opened. ``support``:
+        how many memories the topic has, pending ones included."""
         for name in self._nearest(group[0])[:2]:   # the rules want two existing scenes read
             self._draft(name)
         texts = [m.content for m in group]
@@ -732,7 +745,10 @@ class _OfflineWorker:
         # At the cap a new scene costs a merge. Two scenes alike enough merge for it; two
         # different topics never do: the group joins the nearest scenes instead (``fold``),
         # as a few stray memories cost a scene's purity less than a whole other topic.
-        if len(self._live()) >= self.limit and not self._merge_closest(CAP_MERGE):
+        # A topic said less often than the smaller scene of the pair has lines is not worth
+        # it: at a small cap, topics would take turns evicting each other every batch.
+        if len(self._live()) >= self.limit and not self._merge_closest(
+                CAP_MERGE, most_lines=support):
             return None
         name = self._new_name(texts, self._taken_names())
         self.created.append(name)
@@ -754,7 +770,7 @@ class _OfflineWorker:
     def _new_name(self, texts: list[str], taken: set[str]) -> str:
         """A name for a scene of ``texts`` that none of ``taken`` has: its best words
         (``naming``), else other pairs and triples of its best five, and a number only when
-        every one is taken (``words.scene_name``)."""
+        every one is taken or reads like a report (``words.scene_name``)."""
         embed = self.job.embed
         words = name_words(texts, embed, k=5)
         folded = {_name_key(t) for t in taken}
@@ -762,10 +778,8 @@ class _OfflineWorker:
                               for c in itertools.combinations(words, size))]
         for chosen in tries:
             stem = name_stem(chosen)
-            if stem and is_report_like(stem):
-                stem = f"about-{stem}"
-            if stem and _name_key(f"{stem}.md") not in folded:
-                return f"{stem}.md"
+            if stem and not is_report_like(stem) and _name_key(f"{stem}.md") not in folded:
+                return f"{stem}.md"      # a report-like name ("summary-...") tries other words
         return scene_name(texts, taken)
 
     def _taken_names(self) -> set[str]:
@@ -779,7 +793,8 @@ class _OfflineWorker:
         return (set(self._live()) | set(self.deleted) | set(self.job.context.existing)
                 | earlier | renamed | self.job.context.reserved)
 
-    def _merge_closest(self, least: float = -1.0, move_summary: bool = False) -> bool:
+    def _merge_closest(self, least: float = -1.0, move_summary: bool = False,
+                       most_lines: int | None = None) -> bool:
         """Fold one scene into its closest peer and delete it (frees one place); False if no
         pair at least ``least`` alike in meaning can merge without losing what the merged-away
         scene holds. With ``move_summary`` a scene whose summary a person wrote may be the
@@ -787,7 +802,8 @@ class _OfflineWorker:
         its own (``_merged``).
 
         Pairs whose merged text fits ``max_scene_chars`` come first, most similar first; then
-        the smallest pairs, condensed. Pinned scenes and this batch's new scene take no part.
+        the smallest pairs, condensed. Pinned scenes and this batch's new scene take no part;
+        with ``most_lines``, nor a pair whose smaller scene has more lines than that.
         """
         live = [n for n in self._live() if n not in self.created
                 and not is_pinned(self._draft(n).meta)]
@@ -805,7 +821,9 @@ class _OfflineWorker:
 
         pairs = sorted(((self._scene_similarity(a, b), a, b)
                         for i, a in enumerate(live) for b in live[i + 1:]), key=rank)
-        pairs = [p for p in pairs if p[0] >= least]
+        pairs = [p for p in pairs if p[0] >= least and (
+            most_lines is None or min(len(self._members.get(p[1], ())),
+                                      len(self._members.get(p[2], ()))) <= most_lines)]
         for _, a, b in pairs:
             keep, drop = (a, b) if size[a] >= size[b] else (b, a)   # the bigger name says more
             if drop in keeper_only:

@@ -36,17 +36,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scene_engine.index.dense import Matrix
 
-__all__ = ["AHEAD", "CAP_MERGE", "GROUP", "JOIN", "LAST_ORPHAN", "MUTUAL", "NEW_TOPIC", "ORPHAN", "SCENES_PER_STEP", "SAME_TOPIC", "Group",
+__all__ = ["AHEAD", "CAP_MERGE", "GROUP", "ATTACH", "JOIN", "MUTUAL", "NEW_TOPIC", "ORPHAN", "SCENES_PER_STEP", "SAME_TOPIC", "Group",
            "Plan", "cluster", "plan"]
 
 JOIN = 0.2          # centroid cosine for a memory (or a group) to join a scene's group
 GROUP = 0.2         # ... for memories to form a topic of their own together
 MUTUAL = 0.15       # ... for two groups each other's nearest (``_mutual_pair``)
+ATTACH = 0.05       # ... for a memory alone to join the nearest new topic it came with
 SAME_TOPIC = 0.5    # share of a scene's lines nearer another scene: one topic, merged at once
-CAP_MERGE = 0.30    # at the cap, two scenes this alike may merge to make room for a new topic
+CAP_MERGE = 0.1    # at the cap, two scenes this alike may merge to make room for a new topic
 NEW_TOPIC = 2       # memories (pending ones after the batch included) a new scene needs
 ORPHAN = 0.15       # a memory alone in its topic joins a scene at least this near, else waits
-LAST_ORPHAN = 0.05  # ... when nothing is pending after its batch (it would open a scene alone)
 SCENES_PER_STEP = 8  # each this many scenes, a new topic needs one memory more to open one
 AHEAD = 100         # pending memories after the batch that the grouping sees
 
@@ -62,19 +62,18 @@ class Group:
 
 @dataclass
 class Plan:
-    """What ``plan`` decided for a batch: ``joins`` (batch row -> scene index), ``new``
-    (batch rows that open the new scene, in row order; empty when none opens), ``loose``
-    (batch rows no scene or new topic takes), ``support`` (how many memories, batch and
-    after, the new topic has) and ``company`` (for each loose row, how many its group has:
-    one alone is a memory no other pending memory shares a topic with, which joins its
-    nearest scene rather than wait for a scene of its own)."""
+    """What ``plan`` found for a batch, in batch row numbers: ``joins`` (row -> the index of
+    the scene whose group it is in), ``topics`` (each group of pending memories no scene
+    holds that has a batch row, largest first: its batch rows, and its ``support``, the
+    memories in it, those pending after the batch included: a topic the person keeps
+    coming back to), ``company`` (for each row in such a group, its support: one alone is a
+    memory no other pending memory shares a topic with) and ``loose`` (the rows no scene
+    takes)."""
 
     joins: dict[int, int]
-    new: list[int]
-    loose: list[int]
-    support: int = 0
-    # batch row -> memories in its group, batch and after (a row in a scene's group: 0)
+    topics: list[tuple[list[int], int]] = field(default_factory=list)
     company: dict[int, int] = field(default_factory=dict)
+    loose: list[int] = field(default_factory=list)
 
 
 def _np() -> Any:
@@ -152,19 +151,36 @@ def plan(scenes: Sequence[Matrix], batch: Matrix, ahead: Matrix) -> Plan:
     np = _np()
     rows = batch if not len(ahead) else np.concatenate([batch, ahead])
     n = len(batch)
-    groups = cluster(scenes, rows, JOIN, GROUP)
+    groups = _attach(cluster(scenes, rows, JOIN, GROUP), rows)
     joins = {r: g.scene for g in groups if g.scene is not None for r in g.members if r < n}
     open_ = [g for g in groups if g.scene is None and any(r < n for r in g.members)]
     open_.sort(key=lambda g: (-len(g.members), min(g.members)))
-    new: list[int] = []
-    support = 0
-    if open_ and len(open_[0].members) >= NEW_TOPIC:
-        new = sorted(r for r in open_[0].members if r < n)
-        support = len(open_[0].members)
-    taken = set(joins) | set(new)
-    company = {r: len(g.members) for g in open_ for r in g.members if r < n}
-    return Plan(joins=joins, new=new, loose=[r for r in range(n) if r not in taken],
-                support=support, company=company)
+    return Plan(joins=joins,
+                topics=[(sorted(r for r in g.members if r < n), len(g.members)) for g in open_],
+                company={r: len(g.members) for g in open_ for r in g.members if r < n},
+                loose=[r for r in range(n) if r not in joins])
+
+
+def _attach(groups: list[Group], rows: Any) -> list[Group]:
+    """``groups`` with each memory left alone in its group moved into the nearest group of
+    pending memories (no scene's) at least ``ATTACH`` alike: memories that came together
+    with a topic, about it in other words ("grilled sardines" beside "palak paneer" and
+    "dosas"). A memory alone in a batch of its own has no such group, and stays alone."""
+    np = _np()
+    pending = [g for g in groups if g.scene is None and len(g.members) >= NEW_TOPIC]
+    if not pending:
+        return groups
+    centres = _units(np.stack([rows[g.members].sum(axis=0) for g in pending]))
+    out = []
+    for g in groups:
+        if g.scene is None and len(g.members) == 1:
+            alike = centres @ _units(rows[g.members[0]:g.members[0] + 1])[0]
+            best = int(np.argmax(alike))
+            if alike[best] >= ATTACH:
+                pending[best].members.append(g.members[0])
+                continue
+        out.append(g)
+    return out
 
 
 def _units(matrix: Any) -> Any:

@@ -27,7 +27,7 @@ __all__ = ["BEST_FIT", "CANDIDATES", "RENAME_RATIO", "fit", "name_words", "name_
 
 CANDIDATES = 8        # nouns and names considered for a name
 NAME_WORDS = 3        # words a name has at most
-RENAME_RATIO = 0.7    # a name is kept while it fits at least this share of the best one's fit
+RENAME_RATIO = 0.65   # a name is kept while it fits at least this share of the best one's fit
 BEST_FIT = 0.8        # about the most a name of two or three words fits its lines (0.6-0.7)
 
 Embed = Callable[[Sequence[str]], Any]

@@ -130,14 +130,11 @@ def closes(thread: Thread, text: str, similarity: float | None = None) -> bool:
 def closed_text(thread: Thread, day: str, outcome: str, words: int = 12) -> str:
     """The timeline text of a closed thread: what was open and how it ended, on ``day``
     (``Thinking about X. → 2026-06-20: Decided against …``); the outcome is the closing
-    memory's first ``words`` words as said (its whole text is on its own day)."""
-    said = " ".join(outcome.split())
-    if is_cjk_text(said):
-        short = said if len(said) <= 2 * words else said[: 2 * words] + "…"
-    else:
-        tokens = said.split(" ")
-        short = " ".join(tokens[:words]) + ("…" if len(tokens) > words else "")
-    return f"{thread.text}{ARROW}{day}: {short}"
+    memory's first whole clauses within ``words`` words (``prose.shorten``: never a word or a
+    clause cut short; its whole text is on its own day)."""
+    from scene_engine.offline.prose import shorten
+
+    return f"{thread.text}{ARROW}{day}: {shorten(outcome, words)}"
 
 
 def parse_section(section: str, mine: set[str]) -> tuple[list[Thread], list[str]]:
