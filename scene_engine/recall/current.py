@@ -131,8 +131,8 @@ class Question:
     """What a question asks about: ``subject`` ("" for the speaker, else the person it
     names: "Priya", "mum", 小林, 妈妈), ``anchors`` (its own rarest content terms, as the
     analyser makes them, for finding statements in other words), ``text`` (the question as
-    asked), ``families`` (the
-    attributes whose stating words find statements meaning misses: ``stating.FAMILIES``),
+    asked), ``families`` (the attributes whose stating words find statements meaning
+    misses: ``stating.FAMILIES``),
     ``past`` (it asks for an earlier value: "before", "used to", 之前: nothing is claimed
     current for it)."""
 
@@ -149,8 +149,8 @@ def read_question(query: str, anchors: frozenset[str] = frozenset()) -> Question
     now?", "Where does my mum live?", 小林现在在哪家公司？, 我妈妈住在哪里？); None for words
     to find rather than a question ("ukulele", "李伟 咖啡": no question word or mark, no
     "I"), and for a question about a named person that does not ask about now ("What is
-    Caroline researching?": its best answers are not the latest, bench/RESULTS.md). ``anchors``: the query's content terms to find statements by (the caller's
-    analyser)."""
+    Caroline researching?": its best answers are not the latest, bench/RESULTS.md).
+    ``anchors``: the query's content terms to find statements by (the caller's analyser)."""
     if not is_question(query):
         return None
     subject = _subject(query)
