@@ -38,6 +38,7 @@ from scene_engine.batch.conservation import (
 )
 from scene_engine.batch.rules import is_report_like, merged_from, room_demand
 from scene_engine.core.errors import SceneEngineError
+from scene_engine.core.periods import parse_fact
 from scene_engine.core.plural import count
 from scene_engine.core.text import MARK
 from scene_engine.offline import threads
@@ -81,21 +82,30 @@ _NAME = re.compile(r"\b(?:[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]{2,})\b")
 _WORD = re.compile(f"[^\\W_](?:[^\\W_]|{MARK})*")   # a word with its combining marks
 
 
-# A scene line's date or period prefix ("- 2026-01-05: ", "- 2026-03 (digest): 4–29 Mar ×6: "):
-# what it says is after it.
-_LINE_PREFIX = re.compile(r"^\s*(?:[-*+]\s+)?(?:\d{4}[-\d–Q]*(?:\s*\(digest\))?\s*:\s*"
-                          r"(?:[^:]{1,30}×\d+\s*:\s*)?)?")
+# A scene line's date or period prefix ("- 2026-01-05: ", "- 2026-03 (digest): "): what it
+# says is after it; a digest's facts each lead with their own days ("4–29 Mar ×6: ").
+_LINE_PREFIX = re.compile(r"^\s*(?:[-*+]\s+)?(?:(\d{4}[-\d–Q]*)(\s*\(digest\))?\s*:\s*)?")
+_NEXT_FACT = re.compile(r";\s+(?=\d{1,2}(?:–\d{1,2})? [A-Z][a-z]{2}\b)")
 
 
 def _scene_lines(body: str) -> list[str]:
-    """The lines of a scene body that say something (no blank line, no heading), each
-    without its date or period prefix: what the scene's vector is made of."""
+    """What a scene body says, unit by unit (no blank line, no heading): each line without
+    its date or period prefix, and a digest line fact by fact without their days, so that a
+    digest that took one more fact is embedded for that fact alone (the others are cached):
+    what the scene's vector is made of."""
     out = []
     for line in body.split("\n"):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        said = _LINE_PREFIX.sub("", line).strip()
-        if said:
+        found = _LINE_PREFIX.match(line)
+        said = line[found.end():].strip()
+        if found.group(2):                     # a digest of period group(1)
+            for fact in _NEXT_FACT.split(said):
+                parsed = parse_fact(fact.strip(), found.group(1))
+                text = (parsed[3] if parsed else fact).strip()
+                if text:
+                    out.append(text)
+        elif said:
             out.append(said)
     return out
 
