@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 
 Item = str | tuple[str, str]
@@ -263,13 +263,13 @@ def days_for(items: list[Item], span: tuple[str, str], rng: random.Random) -> li
     bounds = [(-1, first - timedelta(days=1))] + sorted(fixed.items()) + \
              [(len(items), last + timedelta(days=1))]
     out: list[date] = [first] * len(items)
-    for (i, lo), (j, hi) in zip(bounds, bounds[1:]):
+    for (i, lo), (j, hi) in zip(bounds, bounds[1:], strict=False):
         assert lo < hi, f"pinned days out of order near item {j}"
         free = list(range(i + 1, j))
         gap = (hi - lo).days - 1
         assert gap >= len(free), f"not enough days for items {free}"
         picks = sorted(rng.sample(range(1, gap + 1), len(free)))
-        for k, off in zip(free, picks):
+        for k, off in zip(free, picks, strict=False):
             out[k] = lo + timedelta(days=off)
         if j < len(items):
             out[j] = hi
@@ -283,11 +283,11 @@ def build() -> list[dict]:
     rows, seen = [], set()
     for topic, items in TOPICS.items():
         rng = random.Random(f"{SEED}-{topic}")   # per topic: editing one leaves the others
-        for n, (day, item) in enumerate(zip(days_for(items, SPANS[topic], rng), items)):
+        for n, (day, item) in enumerate(zip(days_for(items, SPANS[topic], rng), items, strict=False)):
             text = item[1] if isinstance(item, tuple) else item
             local = datetime(day.year, day.month, day.day, rng.randint(*HOURS),
                              rng.randint(0, 59), tzinfo=LOCAL)
-            when = local.astimezone(timezone.utc)
+            when = local.astimezone(UTC)
             while when in seen:
                 when += timedelta(minutes=1)
             seen.add(when)

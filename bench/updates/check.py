@@ -3,7 +3,10 @@
 Errors make the script exit with status 1. Warnings are printed but allowed.
 Run: python3 bench/updates/check.py
 """
-import json, os, re, sys
+import json
+import os
+import re
+import sys
 from collections import Counter, defaultdict
 from datetime import datetime
 
@@ -72,7 +75,7 @@ for p, ms in by_person.items():
         err(f"{p}: ids are not numbered 1..{len(ms)} in file order")
     times = [m["_t"] for m in ms]
     if None not in times:
-        for a, b in zip(ms, ms[1:]):
+        for a, b in zip(ms, ms[1:], strict=False):
             if not a["_t"] < b["_t"]:
                 err(f"{p}: {b['id']} ({b['created_at']}) is not after {a['id']} ({a['created_at']})")
         dates = [m["created_at"][:10] for m in ms]

@@ -6,7 +6,11 @@ Each memory carries private labels (never written to memories.jsonl):
 A state label of another subject for the same attr is also a distractor (kind "named").
 Questions take their ids from these labels. Run: python3 bench/updates/make_set.py
 """
-import json, os, random, re, sys
+import json
+import os
+import random
+import re
+import sys
 from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -928,7 +932,7 @@ def build():
             t = f"{date}T{rng.randint(6, 22):02d}:{rng.randint(0, 59):02d}:00Z"
             labs = parse(labels)
             if role == "assistant":
-                for subj, attr, n, kind in labs:
+                for _subj, _attr, n, kind in labs:
                     if n is not None or kind != "assistant":
                         sys.exit(f"{mid}: assistant memories carry only ~assistant labels")
             rows.append(dict(id=mid, labels=labs, role=role))
@@ -943,7 +947,7 @@ def build():
             # states must be in time order
             last = 0
             for r in rows:
-                for s, a, n, k in r["labels"]:
+                for s, a, n, _k in r["labels"]:
                     if s == subj and a == attr and n:
                         if n < last:
                             sys.exit(f"{person} {r['id']} {subj_attr}: value {n} after value {last}")
@@ -998,10 +1002,10 @@ def build():
 def kind_counts():
     """distractor memories per kind and language group (a memory counts once per kind)."""
     counts = defaultdict(lambda: defaultdict(int))
-    for person, spec in PEOPLE.items():
+    for _person, spec in PEOPLE.items():
         for r in spec["_rows"]:
             kinds = set()
-            for s, a, n, k in r["labels"]:
+            for s, _a, _n, k in r["labels"]:
                 if k:
                     kinds.add(k)
                 elif s != "self":
