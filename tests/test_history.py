@@ -496,15 +496,19 @@ def test_blame_of_a_digest_names_the_memories_of_its_period_in_that_scene(tmp_pa
         fold(store)
     add(store, ("w1", "Started a new job at Northwind in Lisbon.", "2025-01-02T09:00:00Z"))
     fold(store)
+    from scene_engine.services.trace import trace_memory
+
     found = []
     for name in store.scene_names():
         blamed = json.loads(ok(store.root, "blame", name, "--json").stdout)
-        found += [r for r in blamed if "(digest)" in r["text"]]
+        found += [(name, r) for r in blamed if "(digest)" in r["text"]]
     assert found, "the scene should have rolled up"
     day = {r[0]: r[2][:10] for r in rows}
-    for row in found:
+    held = {i: trace_memory(store, i).scenes for i in day}
+    for name, row in found:
         period = row["text"].split("- ", 1)[1].split(" ", 1)[0]
-        wanted = sorted(i for i, d in day.items() if covers(period, d))
+        # (a run of the period that a second scene of runs took is that scene's)
+        wanted = sorted(i for i, d in day.items() if covers(period, d) and name in held[i])
         # the runs of its period, in no id list in the text; not the job in the other scene
         assert sorted(row["memories"]) == wanted and row["found_by"] == "period"
         assert "w1" not in row["memories"] and not any(i in row["text"] for i in wanted)

