@@ -139,9 +139,11 @@ def _backend(folder: Path, manifest: dict, tokenizer: Any, threads: int) -> Any:
             setattr(backend, name, [np.load(folder / f"{name}.{i}.npy", allow_pickle=False)
                                     for i in range(count)])
         else:
-            mode = "r" if name == "table" else None      # 65 MB: read the rows used
-            setattr(backend, name, np.load(folder / f"{name}.npy", allow_pickle=False,
-                                           mmap_mode=mode))
+            path = folder / f"{name}.npy"
+            # 65 MB: read only the rows used
+            array = (np.load(path, allow_pickle=False, mmap_mode="r") if name == "table"
+                     else np.load(path, allow_pickle=False))
+            setattr(backend, name, array)
     for name, value in manifest["scalars"].items():
         setattr(backend, name, value)
     return backend

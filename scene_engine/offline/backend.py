@@ -98,6 +98,8 @@ def _scene_lines(body: str) -> list[str]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         found = _LINE_PREFIX.match(line)
+        if found is None:                      # the pattern is all optional: never None
+            continue
         said = line[found.end():].strip()
         if found.group(2):                     # a digest of period group(1)
             for fact in _NEXT_FACT.split(said):
