@@ -461,9 +461,8 @@ class DenseIndex:
         if todo:
             done = self._embed_missing(todo)
             found.update(done)
-            keys = {f"t:{h.hex()}": h for h in todo}
-            self._guarded(lambda conn: self._put_items(conn, keys, list(done.items()),
-                                                       False, "t:"))
+            keys = [(f"t:{h.hex()}", h) for h in todo]
+            self._guarded(lambda conn: self._put_text_keys(conn, keys, list(done.items())))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, h in enumerate(hashes):
             blob = found.get(h)
@@ -513,6 +512,19 @@ class DenseIndex:
         with _transaction(conn):
             self._check_model(conn)
             conn.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", rows)
+
+    def _put_text_keys(self, conn: sqlite3.Connection, keys: list[tuple[str, bytes]],
+                       rows: list[tuple[bytes, bytes]]) -> None:
+        """Keep the vectors of ``vectors``' texts (``t:<hash>`` keys, their vectors already
+        written): a key names its own hash, so it is only ever added; no other key is read
+        and nothing a search holds changes (no new generation, the count leaves them out).
+        Reading every ``t:`` key back, as a sync does, cost more than the embedding. The
+        vectors ``rows`` again, harmlessly, as ``_put_items`` does (another process's prune
+        may have dropped them before a key held them)."""
+        with _transaction(conn):
+            self._check_model(conn)
+            conn.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", rows)
+            conn.executemany("INSERT OR IGNORE INTO items VALUES (?, ?)", keys)
 
     def _put_items(self, conn: sqlite3.Connection, hashes: dict[str, bytes],
                    done: Iterable[tuple[bytes, bytes]] | dict[bytes, bytes], prune: bool,

@@ -172,6 +172,21 @@ def _plain(entry: Entry) -> str:
     return re.sub(r"\s*\[[^\[\]]*\]", "", text)
 
 
+def _facts(entry: Entry) -> list[str]:
+    """What an entry says, fact by fact: a digest's facts without their days (each one
+    embedded and segmented once, however often the digest grows), another entry whole."""
+    text = _plain(entry)
+    if not entry.digest:
+        return [text]
+    out = []
+    for fact in _NEXT_FACT.split(text):
+        parsed = parse_fact(fact.strip(), entry.day)
+        said = (parsed[3] if parsed else fact).strip()
+        if said:
+            out.append(said)
+    return out
+
+
 def _similarity_text(name: str, text: str) -> str:
     """Name, summary and body of a scene text (what routing compares memories against)."""
     scene = parse_scene(text, name=name)
@@ -390,16 +405,12 @@ class _OfflineWorker:
         if not rows or other not in self._sums:
             return 0.0
         space = self._meaning()
-        own, there = self._sums[small], self._sums[other]
-        votes = 0
-        for r in rows:
-            vector = space.rows[r]
-            near = Space.cosine(vector, there)
-            if len(rows) > 1:
-                votes += near >= JOIN and near > Space.cosine(vector, own - vector)
-            else:      # a scene of one line: as near as two memories of one topic must be
-                votes += near >= GROUP
-        return votes / len(rows)
+        vectors = space.rows[rows]
+        near = Space.cosines(vectors, self._sums[other])
+        if len(rows) == 1:     # a scene of one line: as near as two memories of one topic
+            return float(near[0] >= GROUP)
+        rest = Space.cosines(self._sums[small][None, :] - vectors, None, pairs=vectors)
+        return float(((near >= JOIN) & (near > rest)).sum()) / len(rows)
 
     def _forget(self, name: str) -> None:
         """The draft of ``name`` changed (its vector is kept up to date by ``_took``)."""
@@ -915,16 +926,14 @@ class _OfflineWorker:
         ``blame`` follow it. Only names the engine gave: a scene with a person's lines or
         summary, or pinned, keeps its name; a name another scene has or had is not taken."""
         embed = self.job.embed
-        for draft in list(self.drafts.values()):
-            name = draft.name
-            engine = [_plain(e) for e in draft.entries if not e.person]
-            if (not draft.changed or name in self.created or name in self.deleted
-                    or name not in self.texts or is_pinned(draft.meta) or draft.keep_summary
-                    or len(engine) < len(draft.entries) or draft.head or draft.tail
-                    or draft.heading or draft.own_threads
-                    or len(engine) < RENAME_ENTRIES):
-                continue
-            texts = [*engine, *(t.text for t in draft.threads)]
+        drafts = [d for d in list(self.drafts.values()) if self._may_rename(d)]
+        said = {d.name: [*(f for e in d.entries for f in _facts(e)),
+                         *(t.text for t in d.threads)] for d in drafts}
+        if embed is not None and drafts:     # one call: the encoder's cost is per call
+            embed([*(t for texts in said.values() for t in texts),
+                   *(" ".join(d.name.removesuffix(".md").split("-")) for d in drafts)])
+        for draft in drafts:
+            name, texts = draft.name, said[draft.name]
             if embed is not None and fit(name, texts, embed) >= RENAME_RATIO * BEST_FIT:
                 continue     # no name could say it enough better (and finding one costs)
             stem = name_stem(name_words(texts, embed))
@@ -953,6 +962,17 @@ class _OfflineWorker:
             if name in self._sums:
                 self._sums[new] = self._sums.pop(name)
                 self._members[new] = self._members.pop(name)
+
+    def _may_rename(self, draft: Draft) -> bool:
+        """A scene this batch changed whose name the engine gave and keeps giving: no
+        person's line, summary, heading or thread in it, not pinned, not new or deleted in
+        this batch, and a topic (``RENAME_ENTRIES``)."""
+        name = draft.name
+        return not (not draft.changed or name in self.created or name in self.deleted
+                    or name not in self.texts or is_pinned(draft.meta) or draft.keep_summary
+                    or any(e.person for e in draft.entries) or draft.head or draft.tail
+                    or draft.heading or draft.own_threads
+                    or len(draft.entries) < RENAME_ENTRIES)
 
     def flush(self) -> None:
         """Write the changed existing scenes, then delete the merged-away ones (a delete needs

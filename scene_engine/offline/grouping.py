@@ -102,12 +102,13 @@ def cluster(scenes: Sequence[Matrix], rows: Matrix, join: float = JOIN,
     is_scene = np.array([g.scene is not None for g in groups])
     alive = np.ones(len(groups), dtype=bool)
     units = _units(sums)
-    sims = units @ units.T
     # One threshold for the loop: a pair with a scene is lifted by the difference.
     lift = np.where(is_scene[:, None] | is_scene[None, :], group - join, 0.0)
     blocked = (is_scene[:, None] & is_scene[None, :]) | np.eye(len(groups), dtype=bool)
+    # Kept up to date merge by merge (a merge changes one row and column): rebuilding it
+    # every merge cost most of a batch's grouping.
+    score = np.where(blocked, -np.inf, units @ units.T + lift)
     while True:
-        score = np.where(blocked | ~(alive[:, None] & alive[None, :]), -np.inf, sims + lift)
         a, b = np.unravel_index(int(np.argmax(score)), score.shape)
         if not score[a, b] >= group:
             a, b = _mutual_pair(score, MUTUAL + group - join)
@@ -118,14 +119,16 @@ def cluster(scenes: Sequence[Matrix], rows: Matrix, join: float = JOIN,
         groups[a].members += groups[b].members
         sums[a] += sums[b]
         alive[b] = False
-        row = _units(sums) @ _units(sums[a:a + 1])[0]
-        sims[a, :] = row
-        sims[:, a] = row
+        score[b, :] = score[:, b] = -np.inf
+        units[a] = _units(sums[a:a + 1])[0]
         if is_scene[a]:
             blocked[a, is_scene] = True
             blocked[is_scene, a] = True
             lift[a, :] = lift[:, a] = group - join
         blocked[a, a] = True
+        row = np.where(blocked[a] | ~alive, -np.inf, units @ units[a] + lift[a])
+        score[a, :] = row
+        score[:, a] = row
     return [g for g, keep in zip(groups, alive, strict=True) if keep]
 
 

@@ -91,6 +91,18 @@ class Space:
         return self.rows[list(rows)].sum(axis=0)
 
     @staticmethod
+    def cosines(rows: Matrix, b: Matrix | None, pairs: Matrix | None = None) -> Matrix:
+        """float64 (len(rows),): the cosine of each row of ``rows`` to vector ``b``, or with
+        ``pairs``, to the same row of ``pairs`` (0 where either is zero), as ``cosine``."""
+        np = _np()
+        rows = np.asarray(rows, dtype=np.float64)
+        other = (np.asarray(pairs, dtype=np.float64) if pairs is not None
+                 else np.asarray(b, dtype=np.float64)[None, :])
+        dots = (rows * other).sum(axis=1)
+        norms = np.linalg.norm(rows, axis=1) * np.linalg.norm(other, axis=1)
+        return np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
+
+    @staticmethod
     def cosine(a: Matrix, b: Matrix) -> float:
         """The cosine of two vectors (0 when either is zero)."""
         np = _np()
