@@ -14,6 +14,7 @@ engine unwinds — ``finally`` blocks run, the store lock is released — instea
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
     from git import Repo
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# The process that started this one, read as the console script begins (this module is its
+# first import): a stdio MCP server watches it, and under load the client could die before
+# the slower imports end, after which getppid() names the adopting init, not the client.
+STARTED_BY = os.getppid()
 _depth = 0          # nesting of critical() in the main thread: only the outermost acts
 
 

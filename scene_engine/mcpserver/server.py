@@ -38,6 +38,7 @@ from typing import Annotated, Any, Protocol
 
 from pydantic import Field, ValidationError
 
+from scene_engine.core import interrupts
 from scene_engine.core.errors import (
     InputError,
     SceneEngineError,
@@ -493,7 +494,7 @@ def _exit_with_parent(worker: FoldWorker | None, joiner: InboxJoiner | None = No
     """A stdio server lives for its client: when the process that started it dies while
     something else still holds the pipe open, stdin never closes, so watch the parent and
     leave (after the batch or join in progress) when it is gone."""
-    parent = os.getppid()
+    parent = interrupts.STARTED_BY
 
     def watch() -> None:
         while os.getppid() == parent:
