@@ -141,6 +141,33 @@ def test_a_memory_the_rule_does_not_find_held_where_the_backend_found_it_gets_it
     assert body.count("2020-02-04: Slept badly. Did not run.") == 2
 
 
+def test_a_batch_that_still_breaks_a_rule_says_which_and_what_a_person_can_do(tmp_path,
+                                                                              monkeypatch):
+    """Whatever still fails names the rule, the memory and the scene, writes nothing, and
+    tells a person the way forward; every memory stays pending."""
+    from clirunner import CheckedRunner
+
+    from scene_engine.batch import accounting
+    from scene_engine.cli import app
+    from scene_engine.offline.backend import _OfflineWorker
+
+    monkeypatch.setattr(accounting, "_held_in_lines", lambda memory, body: (1.0, "planted"))
+    monkeypatch.setattr(_OfflineWorker, "hold_to_the_rules", lambda self: None)
+    root = tmp_path / "store"
+    init_store(root)
+    rows = [{"id": f"r{i}", "content": "Slept badly. Did not run.",
+             "created_at": f"2020-02-04T0{i}:00:00+00:00"} for i in range(2)]
+    runner = CheckedRunner()
+    added = runner.invoke(app, ["--dir", str(root), "add", "-"], input=json.dumps(rows))
+    assert added.exit_code == 0, added.output
+    done = runner.invoke(app, ["--dir", str(root), "run"])
+    assert done.exit_code == 1
+    said = " ".join(done.output.split())
+    assert re.search(r"r1: \S+\.md says the opposite", said), said
+    assert "Nothing is lost" in said and "--batch-size 5" in said and "--backend llm" in said
+    assert open_store(root).load_state().pending == 2
+
+
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=histories(most=60))
 def test_a_short_history_of_any_shape_folds_to_the_end(tmp_path_factory, rows):
