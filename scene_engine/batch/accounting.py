@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from sandbox import DELETED
 from scene_engine.batch.conservation import NEGATION, content_terms, coverage, stripped_lines
 from scene_engine.core.changes import states_a_change
+from scene_engine.core.periods import digest_facts
 from scene_engine.core.text import CJK_CHAR
 from scene_engine.store.memories import Memory
 from scene_engine.store.scene import parse_scene
@@ -228,32 +229,56 @@ def _evidence(memory: Memory, text: str) -> float:
 
 def _held_in_lines(memory: Memory, body: str) -> tuple[float, str]:
     """(the least, over the memory's sentences, of the share of its words and numbers that
-    one line of ``body`` states; the line that states one of them with the opposite
-    negation, or ""). A scene holds a memory when its lines say what the memory says, not
-    when the memory's words are scattered over lines about other things ("I never run in
-    the rain" does not hold "I now run in the rain"). A memory too long for a scene is held
-    by a quote of its head (``_evidence``)."""
+    one statement of ``body`` states; the statement nearest one of them when it says it with
+    the opposite negation, or ""). A scene holds a memory when its statements say what the
+    memory says, not when the memory's words are scattered over lines about other things
+    ("I never run in the rain" does not hold "I now run in the rain"), nor over the facts of
+    one digest line (issue 37: "4 Jan: Mirela推荐我去Graz玩" beside "最近睡得不好" is no
+    "not" of the recommendation). A statement is a line, a digest's fact or a sentence of
+    either (``_statements``); the nearest statement decides, and between equally near ones
+    one that agrees. A memory too long for a scene is held by a quote of its head
+    (``_evidence``)."""
     if len(memory.content) > LONG_MEMORY and _evidence(memory, body) >= 1.0:
         return 1.0, ""
-    lines = [line for line in body.split("\n") if line.strip()]
-    sentences = [s for s in re.split(r"(?<=[.!?。！？;；])\s*", memory.content) if s.strip()]
+    statements = _statements(body)
+    sentences = [s for s in _SENTENCE.split(memory.content) if s.strip()]
     least, opposite = 1.0, ""
     for sentence in sentences or [memory.content]:
         wanted = content_terms(sentence, numbers=True)
         plain = wanted - {NEGATION}
         if not plain:
             continue
-        best, best_line = 0.0, ""
-        for line in lines:
-            terms = content_terms(line, numbers=True)
+        agree, against, against_text = 0.0, 0.0, ""
+        for said in statements:
+            terms = content_terms(said, numbers=True)
             share = len(plain & terms) / len(plain)
-            if share > best:
-                best, best_line = share, line
-        if best >= RECORDED_EVIDENCE and \
-                (NEGATION in wanted) != (NEGATION in content_terms(best_line, numbers=True)):
-            opposite = opposite or best_line.strip()
-        least = min(least, best)
+            if (NEGATION in wanted) == (NEGATION in terms):
+                agree = max(agree, share)
+            elif share > against:
+                against, against_text = share, said.strip()
+        if against >= RECORDED_EVIDENCE and against > agree:
+            opposite = opposite or against_text
+        least = min(least, max(agree, against))
     return least, opposite
+
+
+_SENTENCE = re.compile(r"(?<=[.!?。！？;；])\s*")
+
+
+def _statements(body: str) -> list[str]:
+    """What a scene body states, one text each: every non-blank line (a digest line fact by
+    fact: ``periods.digest_facts``) and, when it has several sentences, each of them too (a
+    "not" in one sentence does not negate the next)."""
+    out = []
+    for line in body.split("\n"):
+        if not line.strip():
+            continue
+        for said in digest_facts(line) or [line]:
+            out.append(said)
+            parts = [part for part in _SENTENCE.split(said) if part.strip()]
+            if len(parts) > 1:
+                out += parts
+    return out
 
 
 def _body(name: str, text: str) -> str:

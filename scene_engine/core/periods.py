@@ -136,3 +136,26 @@ def say_fact(start: str, end: str, times: int, text: str, in_span: bool = False)
     else:
         when = f"{d1}–{d2} {m1}" if m1 == m2 else f"{d1} {m1}–{d2} {m2}"
     return f"{when}{' ' + y1 if in_span else ''}{count}: {text}"
+
+
+# A digest line: "- 2026-03 (digest): 4–29 Mar ×6: fact; 15 Mar: fact" (the rollup joins its
+# facts with "; ", ``offline.rollup.SEPARATOR``).
+_DIGEST_LINE = re.compile(rf"^\s*[-*+]\s*({PERIOD}) \(digest\)\s*:\s*(.*)$", re.S)
+FACT_SEPARATOR = "; "
+
+
+def digest_facts(line: str) -> list[str] | None:
+    """What a digest line states, fact by fact, each without its dates (``parse_fact``; a
+    part not led by its dates whole), or None for a line that is no digest. A digest holds
+    facts of different days side by side: a reader that judges what a line says (the
+    coverage of a memory, a "not" in it) judges each fact on its own."""
+    found = _DIGEST_LINE.match(line)
+    if found is None:
+        return None
+    out = []
+    for part in found.group(2).split(FACT_SEPARATOR):
+        parsed = parse_fact(part.strip(), found.group(1))
+        text = (parsed[3] if parsed else part).strip()
+        if text:
+            out.append(text)
+    return out

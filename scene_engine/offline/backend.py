@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from scene_engine.batch.accounting import Declaration
+from scene_engine.batch.accounting import Declaration, account
 from scene_engine.batch.conservation import (
     ENGINE_KEYS,
     MERGE_COVERAGE,
@@ -257,6 +257,7 @@ class OfflineBackend:
         worker = _OfflineWorker(job)
         deferred = worker.fold(job.memories)
         worker.rename_drifted()
+        worker.hold_to_the_rules()
         worker.flush()
         changed = sorted(d.name for d in worker.drafts.values()
                          if d.changed and d.name not in worker.deleted)
@@ -423,6 +424,31 @@ class _OfflineWorker:
                 scene = self.merged_into[scene]
             out[memory_id] = Declaration(outcome, scene)
         return out
+
+    def hold_to_the_rules(self) -> None:
+        """Judge each memory this batch found said already ("recorded": the same day's entry
+        restates it) by the rule the batch itself is judged by (``accounting.account``, on the
+        bodies as the batch leaves them), before anything is written; one the rule does not
+        find held there is written into that scene as an entry of its own instead. So the
+        backend never claims what its rules refuse, and a disagreement between the two costs
+        a line, not the batch (issue 37: a digest's "not" of another fact was read as the
+        opposite of a memory its own line held, and every later run failed the same way)."""
+        recorded = [m for m in self.job.memories
+                    if self.placed.get(m.seq, ("",))[0] == "recorded"]
+        if not recorded:
+            return
+        # The bodies alone (a text without a header is all body to the rule); a scene merged
+        # away is named by no claim (``declarations`` follows merges).
+        bodies = {d.name: render_body(d, self.zone) for d in self.drafts.values()
+                  if d.changed and d.name not in self.deleted}
+        claims = self.declarations()
+        held, _ = account(recorded, [], bodies, self.job.scene_texts,
+                          {m.id: claims[m.id] for m in recorded}, allow_skip=False)
+        accounted = {entry.seq for entry in held}
+        for memory in recorded:
+            scene = claims[memory.id].scene
+            if memory.seq not in accounted and scene is not None:
+                self._add(scene, memory, deep=True, again=True)
 
     # -- folding
     def come_under_cap(self) -> None:
@@ -668,13 +694,14 @@ class _OfflineWorker:
         return len(self._live()) < self.limit or len(self._live()) >= 2
 
     def _add(self, name: str, memory: Memory, deep: bool = False,
-             squeeze: bool = False) -> bool:
+             squeeze: bool = False, again: bool = False) -> bool:
         """Put ``memory`` into scene ``name``; False (nothing changed) if the scene cannot
         hold it even after condensing its old entries (deep rollups only if ``deep``, the
-        last resort only if ``squeeze``: ``rollup.condense``)."""
+        last resort only if ``squeeze``: ``rollup.condense``). ``again``: as an entry of its
+        own even when the same day's entry says it already."""
         draft = self._draft(name)
         day = memory.created_at.astimezone(self.tz).date().isoformat()
-        for i, entry in enumerate(draft.entries):
+        for i, entry in enumerate(() if again else draft.entries):
             # A person's line is kept as they wrote it, its date and bullet included.
             said = _DATED_LINE.sub("", entry.text) if entry.person else entry.text
             if entry.day == day and restates(memory.content, [said]):
