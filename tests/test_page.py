@@ -334,8 +334,14 @@ def test_a_port_in_use_is_said_in_one_line(store_root):
 
 # ---------------------------------------------------------------- in a real browser
 
+# How long a browser step or an expectation may wait for the server: a merge commits, and on
+# a loaded 2-core machine that took more than playwright's 5 s (a wait ends as soon as what
+# it checks is there, so a long limit costs nothing when all is well).
+WAIT_MS = 30_000
+
 try:                 # playwright's expect waits for what it checks
     from playwright.sync_api import expect, sync_playwright
+    expect.set_options(timeout=WAIT_MS)
 except ImportError:  # the browser tests skip, saying what to install
     expect = sync_playwright = None
 
@@ -364,7 +370,7 @@ def shots(tmp_path_factory) -> Path:
 @pytest.fixture
 def page(browser, served):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(WAIT_MS)
     opened = context.new_page()
     yield opened
     context.close()
@@ -541,7 +547,7 @@ def test_a_batch_shows_its_memories_ledger_and_diff(page, served, shots):
 def test_reading_works_with_javascript_off(browser, served, shots):
     context = browser.new_context(java_script_enabled=False,
                                   viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(WAIT_MS)
     page = context.new_page()
     try:
         page.goto(served.url)
