@@ -312,6 +312,9 @@ def _time(value: Any) -> datetime | None:
     return None
 
 
+parse_time = _time
+
+
 def _title(text: Any, fallback: str) -> str:
     said = " ".join(text.split()) if isinstance(text, str) and text.strip() else fallback
     return said[:TITLE_CHARS]
@@ -634,7 +637,7 @@ def _codex(stream: IO[bytes], name: str, private: Redactor,
             continue
         session = key or PurePath(name).stem
         if kind == "response_item" and payload.get("type") == "message":
-            message = _codex_message(payload, f"{session}:{number}", when, name, session,
+            message = codex_message(payload, f"{session}:{number}", when, name, session,
                                      private, number, cwd)
             if message is not None:
                 said.append(message)
@@ -654,8 +657,10 @@ def _codex(stream: IO[bytes], name: str, private: Redactor,
                   start=start)
 
 
-def _codex_message(payload: dict, mid: str, when: datetime | None, name: str, session: str,
-                   private: Redactor, line: int, cwd: Any) -> Message | None:
+def codex_message(payload: dict, mid: str, when: datetime | None, name: str, session: str,
+                  private: Redactor, line: int, cwd: Any) -> Message | None:
+    """The message of one Codex ``response_item`` of type ``message`` (``payload``), or
+    None (a developer or system message, the harness's own user message, no text)."""
     role = payload.get("role")
     if role not in ("user", "assistant"):
         return None                      # developer and system messages: the harness's

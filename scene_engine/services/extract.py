@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scene_engine.core.errors import InputError, SceneEngineError
-from scene_engine.extraction.model import ExtractionError
 from scene_engine.extraction import sources
+from scene_engine.extraction.model import ExtractionError
 from scene_engine.extraction.pipeline import extract_file, import_items
 from scene_engine.llm.preflight import SetupError
 from scene_engine.services.backends import extraction_settings
