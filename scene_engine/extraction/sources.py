@@ -315,6 +315,12 @@ def _time(value: Any) -> datetime | None:
 parse_time = _time
 
 
+def as_dict(value: Any) -> dict:
+    """``value`` when it is a JSON object, else an empty one (a field of the wrong shape
+    reads as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _title(text: Any, fallback: str) -> str:
     said = " ".join(text.split()) if isinstance(text, str) and text.strip() else fallback
     return said[:TITLE_CHARS]
@@ -367,7 +373,7 @@ def _chatgpt(value: Any, name: str, where: str, private: Redactor) -> Conversati
     title = _title(value.get("title"), "untitled")
     notes: list[str] = []
     branch = _kept_branch(mapping, value.get("current_node"), notes)
-    messages = []
+    messages: list[Message] = []
     for node in branch:
         message = _chatgpt_message(node, name, key, title, private)
         if message is not None:
@@ -414,14 +420,14 @@ def _chatgpt_message(node: dict, name: str, key: str, title: str, private: Redac
     message = node.get("message")
     if not isinstance(message, dict):
         return None                      # the root placeholder
-    author = message.get("author") if isinstance(message.get("author"), dict) else {}
+    author = as_dict(message.get("author"))
     role = author.get("role")
-    metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+    metadata = as_dict(message.get("metadata"))
     if role not in ("user", "assistant") or metadata.get("is_visually_hidden_from_conversation") \
             or metadata.get("is_user_system_message") \
             or message.get("recipient", "all") not in ("all", None):
         return None
-    content = message.get("content") if isinstance(message.get("content"), dict) else {}
+    content = as_dict(message.get("content"))
     if content.get("content_type") in _HIDDEN_TYPES:
         return None
     texts, attached = [], []
@@ -580,7 +586,7 @@ def claude_code_message(record: dict, name: str, private: Redactor, line: int = 
             record.get("isSidechain") or record.get("isCompactSummary") or \
             record.get("isVisibleInTranscriptOnly"):
         return None
-    body = record.get("message") if isinstance(record.get("message"), dict) else {}
+    body = as_dict(record.get("message"))
     content = body.get("content")
     if isinstance(content, str):
         texts = [content]
@@ -625,8 +631,8 @@ def _codex(stream: IO[bytes], name: str, private: Redactor,
             yield record
             continue
         kind = record.get("type")
-        payload = record.get("payload") if isinstance(record.get("payload"), dict) else None
-        if payload is None:              # the older layout: the record is the item itself
+        payload = as_dict(record.get("payload"))
+        if "payload" not in record:      # the older layout: the record is the item itself
             payload, kind = record, ("session_meta" if "instructions" in record
                                      and "id" in record else "response_item")
         when = _time(record.get("timestamp")) or _time(payload.get("timestamp"))

@@ -115,7 +115,8 @@ def session_start(payload: dict, directory: Path | None = None) -> HookOutcome:
     stamp of the files it was made from (``_stamp``); while they have not changed it is
     given again without opening the store, so a start costs a few file reads (the
     background fold makes it anew after each fold)."""
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+    given = payload.get("cwd")
+    cwd = given if isinstance(given, str) and given else os.getcwd()
     project = Path(cwd).name or "project"
     root = _quick_root(payload, directory)
     if root is not None:
@@ -345,7 +346,7 @@ def _new_messages(stream: IO[bytes], kind: str | None, name: str, private, line:
         if kind == "claude-code":
             message = sources.claude_code_message(record, name, private, line)
         elif kind == "codex":
-            payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+            payload = sources.as_dict(record.get("payload"))
             message = sources.codex_message(payload, f"{session}:{line}",
                                             sources.parse_time(record.get("timestamp")),
                                             name, session, private, line, meta.get("cwd")) \
