@@ -97,3 +97,17 @@ def test_nothing_private_reaches_any_file_of_the_store_or_its_history(store, tmp
                              capture_output=True).stdout
     assert b"Rui Costa" not in history and KEY.encode() not in history
     assert b"Porto" in history
+
+
+@pytest.mark.parametrize("secret", [
+    KEY, "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx", "AKIAIOSFODNN7EXAMPLE",
+    "ghp_" + "a1" * 18, "github_pat_" + "B2" * 16, "glpat-" + "c3" * 11, "xoxb-1234567890-abc",
+    "AIza" + "D4" * 18, "hf_" + "e5" * 16,
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", "client_secret = 'q9w8e7r6'",
+    "Passphrase is tulip-moon-42", "密码：abcd1234", "mongodb+srv://ana:pw1234@cluster0/db"])
+def test_every_built_in_pattern_is_found_past_the_quick_check(secret):
+    from scene_engine.core.privacy import TRIGGERS
+
+    assert any(t in secret.lower() for t in TRIGGERS)
+    assert redactor().text(f"before\nuse {secret} here\nafter") == "before\nafter"

@@ -90,7 +90,7 @@ class ImportRefused(ConversationInputError):
                                   f"\n{shown}{more}")
 
 
-FLUSH = 2000     # new memories a long import commits at a time (bounded memory, resumable)
+FLUSH = 5000     # new memories a long import commits at a time (bounded memory, resumable)
 
 
 def extract_file(store: Store, data: bytes, name: str, settings: ModelSettings | None = None,
@@ -132,6 +132,7 @@ def import_items(store: Store, items: Iterable[sources.Item], name: str,
     new: list[Memory] = []
     new_events: list[dict] = []
     quotes: dict[str, str] = {}
+    words: dict[str, frozenset[str]] = {}
     # Messages a model already extracted (the same id and words, as its memories quote them)
     # are not sent again: a second run on the same file would only paraphrase them anew.
     quoted = {(source, text) for m in existing
@@ -140,7 +141,7 @@ def import_items(store: Store, items: Iterable[sources.Item], name: str,
     def flush() -> None:
         nonlocal new, new_events
         added, pair_events = _deduplicate(existing, new, status, history, settings, report,
-                                          quotes)
+                                          quotes, words)
         made = [*new, *added]
         if dry_run:
             report.would_add += made
@@ -259,11 +260,13 @@ def _own_records(existing: list[Memory], new: list[Memory], status: dict[str, st
 
 def _deduplicate(existing: list[Memory], new: list[Memory], status: dict[str, str],
                  history: list[dict], settings: ModelSettings | None, report: ExtractReport,
-                 quotes: dict[str, str]) -> tuple[list[Memory], list[dict]]:
-    """Candidate pairs of the new memories, decided (model) or queued (offline)."""
+                 quotes: dict[str, str], words: dict[str, frozenset[str]] | None = None
+                 ) -> tuple[list[Memory], list[dict]]:
+    """Candidate pairs of the new memories, decided (model) or queued (offline). ``words``:
+    the memories' words by id, kept across the commits of one long import."""
     seen = {e["pair"] for e in history if e.get("pair")}
     live = [m for m in existing if status.get(m.id, "active") not in NOT_LIVE]
-    found = dedupe.candidates(live, _own_records(existing, new, status), seen)
+    found = dedupe.candidates(live, _own_records(existing, new, status), seen, words)
     report.candidates = len(found)
     added: list[Memory] = []
     out: list[dict] = []
