@@ -124,8 +124,36 @@ def bench_import(messages: int, work: Path) -> dict:
             "again_added": json.loads(again.stdout)["added"]}
 
 
+READ = """
+import json, resource, sys, time
+from scene_engine.core.privacy import redactor
+from scene_engine.extraction import sources
+start = time.perf_counter()
+messages = conversations = 0
+for item in sources.read_input(sources.open_input(sys.argv[1]), None, redactor()):
+    conversations += 1
+    messages += len(getattr(item, "messages", ()))
+print(json.dumps({"conversations": conversations, "messages_read": messages,
+                  "seconds": round(time.perf_counter() - start, 1),
+                  "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
+"""
+
+
+def bench_read(export: Path) -> dict:
+    """Reading alone (the stream reader, the ChatGPT reader, the privacy filter; no
+    extraction, no journal): its speed and its peak memory against the file's size."""
+    done = subprocess.run([sys.executable, "-c", READ, str(export)], capture_output=True,
+                          text=True, cwd=ROOT, check=True)
+    out = json.loads(done.stdout)
+    out["messages_per_s"] = round(out["messages_read"] / out["seconds"])
+    out["file_mb"] = round(export.stat().st_size / 1e6, 1)
+    return out
+
+
 def store_of(memories: int, work: Path) -> Path:
-    """A store holding ``memories`` memories (added, not folded: a journal that size)."""
+    """A store holding ``memories`` memories (added, not folded: a journal that size). Added
+    without the sentence encoder's vectors: the SessionStart hook reads words only, so the
+    vectors would cost minutes here and change nothing measured."""
     rng = random.Random(memories)
     store = work / f"store-{memories}"
     scenes("init", str(store))
@@ -133,7 +161,8 @@ def store_of(memories: int, work: Path) -> Path:
                 "created_at": 1_700_000_000 + n * 600} for n in range(memories)]
     for start in range(0, memories, 5000):
         data = "\n".join(json.dumps(r) for r in records[start:start + 5000])
-        _, done = scenes("--dir", str(store), "add", "-", stdin=data)
+        _, done = scenes("--dir", str(store), "add", "-", stdin=data,
+                         env={"SCENE_ENGINE_SEMANTIC": "off"})
         if done.returncode != 0:
             raise SystemExit(done.stderr)
     (store / "persona.md").write_text("Ana lives in Lisbon and works on the orca project.\n")
@@ -196,15 +225,20 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--stores", type=int, nargs="*", default=[1_000, 10_000])
     parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--only", choices=("import", "hooks"))
+    parser.add_argument("--only", choices=("import", "read", "hooks"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-import-") as tmp:
         work = Path(tmp)
         out: dict = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count()}
-        if args.only != "hooks":
+        if args.only in (None, "read"):
+            export = work / "conversations.json"
+            out["read_messages"] = chatgpt_export(export, args.messages)
+            out["read"] = bench_read(export)
+            print(json.dumps(out["read"]), flush=True)
+        if args.only in (None, "import"):
             out["import"] = bench_import(args.messages, work)
             print(json.dumps(out["import"]), flush=True)
-        if args.only != "import":
+        if args.only in (None, "hooks"):
             for size in args.stores:
                 store = store_of(size, work)
                 out[f"session_start_{size}"] = bench_session_start(store, args.runs)
