@@ -26,7 +26,7 @@ def store(tmp_path):
 
 def set_patterns(store, toml_list: str) -> None:
     config = store.meta_dir / "config.toml"
-    lines = [f"secret_patterns = {toml_list}" if line.startswith("secret_patterns") else line
+    lines = [f"secret_patterns = {toml_list}" if line.startswith("# secret_patterns") else line
              for line in config.read_text(encoding="utf-8").splitlines()]
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
 

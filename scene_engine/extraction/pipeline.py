@@ -139,7 +139,6 @@ def import_items(store: Store, items: Iterable[sources.Item], name: str,
               for source, text in ((m.metadata or {}).get("quotes") or {}).items()}
 
     def flush() -> None:
-        nonlocal new, new_events
         added, pair_events = _deduplicate(existing, new, status, history, settings, report,
                                           quotes, words)
         made = [*new, *added]
@@ -154,9 +153,34 @@ def import_items(store: Store, items: Iterable[sources.Item], name: str,
             report.added_ids += [m.id for m in fresh]
         existing.extend(made)
         history.extend([*new_events, *pair_events])
-        new, new_events = [], []
+        new.clear()
+        new_events.clear()
         quotes.clear()
 
+    try:
+        _extract_all(items, report, strict, dry_run, block_size, settings, status, existing,
+                     new, new_events, quotes, quoted, known, flush)
+    except ExtractionError as exc:
+        if report.commits:      # the commits made stay: say so, and that a re-run resumes
+            raise ExtractionError(f"{exc}; the {count(report.added, 'memory')} committed "
+                                  "before it stay (run it again to add the rest)") from None
+        raise ExtractionError(f"{exc}; nothing written") from None
+    if strict and report.broken:
+        raise ImportRefused(report.broken)
+    if not report.messages and not report.broken:
+        raise ConversationInputError([(1, "no message with text in the input")])
+    flush()
+    if private is not None:
+        report.private = private.note()
+    return report
+
+
+def _extract_all(items, report: ExtractReport, strict: bool, dry_run: bool, block_size: int,
+                 settings: ModelSettings | None, status: dict[str, str],
+                 existing: list[Memory], new: list[Memory], new_events: list[dict],
+                 quotes: dict[str, str], quoted: set, known: set[str], flush) -> None:
+    """``import_items``' loop: each conversation's blocks extracted into ``new`` (and its
+    status events into ``new_events``), ``flush`` called every ``FLUSH`` new memories."""
     for item in items:
         if isinstance(item, sources.Broken):
             report.broken.append({"where": item.where, "reason": item.reason})
@@ -188,14 +212,6 @@ def import_items(store: Store, items: Iterable[sources.Item], name: str,
                             by=memory.id))
         if not strict and not dry_run and len(new) >= FLUSH:
             flush()
-    if strict and report.broken:
-        raise ImportRefused(report.broken)
-    if not report.messages and not report.broken:
-        raise ConversationInputError([(1, "no message with text in the input")])
-    flush()
-    if private is not None:
-        report.private = private.note()
-    return report
 
 
 def _block_output(block: list[Message], known: list[Memory], status: dict[str, str],

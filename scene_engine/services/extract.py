@@ -37,8 +37,8 @@ def extract(store: Store, data: bytes, name: str, backend: str | None = None,
         raise SceneEngineError(f"{exc}; nothing extracted") from None
     try:
         return extract_file(store, data, name, settings)
-    except ExtractionError as exc:
-        raise SceneEngineError(f"{exc}; nothing written") from None
+    except ExtractionError as exc:     # it says what was written: nothing
+        raise SceneEngineError(str(exc)) from None
 
 
 def import_source(store: Store, source: str, fmt: str | None = None, strict: bool = False,
@@ -73,6 +73,5 @@ def import_source(store: Store, source: str, fmt: str | None = None, strict: boo
     try:
         return import_items(store, items, given.name, settings, strict=strict,
                             dry_run=dry_run, private=private)
-    except ExtractionError as exc:
-        raise SceneEngineError(f"{exc}; the memories of that block and after were not "
-                               "written") from None
+    except ExtractionError as exc:     # it says what was written (nothing, or commits)
+        raise SceneEngineError(str(exc)) from None
