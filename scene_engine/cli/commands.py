@@ -19,6 +19,7 @@ from scene_engine.cli import scenes  # noqa: F401
 from scene_engine.cli import history  # noqa: F401
 from scene_engine.cli import serve  # noqa: F401
 from scene_engine.cli import serving  # noqa: F401
+from scene_engine.cli import hooks  # noqa: F401
 # isort: on
 from scene_engine.cli.base import app
 from scene_engine.cli.help import short_help

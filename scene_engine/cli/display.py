@@ -252,3 +252,37 @@ def _wrap(text: str, width: int) -> list[str]:
     if line:
         lines.append(line)
     return lines
+
+
+class ByteProgress:
+    """A progress bar over the bytes of an input being read (``scenes extract`` of a large
+    export), drawn on stderr only when it is a terminal and only once reading takes a
+    moment; ``update(done, total)`` is the services' progress callback."""
+
+    def __init__(self, label: str, console: Console | None = None):
+        self.label = label
+        self.console = console or Console(stderr=True, highlight=False)
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
+
+    def __enter__(self) -> ByteProgress:
+        return self
+
+    def update(self, done: int, total: int) -> None:
+        """Draw ``done`` of ``total`` bytes (the bar starts at the first call past 1 MB)."""
+        if not self.console.is_terminal or total < (1 << 20):
+            return
+        if self.progress is None:
+            from rich.progress import DownloadColumn, TimeRemainingColumn
+
+            self.progress = Progress(TextColumn(self.label), BarColumn(), DownloadColumn(),
+                                     TimeRemainingColumn(), console=self.console,
+                                     transient=True)
+            self.progress.start()
+            self.task = self.progress.add_task(self.label, total=total)
+        assert self.task is not None, "the task is made with the bar"
+        self.progress.update(self.task, completed=done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()

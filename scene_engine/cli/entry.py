@@ -3,7 +3,8 @@
 Importing the command line (Typer, Rich) takes a noticeable moment; a Ctrl-C or SIGTERM in it
 would otherwise print a traceback or kill the process without a word. Nothing is written
 before ``cli.main`` runs, so an interrupt here is just one ``interrupted`` line. A plain
-``search`` or ``recall`` skips that moment (``quick``): they only read.
+``search`` or ``recall`` skips that moment (``quick``): they only read; so does an agent's
+``hook`` (``hookdoor``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,13 @@ def main() -> None:
     as ``cli.main``: 130 for Ctrl-C, 143 for SIGTERM)."""
     interrupts.install_handlers()
     try:
-        from scene_engine.cli import quick
+        from scene_engine.cli import hookdoor
 
-        code = quick.run(sys.argv[1:])
+        code = hookdoor.run(sys.argv[1:])
+        if code is None:
+            from scene_engine.cli import quick
+
+            code = quick.run(sys.argv[1:])
         if code is None:
             from scene_engine.cli.commands import main as cli_main
     except (KeyboardInterrupt, interrupts.Terminated) as exc:

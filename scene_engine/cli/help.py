@@ -16,7 +16,7 @@ SHORT_HELP = {
     "add": "Add memories; bad input is refused whole.",
     "run": "Fold pending memories into scenes, a commit per batch.",
     "ingest": "Add memories (or a conversation's), then run.",
-    "extract": "Extract memories from a conversation.",
+    "extract": "Extract memories from a conversation, an export or agent sessions.",
     "review": "The review queue of possible duplicates.",
     "search": "Full-text search over the scenes or the memories.",
     "repair": "Number the journal anew after a git merge.",
@@ -34,6 +34,7 @@ SHORT_HELP = {
     "serve": "Serve many stores over HTTP, a token each.",
     "worker": "Fold stores from the Postgres queue.",
     "queue": "The fold queue per store: waiting, running, failed.",
+    "hook": "Run a coding agent's hook (Claude Code, Codex): context in, turns out.",
 }
 
 

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -43,6 +42,13 @@ BatchTimeoutOpt = Annotated[float | None, typer.Option(
     help="Seconds one model batch may take (config: batch_timeout).")]
 VerboseOpt = Annotated[bool, typer.Option("-v", "--verbose",
                                           help="Print the model's tool calls as they happen.")]
+FormatOpt = Annotated[str | None, typer.Option(
+    "--format", metavar="NAME",
+    help="chatgpt, claude, claude-code, codex, messages, locomo or transcript (default: "
+         "told from the content).")]
+StrictOpt = Annotated[bool, typer.Option(
+    "--strict", help="Refuse the whole input when a conversation in it cannot be read "
+                     "(default: say which and import the rest).")]
 RunJsonOpt = Annotated[bool, typer.Option(
     "--json", help="One JSON document on stdout: the batches committed, what is pending, "
                    "the failure if one.")]
@@ -138,8 +144,10 @@ def ingest(source: Annotated[str | None, typer.Argument(
                metavar="FILE", help="JSON list or JSONL file of memories, or -.")] = None,
            conversation: Annotated[str | None, typer.Option(
                "--conversation", metavar="FILE",
-               help="A conversation file (chat messages, LoCoMo or a "
-                    "transcript): extract its memories first.")] = None,
+               help="A conversation: an assistant export (ChatGPT, Claude), an agent's "
+                    "sessions (a Claude Code or Codex .jsonl file or folder), chat "
+                    "messages, LoCoMo or a transcript: extract its memories first.")] = None,
+           fmt: FormatOpt = None, strict: StrictOpt = False,
            backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
            batch_size: SizeOpt = None, max_batches: MaxOpt = None,
            call_timeout: CallTimeoutOpt = None, batch_timeout: BatchTimeoutOpt = None,
@@ -150,16 +158,19 @@ def ingest(source: Annotated[str | None, typer.Argument(
 
     if (source is None) == (conversation is None):
         fail("give a memories FILE or --conversation FILE (one of them)", 2)
+    if conversation is None and (fmt is not None or strict):
+        fail("--format and --strict mean something only with --conversation: add "
+             "--conversation or leave them out", 2)
     store = open_cli_store()
     from scene_engine.services.backends import configured_backend
 
     # The options are checked before anything is added: a usage error adds nothing.
     configured_backend(store.config, backend, model, api_base, call_timeout, batch_timeout)
     if conversation is not None:
-        report = _extract(store, conversation, backend, model, api_base)
+        report = _extract(store, conversation, backend, model, api_base, fmt, strict)
         head = {"extracted": report.as_dict() | {"ids": report.added_ids}}
         if not as_json:
-            typer.echo(_extract_line(report), err=True)
+            _say_extracted(report, err=True)
     else:
         assert source is not None, "one of FILE and --conversation, checked above"
         outcome = add_until_interrupted(store, read_input(source))
@@ -176,35 +187,85 @@ def ingest(source: Annotated[str | None, typer.Argument(
 
 
 def _extract(store: Store, source: str, backend: str | None, model: str | None,
-             api_base: str | None) -> ExtractReport:
-    """``services.extract.extract`` on the file ``source`` (or stdin)."""
-    from scene_engine.services.extract import extract as run_extractor
+             api_base: str | None, fmt: str | None = None, strict: bool = False,
+             dry_run: bool = False) -> ExtractReport:
+    """``services.extract.import_source`` on ``source`` (a file, a folder or stdin), with a
+    progress bar on a terminal."""
+    from scene_engine.cli.display import ByteProgress
+    from scene_engine.services.extract import import_source
 
-    return run_extractor(store, read_input(source),
-                         Path(source).name if source != "-" else "stdin", backend, model,
-                         api_base)
+    with ByteProgress("reading") as bar:
+        return import_source(store, source, fmt, strict, dry_run, backend, model, api_base,
+                             progress=bar.update)
 
 
 def _extract_line(report) -> str:
-    return (f"extracted {count(report.added, 'memory')} from "
+    line = (f"extracted {count(report.added, 'memory')} from "
             f"{count(report.messages, 'message')} ({report.extractor}; {report.known} known, "
             f"{report.superseded} superseded, {report.merged} merged, "
             f"{count(report.queued, 'pair')} queued for review)")
+    if report.conversations > 1 or report.broken:
+        line += f" in {count(report.conversations, 'conversation')}"
+    if report.private:
+        line += f"; {report.private}"
+    return line
+
+
+def _say_extracted(report, err: bool = False) -> None:
+    """The extraction's line, then one line per conversation that could not be read and
+    per note (on stderr: the import went on without them)."""
+    typer.echo(_extract_line(report), err=err)
+    for broken in report.broken:
+        typer.echo(f"warning: skipped {broken['where']}: {broken['reason']}", err=True)
+    for note in report.notes[:20]:
+        typer.echo(f"note: {note}", err=True)
+    if len(report.notes) > 20:
+        typer.echo(f"note: ... and {len(report.notes) - 20} more", err=True)
 
 
 @app.command()
 @handled
 def extract(source: Annotated[str, typer.Argument(
-                metavar="FILE", help="Conversation file (chat messages JSON/JSONL, LoCoMo "
-                                     "JSON, transcript) or -.")],
+                metavar="FILE", help="A ChatGPT or Claude export (conversations.json or its "
+                                     "folder), Claude Code or Codex sessions (a .jsonl file "
+                                     "or a folder of them), chat messages JSON/JSONL, LoCoMo "
+                                     "JSON, a transcript, or -.")],
+            fmt: FormatOpt = None, strict: StrictOpt = False,
+            dry_run: Annotated[bool, typer.Option(
+                "--dry-run", help="Show the memories that would be taken; write "
+                                  "nothing.")] = False,
             backend: BackendOpt = None, model: ModelOpt = None, api_base: ApiBaseOpt = None,
             as_json: JsonOpt = False) -> None:
-    """Extract memories from a conversation into the journal (no batch runs)."""
-    report = _extract(open_cli_store(), source, backend, model, api_base)
+    """Extract memories from a conversation, an export or agent sessions into the journal
+    (no batch runs)."""
+    report = _extract(open_cli_store(), source, backend, model, api_base, fmt, strict,
+                      dry_run)
+    if dry_run:
+        return _say_dry_run(report, as_json)
     if as_json:
         echo_json(report.as_dict() | {"ids": report.added_ids})
     else:
-        typer.echo(_extract_line(report))
+        _say_extracted(report)
+
+
+def _say_dry_run(report, as_json: bool) -> None:
+    """What ``extract --dry-run`` would take: each memory with its day and source."""
+    rows = [{"id": m.id, "created_at": m.created_at.isoformat(), "content": m.content,
+             "role": m.role, "scope": m.scope, "sources": list(m.sources),
+             "source": (m.metadata or {}).get("source")} for m in report.would_add]
+    if as_json:
+        return echo_json(report.as_dict() | {"would_add": rows})
+    for row in rows:
+        where = row["source"] or {}
+        cited = f"  [{where.get('format')}: {where.get('title') or where.get('conversation')}]" \
+            if where else ""
+        typer.echo(f"{row['created_at'][:10]}  {' '.join(row['content'].split())}{cited}")
+    typer.echo(f"would add {count(len(rows), 'memory')} from "
+               f"{count(report.messages, 'message')} ({report.known} known already"
+               + (f"; {report.private}" if report.private else "") + "); nothing was written",
+               err=True)
+    for broken in report.broken:
+        typer.echo(f"warning: would skip {broken['where']}: {broken['reason']}", err=True)
 
 
 @app.command()

@@ -8,6 +8,7 @@ these two commands document (``[--dir D] search QUERY [-k N] [--json] [--memorie
 a bad value, another command), which then goes to the full command line, errors included.
 The Typer commands print with the same ``search`` and ``recall`` below, and both call the
 same services (``services.search``, ``services.recall``), so both doors answer alike.
+``scenes hook EVENT`` has a door of its own, lighter still (``hookdoor``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import PurePath
 
@@ -45,7 +45,10 @@ class Message:
     """One utterance. ``id``: given by the file or ``STEM#N`` (file stem, 1-based position),
     stable across runs so memories can cite it; ``speaker``: the name, else the role;
     ``created_at``: aware datetime or None when the file gives no time; ``session``: 1-based;
-    ``line``: where it starts in the file."""
+    ``line``: where it starts in the file; ``context``: an assistant's words in an imported
+    history (``sources``): shown to a model, never the person's fact, never a memory of the
+    offline extractor; ``origin``: where it was read (format, file, conversation, title),
+    cited by the memories made of it."""
 
     id: str
     speaker: str
@@ -54,6 +57,8 @@ class Message:
     session: int
     line: int
     role: str | None = None
+    context: bool = False
+    origin: dict | None = field(default=None, compare=False, hash=False)
 
 
 def read_conversation(data: bytes, name: str = "conversation") -> list[Message]:
@@ -83,10 +88,10 @@ def read_conversation(data: bytes, name: str = "conversation") -> list[Message]:
     if not messages:
         raise ConversationInputError([(1, "no message with text in the file")])
     _check_unique(messages)
-    return _with_known_times(messages)
+    return with_known_times(messages)
 
 
-def _with_known_times(messages: list[Message]) -> list[Message]:
+def with_known_times(messages: list[Message]) -> list[Message]:
     """Undated messages take the time of the latest dated message before them (else of the
     first one after): an undated first session must not read as said today, after the
     dated ones that follow it. A file with no time at all stays undated (then: now)."""

@@ -54,19 +54,27 @@ class Candidate:
         return pair_id(self.left.id, self.right.id)
 
 
-def _words(memory: Memory) -> frozenset[str]:
-    return frozenset(terms(f"{memory.title or ''} {memory.content}"))
+def _words(memory: Memory, cache: dict[str, frozenset[str]] | None = None
+           ) -> frozenset[str]:
+    """The memory's words (title and content); ``cache``: by id, for a caller that asks
+    about the same memories again (a long import, once per commit)."""
+    if cache is not None and memory.id in cache:
+        return cache[memory.id]
+    words = frozenset(terms(f"{memory.title or ''} {memory.content}"))
+    if cache is not None:
+        cache[memory.id] = words
+    return words
 
 
-def candidates(existing: Iterable[Memory], new: list[Memory], skip: Set[str] = frozenset()
-               ) -> list[Candidate]:
+def candidates(existing: Iterable[Memory], new: list[Memory], skip: Set[str] = frozenset(),
+               cache: dict[str, frozenset[str]] | None = None) -> list[Candidate]:
     """Pairs (older, newer) among ``existing`` + ``new`` with at least one of them new, both
     extracted (they have a scope and a title), of the same scope, not related to each other,
     with word-set similarity at least ``SIMILARITY``. ``skip``: pair ids already queued or
     decided. Each new memory is compared with what came before it (earlier blocks too): the
     latest memory with the very same words if there is one (a repeat pairs with its last
     repeat only), else its ``PAIRS_PER_MEMORY`` most similar (``TERM_WINDOW`` latest holders
-    of each word)."""
+    of each word). ``cache``: each memory's words by id, kept between calls."""
     pool: list[tuple[Memory, frozenset[str]]] = []
     by_term: dict[tuple[str, str], list[int]] = defaultdict(list)
     same_words: dict[tuple[str, frozenset[str]], int] = {}
@@ -75,7 +83,7 @@ def candidates(existing: Iterable[Memory], new: list[Memory], skip: Set[str] = f
     for memory in [*existing, *new]:
         if not memory.title or not memory.scope:
             continue
-        words = _words(memory)
+        words = _words(memory, cache)
         if memory.id in new_ids and len(words) >= MIN_TERMS:
             twin = same_words.get((memory.scope, words))
             if twin is not None and pool[twin][0].id != memory.id:

@@ -122,6 +122,7 @@ def extract(block: list[Message], context: list[ContextMemory], settings: ModelS
         output = parse_output(answer)
         check_output(output, block_ids, context_ids)
         check_courtesy(output, block)
+        check_context(output, block)
         return output
 
     return ask(prompt(block, context), RECORD_TOOL, parse, settings, settings.attempts)
@@ -143,12 +144,28 @@ def check_courtesy(output: ExtractionOutput, block: list[Message]) -> None:
         raise OutputError(problems)
 
 
+def check_context(output: ExtractionOutput, block: list[Message]) -> None:
+    """Raises ``OutputError`` when a memory cites only messages of an imported history's
+    assistant (``Message.context``): what the assistant said there is context, never the
+    person's fact (issue 38)."""
+    context = {m.id for m in block if m.context}
+    problems = [f"memories.{n}.sources: {', '.join(map(repr, memory.sources))} are only the "
+                "assistant's words (marked context): a memory states what the person said; "
+                "cite the person's message, or leave the memory out"
+                for n, memory in enumerate(output.memories)
+                if context and set(memory.sources) <= context]
+    if problems:
+        raise OutputError(problems)
+
+
 def prompt(block: list[Message], context: list[ContextMemory]) -> list[dict]:
     """The system rules (``prompts/extract_en.md``) and the block with its context."""
     shown = [{"id": c.id, "scope": c.scope, "status": c.status, "text": c.text}
              for c in context]
     said = [{"id": m.id, "speaker": m.speaker, "time": m.created_at.isoformat()
-             if m.created_at else None, "text": m.text} for m in block]
+             if m.created_at else None, "text": m.text,
+             **({"context": "the assistant's words: context, never a memory alone"}
+                if m.context else {})} for m in block]
     user = ("Existing memories (context only, never a source):\n"
             f"{json.dumps(shown, ensure_ascii=False, indent=1)}\n\n"
             "The block to extract (cite these ids):\n"

@@ -92,15 +92,16 @@ def extract(block: list[Message]) -> list[ExtractedMemory]:
     """The memories of a block, in order: per utterance, its sentences that say something,
     grouped up to ``MAX_CHARS`` and by scope (a "from now on" sentence is a ``user`` memory of
     its own); summary ``"Speaker: sentences"``, title its first words, the message as source.
-    Tool and system messages are routine steps and left out; an assistant's sentence must
+    Tool and system messages are routine steps and left out, and so is an imported
+    history's assistant (``Message.context``); an assistant's sentence must
     also pass the higher bar of ``courtesy.agent_keeps`` (seed 004). A sentence too long for
     one summary is cut into pieces that fit, each but the last ending in "…", so nothing
     said is lost and no limit is broken (issue 21: a URL, a key, Chinese without spaces)."""
     names = frozenset(w.lower() for m in block for w in m.speaker.split())
     out = []
     for message in block:
-        if (message.role or "") in SKIPPED_ROLES:
-            continue
+        if (message.role or "") in SKIPPED_ROLES or message.context:
+            continue              # an imported history's assistant: context, not a fact
         speaker = clip(message.speaker, MAX_SPEAKER_CHARS)
         room = SUMMARY_CHARS - len(speaker) - len(": ")
         keeps = _bar(message)

@@ -45,7 +45,7 @@ def remember(store: Store, content: str, created_at: str | float | None = None,
     data = remember_record(content=content, created_at=created_at, role=role, scope=scope,
                            metadata=metadata, id=id, type=type)
     try:
-        memory_id = parse_input(data)[0].id      # the id a record without one gets
+        memory_id = parse_input(data, private=store.config.redactor())[0].id   # its id
         try:
             report = add_memories(store, data, lock_timeout=REMEMBER_WAIT)
         except LockBusyError:    # a batch holds the store (a slow model): keep it waiting

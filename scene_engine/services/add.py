@@ -86,7 +86,7 @@ def check_waiting(store: Store, data: bytes) -> None:
     the inbox judges it. Raises ``MemoryInputError``."""
     from scene_engine.store.memories import differs, kind
 
-    lined = parse_lines(data)
+    lined = parse_lines(data, private=store.config.redactor())
     try:
         plan_add(store, lined)
     except MemoryInputError:
@@ -109,7 +109,7 @@ def check_waiting(store: Store, data: bytes) -> None:
 
 def _add(store: Store, data: bytes | None, lock_timeout: float | None = None) -> AddReport:
     """``add_memories`` after its checks; ``data`` None appends just the inbox's memories."""
-    memories = parse_lines(data) if data is not None else []
+    memories = parse_lines(data, private=store.config.redactor()) if data is not None else []
     report = AddReport(added=0, known=0, duplicates=0)
     with locked(store, timeout=lock_timeout) as unit:
         journal = Journal(store.memories_dir)
@@ -146,7 +146,7 @@ def _drain_inbox(unit: StoreUnit, journal: Journal, index: SceneIndex | None) ->
     added = 0
     for path in inbox.waiting(unit.store):
         try:   # a known id with another memory is refused here as by `scenes add`
-            memories = parse_lines(path.read_bytes())
+            memories = parse_lines(path.read_bytes(), private=unit.store.config.redactor())
             _, report = _append(unit, journal, memories, unit.store.load_state(), index)
         except (MemoryInputError, OSError) as exc:
             warnings.warn(f"{path}: set aside, not added ({exc})", stacklevel=3)

@@ -38,7 +38,7 @@ def put(store: Store, data: bytes) -> list[str]:
     """Validate ``data`` (a JSON list or JSONL of memories, as for ``scenes add``) and keep
     it in the inbox. Returns the memories' ids. Raises ``memories.MemoryInputError`` (nothing
     kept) or ``OSError``."""
-    memories = parse_input(data)
+    memories = parse_input(data, private=store.config.redactor())
     records = []
     for memory in memories:     # time and id as parsed now, not when the file is drained
         record = memory.to_record()

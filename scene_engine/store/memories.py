@@ -17,6 +17,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -102,22 +103,29 @@ class Memory:
 
 # ---------------------------------------------------------------- input parsing
 
-def parse_input(data: bytes, now: datetime | None = None) -> list[Memory]:
+def parse_input(data: bytes, now: datetime | None = None, private=None) -> list[Memory]:
     """Parse a JSON list or JSONL of memory objects; validate every record first.
 
     Returns the memories (``seq`` unset) in input order. Raises ``MemoryInputError`` with the
     line number of every bad record (not an object, missing/empty/over-long content, bad
     date, wrong types, unknown fields, invalid UTF-8, invalid JSON, an id given twice for two
-    different memories); then nothing is added.
+    different memories); then nothing is added. ``private``: the ``core.privacy.Redactor``
+    that takes private spans and secret lines out of each content first (None: the built-in
+    patterns; a store passes its own, ``Config.redactor``); a content that was nothing else
+    is refused.
     """
-    return [memory for _, memory in parse_lines(data, now)]
+    return [memory for _, memory in parse_lines(data, now, private)]
 
 
-def parse_lines(data: bytes, now: datetime | None = None) -> list[tuple[int, Memory]]:
+def parse_lines(data: bytes, now: datetime | None = None, private=None
+                ) -> list[tuple[int, Memory]]:
     """``parse_input`` with the line each memory's record starts on: ``[(line, Memory)]``
     (so a problem found later, against the journal, can name its line too). Raises as
     ``parse_input``."""
+    from scene_engine.core.privacy import redactor
+
     now = now or datetime.now(UTC)
+    private = private if private is not None else redactor()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -135,7 +143,7 @@ def parse_lines(data: bytes, now: datetime | None = None) -> list[tuple[int, Mem
     first_line: dict[str, tuple[int, Memory]] = {}   # id -> (line, memory) where it first came
     for line, value in items:
         try:
-            memory = _validate(value, now, surrogates)
+            memory = _validate(value, now, surrogates, private.text)
         except ValueError as exc:
             problems.append((line, str(exc)))
             continue
@@ -294,9 +302,11 @@ def _json_kind(value: Any) -> str:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
+def _validate(value: Any, now: datetime, surrogates: bool = True,
+              clean: Callable[[str], str] | None = None) -> Memory:
     """One record -> Memory, or ``ValueError`` saying what is wrong with it. ``surrogates``:
-    whether the record may hold a lone surrogate (checked only then)."""
+    whether the record may hold a lone surrogate (checked only then); ``clean``: takes what
+    may not be kept out of the content (``core.privacy``), before anything else sees it."""
     if not isinstance(value, dict):
         raise ValueError(f"a memory must be a JSON object, got {_json_kind(value)}")
     unknown = sorted(set(value) - FIELDS)
@@ -317,6 +327,11 @@ def _validate(value: Any, now: datetime, surrogates: bool = True) -> Memory:
     content = unicodedata.normalize("NFC", content.strip())
     if not content:
         raise ValueError("`content` is empty")
+    if clean is not None:
+        content = clean(content)
+        if not content:
+            raise ValueError("`content` is only private text (a <private> span or a line "
+                             "with a secret): nothing of it may be kept")
     if len(content) > MAX_CONTENT_CHARS:
         raise ValueError(f"`content` has {len(content)} characters; at most {MAX_CONTENT_CHARS}")
     control = CONTROL_CHARS.search(content)

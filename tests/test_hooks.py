@@ -1,0 +1,228 @@
+"""Hooks for coding agents (issue 38, "Hooks"), driven as Claude Code drives them: the
+hook's JSON on standard input in its documented shape (``session_id``, ``transcript_path``,
+``cwd``, ``hook_event_name``), the answer read back from standard output; and the plugin's
+commands run exactly as its ``hooks/hooks.json`` names them."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from scene_engine.services import hooks
+from scene_engine.store.memories import Journal
+from scene_engine.store.store import init_store
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+PLUGIN = REPOSITORY / "integrations" / "claude-code"
+FIXTURE = Path(__file__).parent / "fixtures" / "imports" / "claude-code.jsonl"
+
+
+@pytest.fixture
+def store(tmp_path):
+    return init_store(tmp_path / "memory")
+
+
+@pytest.fixture
+def no_fold(monkeypatch):
+    """In-process hooks start no background fold (the plugin test runs the real one)."""
+    started = []
+    monkeypatch.setattr(hooks, "_start_fold_at", lambda root: started.append(root) or True)
+    return started
+
+
+def hook_input(event: str, project: Path, transcript: Path | None = None, **more) -> str:
+    payload = {"session_id": "5f0c1d2e-0000-4000-8000-000000000001", "cwd": str(project),
+               "hook_event_name": event, "permission_mode": "default", **more}
+    if transcript is not None:
+        payload["transcript_path"] = str(transcript)
+    return json.dumps(payload)
+
+
+def turns_files(store) -> list[Path]:
+    return sorted((hooks.hooks_dir(store) / "turns").glob("*.jsonl"))
+
+
+# ---------------------------------------------------------------- SessionStart
+
+def test_session_start_gives_the_recall_as_additional_context(store, tmp_path, no_fold):
+    (store.root / "persona.md").write_text("Ana is a backend engineer who keeps retries "
+                                           "at three.\n")
+    project = tmp_path / "orca"
+    project.mkdir()
+    outcome = hooks.run_hook("session-start", hook_input("SessionStart", project,
+                                                         source="startup"), store.root)
+    answer = json.loads(outcome.stdout)
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "keeps retries at three" in context and "orca" in context
+    assert len(context) <= hooks.DEFAULT_BUDGET + len(hooks.HEADER) + 200
+    assert outcome.notice == ""
+
+
+def test_session_start_answers_again_from_what_it_kept_until_the_store_changes(
+        store, tmp_path, monkeypatch, no_fold):
+    from scene_engine.services import recall
+
+    project = tmp_path / "orca"
+    project.mkdir()
+    said = hook_input("SessionStart", project)
+    first = hooks.run_hook("session-start", said, store.root).stdout
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the store was read although nothing changed")
+
+    monkeypatch.setattr(recall, "recall", refuse)
+    assert hooks.run_hook("session-start", said, store.root).stdout == first
+    (store.root / "persona.md").write_text("Ana moved the Orca builds to Bazel.\n")
+    changed = hooks.run_hook("session-start", said, store.root)
+    assert "skipped" in changed.notice            # it had to read the store: recall refused
+    monkeypatch.undo()
+    assert "Bazel" in hooks.run_hook("session-start", said, store.root).stdout
+
+
+def test_no_store_or_a_broken_one_is_a_notice_never_a_failure(tmp_path, store, no_fold):
+    project = tmp_path / "elsewhere"
+    project.mkdir()
+    missing = hooks.run_hook("session-start", hook_input("SessionStart", project))
+    assert json.loads(missing.stdout)["hookSpecificOutput"]["additionalContext"] == ""
+    assert "no memory for this project" in json.loads(missing.stdout)["systemMessage"]
+    (store.meta_dir / "config.toml").write_text("max_scenes = 'many'\n")
+    broken = hooks.run_hook("stop", hook_input("Stop", project, FIXTURE), store.root)
+    assert broken.notice.startswith("scene-engine:") and "\n" not in broken.notice
+    assert hooks.run_hook("stop", "not json at all", store.root).notice
+    assert hooks.run_hook("nonsense", "{}", store.root).notice.startswith("scene-engine:")
+
+
+# ---------------------------------------------------------------- Stop, SessionEnd, PreCompact
+
+def test_stop_takes_the_new_turns_once_and_filtered(store, tmp_path, no_fold):
+    transcript = tmp_path / "session.jsonl"
+    lines = FIXTURE.read_text().splitlines(keepends=True)
+    transcript.write_text("".join(lines[:4]))
+    said = hook_input("Stop", tmp_path, transcript, stop_hook_active=False)
+    first = hooks.run_hook("stop", said, store.root)
+    assert first.taken == 2 and first.folding and no_fold == [store.root]   # u1 and a1
+    assert hooks.run_hook("stop", said, store.root).taken == 0                # nothing new
+    secret = ('{"type":"user","uuid":"u9","sessionId":"s","timestamp":"2026-03-06T14:18:00Z",'
+              '"message":{"role":"user","content":"Deploy with <private>my pin 4471</private> '
+              'the blue-green script."}}\n')
+    with transcript.open("a") as out:
+        out.write("".join(lines[4:]) + secret + '{"type":"user","uuid":"half')   # half a line
+    assert hooks.run_hook("session-end", said, store.root).taken == 3       # a2, u5, u9
+    with transcript.open("a") as out:
+        out.write('","message":{"role":"user","content":"Now whole."}}\n')
+    assert hooks.run_hook("pre-compact", said, store.root).taken == 1
+    written = "".join(p.read_text() for p in turns_files(store))
+    assert "4471" not in written and "blue-green" in written
+    assert "hunter22" not in written and "/clear" not in written              # tool, command
+
+
+def test_a_resumed_session_replaying_old_turns_adds_nothing_known(store, tmp_path, no_fold,
+                                                                 monkeypatch):
+    monkeypatch.setenv("SCENE_ENGINE_HOOK_FOLD", "host")      # the journal is what counts
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(FIXTURE.read_text())
+    hooks.run_hook("stop", hook_input("Stop", tmp_path, transcript), store.root)
+    hooks.fold(store.root)
+    known = [m.id for m in Journal(store.memories_dir).all()]
+    resumed = tmp_path / "resumed.jsonl"      # a new session id, the old turns copied in
+    resumed.write_text(FIXTURE.read_text().replace("5f0c1d2e-0000-4000-8000-000000000001",
+                                                   "77777777-0000-4000-8000-000000000002"))
+    taken = hooks.run_hook("stop", json.dumps({"session_id": "77777777", "cwd": str(tmp_path),
+                                               "transcript_path": str(resumed)}), store.root)
+    assert taken.taken == 4
+    hooks.fold(store.root)
+    assert [m.id for m in Journal(store.memories_dir).all()] == known
+    assert turns_files(store) == []
+
+
+def test_fold_extracts_and_folds_or_leaves_it_to_the_host(store, tmp_path, no_fold,
+                                                          monkeypatch):
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(FIXTURE.read_text())
+    hooks.run_hook("stop", hook_input("Stop", tmp_path, transcript), store.root)
+    monkeypatch.setenv("SCENE_ENGINE_HOOK_FOLD", "host")
+    hooks.fold(store.root)
+    assert store.load_state().pending == 2 and turns_files(store) == []
+    monkeypatch.delenv("SCENE_ENGINE_HOOK_FOLD")
+    transcript.write_text(FIXTURE.read_text().replace('"u5"', '"u6"').replace(
+        "three", "four"))
+    hooks.run_hook("stop", json.dumps({"session_id": "other", "cwd": str(tmp_path),
+                                       "transcript_path": str(transcript)}), store.root)
+    hooks.fold(store.root)
+    assert store.load_state().pending == 0 and list((store.root / "scenes").glob("*.md"))
+
+
+def test_codex_sessions_are_taken_too(store, tmp_path, no_fold):
+    codex = Path(__file__).parent / "fixtures" / "imports" / "codex.jsonl"
+    outcome = hooks.run_hook("stop", hook_input("Stop", tmp_path, codex), store.root)
+    assert outcome.taken == 2
+    [turns] = turns_files(store)
+    assert "environment_context" not in turns.read_text()
+
+
+# ---------------------------------------------------------------- the plugin, as Claude Code runs it
+
+def test_the_plugin_is_what_claude_code_documents():
+    manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "scene-engine"
+    servers = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]
+    assert servers["scene-engine"] == {"command": "scenes", "args": ["mcp"]}
+    events = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
+    assert set(events) == {"SessionStart", "Stop", "SessionEnd", "PreCompact"}
+    market = json.loads((REPOSITORY / ".claude-plugin" / "marketplace.json").read_text())
+    assert (REPOSITORY / market["plugins"][0]["source"] / ".claude-plugin").is_dir()
+
+
+def test_the_plugins_hook_commands_run_as_named(store, tmp_path):
+    """Each command of hooks/hooks.json, run by a shell as Claude Code runs it, with a
+    ``scenes`` on the PATH (this checkout's), the store chosen per person by
+    SCENE_ENGINE_DIR: exit 0 every time, the SessionStart answer parsed back, and the Stop
+    hook's turns folded into scenes by the fold it starts in the background."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "scenes"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from scene_engine.cli.entry '
+                    f'import main; main()" "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": str(REPOSITORY), "SCENE_ENGINE_DIR": str(store.root),
+           "CLAUDE_PLUGIN_ROOT": str(PLUGIN)}
+    project = tmp_path / "orca"
+    project.mkdir()
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(FIXTURE.read_text())
+    events = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
+
+    def run(event: str, **more) -> subprocess.CompletedProcess:
+        [group] = events[event]
+        [command] = group["hooks"]
+        assert command["type"] == "command"
+        return subprocess.run(command["command"], shell=True, cwd=project, env=env,
+                              input=hook_input(event, project, transcript, **more),
+                              capture_output=True, text=True, timeout=command["timeout"])
+
+    stopped = run("Stop", stop_hook_active=False)
+    assert stopped.returncode == 0 and stopped.stdout == "", stopped.stderr
+    deadline = time.monotonic() + 60            # the detached fold, with the store's backend
+    while time.monotonic() < deadline and (turns_files(store)
+                                           or store.load_state().pending
+                                           or not list((store.root / "scenes").glob("*.md"))):
+        time.sleep(0.2)
+    assert not turns_files(store) and store.load_state().pending == 0, \
+        (hooks.hooks_dir(store) / "fold.log").read_text()
+    for event, more in (("SessionEnd", {"reason": "prompt_input_exit"}),
+                        ("PreCompact", {"trigger": "auto", "custom_instructions": ""})):
+        done = run(event, **more)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+    started = run("SessionStart", source="startup")
+    assert started.returncode == 0, started.stderr
+    context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "retr" in context.lower()            # the folded session, recalled for the project
