@@ -66,6 +66,25 @@ def test_session_start_gives_the_recall_as_additional_context(store, tmp_path, n
     assert outcome.notice == ""
 
 
+def test_hooks_run_inside_a_process_leave_its_recall_by_meaning_on(store, tmp_path, no_fold,
+                                                                   monkeypatch):
+    """The hooks recall by words for speed; a host or test that runs them in-process keeps
+    meaning for its own recalls afterwards (a leaked switch once emptied later recalls)."""
+    from scene_engine.index.refresh import vectors_enabled
+
+    monkeypatch.delenv("SCENE_ENGINE_SEMANTIC", raising=False)
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(FIXTURE.read_text())
+    hooks.run_hook("session-start", hook_input("SessionStart", tmp_path), store.root)
+    hooks.run_hook("stop", hook_input("Stop", tmp_path, transcript), store.root)
+    hooks.fold(store.root)
+    assert "SCENE_ENGINE_SEMANTIC" not in os.environ
+    assert vectors_enabled()
+    monkeypatch.setenv("SCENE_ENGINE_SEMANTIC", "on")   # a person's own choice stays
+    hooks.run_hook("session-start", hook_input("SessionStart", tmp_path), store.root)
+    assert os.environ["SCENE_ENGINE_SEMANTIC"] == "on"
+
+
 def test_session_start_answers_again_from_what_it_kept_until_the_store_changes(
         store, tmp_path, monkeypatch, no_fold):
     from scene_engine.services import recall

@@ -30,6 +30,7 @@ in, as every ``scenes`` command finds it (one store per project).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -38,6 +39,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterator
 from typing import IO, Any
 
 EVENTS = ("session-start", "stop", "session-end", "pre-compact", "fold")
@@ -127,15 +129,31 @@ def session_start(payload: dict, directory: Path | None = None) -> HookOutcome:
             return outcome
     from scene_engine.store.layout import StoreError
 
-    os.environ.setdefault("SCENE_ENGINE_SEMANTIC", "off")   # no encoder at start-up
     try:
         store = _store(payload, directory)
     except StoreError as exc:
         return _answer("", _missing(exc).notice)
-    context, notice = project_context(store, project)
+    with _words_only():                     # no encoder at start-up
+        context, notice = project_context(store, project)
     outcome = _answer(context, notice)
     outcome.folding = _turns_waiting(store) and _start_fold(store)
     return outcome
+
+
+@contextlib.contextmanager
+def _words_only() -> Iterator[None]:
+    """Recall by words inside the block (``SCENE_ENGINE_SEMANTIC=off`` unless the person set
+    it), the variable as it was after it: a hook run inside a longer process (the tests, a
+    host) must not turn meaning off for the rest of it."""
+    before = os.environ.get("SCENE_ENGINE_SEMANTIC")
+    os.environ.setdefault("SCENE_ENGINE_SEMANTIC", "off")
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("SCENE_ENGINE_SEMANTIC", None)
+        else:
+            os.environ["SCENE_ENGINE_SEMANTIC"] = before
 
 
 def project_context(store, project: str) -> tuple[str, str]:
@@ -416,9 +434,9 @@ def fold(directory: Path | None = None) -> HookOutcome:
         extracted += _extract_turns(store, files, settings)
         if os.environ.get("SCENE_ENGINE_HOOK_FOLD", "").strip().lower() != "host":
             batches += len(run_pending(store, configured_backend(store.config)))
-    os.environ.setdefault("SCENE_ENGINE_SEMANTIC", "off")   # as the start reads it
-    for project in sorted(projects):   # the next start of these projects reads it ready
-        project_context(store, project)
+    with _words_only():                # as the start reads it
+        for project in sorted(projects):   # the next start of these projects reads it ready
+            project_context(store, project)
     print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} fold: {extracted} memories extracted, "
           f"{batches} batches", file=sys.stderr)
     return HookOutcome()
