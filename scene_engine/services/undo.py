@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from scene_engine.core.errors import SceneEngineError
-from scene_engine.core.fs import atomic_write_text
+from scene_engine.core.errors import NotUtf8Error, SceneEngineError
+from scene_engine.core.fs import atomic_write_text, decode_utf8, read_regular_text
 from scene_engine.core.plural import count
 from scene_engine.index.refresh import refresh_index
 from scene_engine.store import history
@@ -215,10 +215,15 @@ def _plan_reverse(store: Store, repo: Repo, commit: Commit, action: str = "undo"
     results: dict[str, str | None] = {}
     conflicts = []
     for path in (n for n in names if n and n not in derived):
-        before = _blob(parent, history.tree_path(repo, path))
-        after = _blob(commit, history.tree_path(repo, path))
-        now_path = store.root / path
-        now = now_path.read_text(encoding="utf-8") if now_path.exists() else None
+        try:
+            before = _blob(parent, history.tree_path(repo, path), path)
+            after = _blob(commit, history.tree_path(repo, path), path)
+            now_path = store.root / path
+            now = read_regular_text(now_path) if now_path.exists() else None
+        except NotUtf8Error as exc:     # a merge of text needs text: refused, said in one line
+            raise UndoError(f"cannot {action} {commit.hexsha[:8]} "
+                            f"({history.message_of(commit).splitlines()[0]}): {exc}. "
+                            "Nothing was changed.") from None
         merged = _merge(repo, now, after, before)
         if merged is False:
             conflicts.append(path)
@@ -242,13 +247,16 @@ def _write_reverse(store: Store, results: dict[str, str | None], state: State) -
     return list(results)
 
 
-def _blob(commit: Commit | None, path: str) -> str | None:
+def _blob(commit: Commit | None, path: str, shown: str) -> str | None:
+    """The text of ``path`` (in the tree) as of ``commit``; None when it is not there.
+    Raises ``NotUtf8Error`` naming ``shown`` and the commit."""
     if commit is None:
         return None
     try:
-        return (commit.tree / path).data_stream.read().decode("utf-8")
+        data = (commit.tree / path).data_stream.read()
     except KeyError:
         return None
+    return decode_utf8(data, f"{shown} as of commit {commit.hexsha[:8]}")
 
 
 def _merge(repo: Repo, now: str | None, base: str | None, other: str | None
