@@ -14,7 +14,7 @@ transcript that starts with a date line from JSON.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, time
+from datetime import UTC, date, datetime, time
 
 # Around the date: heading marks, rules, brackets, emphasis, quote marks.
 _DECORATION = re.compile(r"^[\s#\-=*_>\[(~|—–【]*(.*?)[\s\])=*_\-~|:.—–】]*$")
@@ -49,7 +49,7 @@ def date_line(line: str) -> datetime | None:
     text = re.sub(r"\bSept\b", "Sep", text, flags=re.I)    # strptime knows only "Sep"
     day, clock = _split_time(text)
     found = _day(day)
-    if found is None or clock is False:
+    if found is None or isinstance(clock, bool):     # False: a time that is no time
         return None
     return datetime.combine(found, clock or time(), tzinfo=UTC)
 
@@ -92,13 +92,14 @@ def _clock(hour: str, minute: str | None, second: str | None, half: str | None
     return time(h, mi, s)
 
 
-def _day(text: str):
+def _day(text: str) -> date | None:
     """The calendar day ``text`` names in full (day, month and year), or None."""
     for pattern in (_SLASHED, _CHINESE):
         found = pattern.match(text)
         if found:
+            year, month, day = map(int, found.groups())
             try:
-                return datetime(*map(int, found.groups())).date()
+                return date(year, month, day)
             except ValueError:
                 return None
     plain = " ".join(text.replace(",", " ").split())

@@ -43,14 +43,15 @@ class UndoError(SceneEngineError, RuntimeError):
 @dataclass(frozen=True)
 class UndoResult:
     """What an undo did: ``action`` ("undo" | "redo"), the batch (or None for a persona or
-    hand-edit commit), the target commit, the new commit, and how many memories it re-queued
-    (or forgot, or took back for a redo)."""
+    hand-edit commit), the target commit, the new commit, how many memories it re-queued
+    (or forgot, or took back for a redo), and whether the persona was made anew with it."""
 
     action: str
     batch: int | None
     target: str
     commit: str
     memories: int
+    persona: bool = False      # the persona was made anew (or removed) in the same commit
 
 
 def undo(store: Store, target: str | None = None, forget: bool = False,
@@ -79,19 +80,47 @@ def undo(store: Store, target: str | None = None, forget: bool = False,
         # so a refused undo leaves HEAD, index and work tree exactly as they were.
         # A batch's persona is the extractive one it made of its scenes (persona.in_batch):
         # never patched back (the persona before it may name scenes that are gone, or be
-        # none at all); relink makes it name the scenes there are (services.undo_batch).
+        # none at all); it is made anew for the scenes the undo leaves, in the same commit.
         results = _plan_reverse(store, repo, commit, action,
                                 derived=(PERSONA,) if batch is not None else ())
         history.commit_hand_edits(repo)
         new_state = _new_state(store.load_state(), action, seqs, forget)
+        persona = _persona(store, repo, results, forget and action == "undo")
+        if persona is not None:
+            results[PERSONA] = persona[0]
+            new_state = new_state.model_copy(update={"since_persona": 0})
         planned = {**results, STATE_FILE: render_state(new_state)}
+        message = _message(action, commit, batch, seqs, forget,
+                           persona[1] if persona is not None else None)
         with unit.change(planned):   # Ctrl-C waits until the undo is committed
             _write_reverse(store, results, new_state)
-            sha = history.commit(repo, _message(action, commit, batch, seqs, forget),
-                                 paths=PATHS + (STATE_FILE,), allow_empty=True)
+            sha = history.commit(repo, message, paths=PATHS + (STATE_FILE,), allow_empty=True)
         refresh_index(store)
         return UndoResult(action=action, batch=batch, target=commit.hexsha, commit=sha,
-                          memories=len(seqs))
+                          memories=len(seqs), persona=persona is not None)
+
+
+def _persona(store: Store, repo: Repo, results: dict[str, str | None], forgot: bool
+             ) -> tuple[str | None, str] | None:
+    """``persona.after_undo`` for the scenes as the planned ``results`` leave them: (the
+    persona's new text, None to remove it; the reason), or None to leave it."""
+    from scene_engine.core.fs import read_regular_text
+    from scene_engine.services.persona import after_undo
+
+    texts: dict[str, str] = {}
+    for name in store.scene_names():
+        try:
+            texts[name] = read_regular_text(store.scenes_dir / name, errors="replace")
+        except OSError:
+            continue
+    for path, text in results.items():
+        if path.startswith("scenes/") and path.count("/") == 1:
+            name = path.removeprefix("scenes/")
+            if text is None:
+                texts.pop(name, None)
+            elif name.endswith(".md"):
+                texts[name] = text
+    return after_undo(store, repo, texts, forgot)
 
 
 def _not_expected(action: str, batch: int | None, commit: Commit) -> str:
@@ -336,12 +365,18 @@ def _new_state(state: State, action: str, seqs: list[int], forget: bool) -> Stat
     return state.model_copy(update={"requeued": requeued, "forgotten": forgotten})
 
 
-def _message(action: str, commit: Commit, batch: int | None, seqs: list[int], forget: bool) -> str:
+def _message(action: str, commit: Commit, batch: int | None, seqs: list[int], forget: bool,
+             persona: str | None = None) -> str:
+    """The undo's (or redo's) commit message: ``undo batch 17: 3 updated, ...`` (the batch
+    named once: its own subject's ``batch 17:`` is not said again), the trailers that
+    ``history`` reads, and ``Persona-Refreshed`` with ``persona``'s reason when the persona
+    was made anew in the same commit."""
     subject = history.message_of(commit).splitlines()[0]
     what = f"batch {batch}" if batch is not None else commit.hexsha[:8]
     if action == "undo":
         fate = ("forgotten" if forget else "pending again") if seqs else "none"
-        lines = [f"undo {what}: {subject}", "",
+        said = subject.removeprefix(f"{what}:").strip() if batch is not None else subject
+        lines = [f"undo {what}: {said}" if said else f"undo {what}", "",
                  f"Reverts {commit.hexsha}. Memories: {len(seqs)} {fate}.", ""]
         trailer = [f"Undo-Batch: {batch}"] if batch is not None else [f"Undo-Commit: {commit.hexsha}"]
     else:
@@ -351,6 +386,8 @@ def _message(action: str, commit: Commit, batch: int | None, seqs: list[int], fo
         from scene_engine.store.history import compress_seqs
 
         trailer.append(f"Memory-Seqs: {compress_seqs(seqs)}")
+    if persona:
+        trailer.append(f"Persona-Refreshed: {persona}")
     return "\n".join(lines + trailer) + "\n"
 
 
@@ -359,17 +396,14 @@ FATES = {"undo": "pending again", "redo": "folded again", "forget": "forgotten"}
 
 def undo_batch(store: Store, target: str | None = None, forget: bool = False,
                expect: Literal["undo", "redo"] | None = None) -> dict:
-    """``scenes undo`` (and the MCP ``undo`` tool): ``undo`` then, when the undone batch
-    renamed or merged a scene the persona names, the persona made to name the scenes there
-    are; after ``forget``, the persona made anew from the scenes left (``persona.relink``),
-    so a forgotten memory does not live on in it. Returns ``{"action", "batch", "target", "commit", "memories", "fate", "pending",
+    """``scenes undo`` (and the MCP ``undo`` tool): ``undo``, which, when the undone batch
+    renamed or merged a scene the persona names, makes the persona name the scenes there
+    are, and after ``forget`` makes it anew from the scenes left (``persona.after_undo``),
+    so a forgotten memory does not live on in it: in the undo's own commit. Returns ``{"action", "batch", "target", "commit", "memories", "fate", "pending",
     "persona_regenerated"}`` (``fate``: what became of the memories: "pending again",
     "forgotten", "folded again"). ``expect`` as ``undo``. Raises ``UndoError``."""
-    from scene_engine.services.persona import relink
-
     result = undo(store, target, forget=forget, expect=expect)
     fate = "forgotten" if forget and result.action == "undo" else FATES[result.action]
-    relinked = bool(relink(store, forgot=forget and result.action == "undo"))
     return {"action": result.action, "batch": result.batch, "target": result.target,
             "commit": result.commit, "memories": result.memories, "fate": fate,
-            "pending": store.load_state().pending, "persona_regenerated": relinked}
+            "pending": store.load_state().pending, "persona_regenerated": result.persona}
