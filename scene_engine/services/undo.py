@@ -85,7 +85,9 @@ def undo(store: Store, target: str | None = None, forget: bool = False,
                                 derived=(PERSONA,) if batch is not None else ())
         history.commit_hand_edits(repo)
         new_state = _new_state(store.load_state(), action, seqs, forget)
-        persona = _persona(store, repo, results, forget and action == "undo")
+        # An undo of a persona commit (or a hand edit of it) puts a persona back itself.
+        persona = None if PERSONA in results else \
+            _persona(store, repo, results, forget and action == "undo")
         if persona is not None:
             results[PERSONA] = persona[0]
             new_state = new_state.model_copy(update={"since_persona": 0})
