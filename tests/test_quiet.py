@@ -158,7 +158,7 @@ def test_an_empty_store_recall_says_nothing_was_found(tmp_path):
     assert runner.invoke(app, ["init", str(root)]).exit_code == 0
     result = scenes(root, "recall", "Where did I park?")
     assert result.exit_code == 0 and result.stdout == ""
-    assert "note: nothing in memory answers \u201cWhere did I park?\u201d" in result.stderr
+    assert "note: nothing in memory answers the query: the answer is empty" in result.stderr
     said = json.loads(scenes(root, "recall", "Where did I park?", "--json").stdout)
     assert said["empty"] is True and said["chars"] == 0 and "nothing" in said["note"]
 

@@ -171,7 +171,7 @@ def test_a_recall_that_finds_nothing_says_so_over_http(database, daemon, http):
     assert got.status_code == 200, got.text
     said = got.json()
     assert said["empty"] is True and said["chars"] == 0 and said["text"] == ""
-    assert "nothing in memory answers \u201cwhere is the van?\u201d" in said["note"]
+    assert said["note"] == "nothing in memory answers the query: the answer is empty"
 
 
 def test_a_retried_remember_adds_nothing_twice_and_a_rewrite_is_refused(

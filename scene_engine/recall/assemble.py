@@ -174,13 +174,11 @@ class Recall:
                 **({"warning": self.warning} if self.warning else {})}
 
 
-def nothing_found(query: str, text: str) -> str:
-    """The line a recall with no passage says: that nothing in memory answers ``query``, and
-    what the answer holds instead (the persona and the scene map, or nothing at all)."""
-    quoted = " ".join(query.split())
-    quoted = quoted if len(quoted) <= 60 else quoted[:57] + "..."
+def nothing_found(text: str) -> str:
+    """The line a recall with no passage says: that nothing in memory answers the query, and
+    what the answer ``text`` holds instead (the persona and the scene map, or nothing)."""
     rest = "only the persona and the scene map are given" if text else "the answer is empty"
-    return f"nothing in memory answers \u201c{quoted}\u201d: {rest}"
+    return f"nothing in memory answers the query: {rest}"
 
 
 def readable_date(year: str, month: str, day: str) -> str:
@@ -412,7 +410,7 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
     from scene_engine.store.recovery import ensure_recovered
 
     ensure_recovered(store)
-    said_query, query = query, _without_time_words(query)
+    query = _without_time_words(query)
 
     own = index is None
     warning = None
@@ -471,7 +469,7 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
     # Said on every answer that may lack what a bad line holds (in ``to_json`` too).
     result.warning = "; ".join(filter(None, [warning, *unread, said, result.warning])) or None
     if not result.passages:      # said, never a blank answer a caller takes for a recall
-        result.note = nothing_found(said_query, result.text)
+        result.note = nothing_found(result.text)
     return result
 
 
