@@ -203,11 +203,13 @@ def test_undo_first_batch_keeps_hand_edit_and_requeues_its_memories(tmp_path):
     result = ok(root, "undo", "1")
     assert "5 memories pending again" in result.stdout
     repo = git.Repo(root)
-    # The persona named the garden scene the undo took away: it is regenerated after it.
-    assert head_message(root).startswith("persona: ")
-    assert trailers(head_message(root, "HEAD~1"))["Undo-Batch"] == "1"
-    assert head_message(root, "HEAD~2").startswith("hand edit: ")
-    assert changed_files(root, "HEAD~1") == {f"scenes/{garden.name}", ".scene-engine/state.json"}
+    # The persona named the garden scene the undo took away: it is made anew in the undo's
+    # own commit (issue 37: no "persona: regenerated" commit after it).
+    assert trailers(head_message(root))["Undo-Batch"] == "1"
+    assert "Persona-Refreshed" in trailers(head_message(root))
+    assert head_message(root, "HEAD~1").startswith("hand edit: ")
+    assert changed_files(root, "HEAD") == {f"scenes/{garden.name}", ".scene-engine/state.json",
+                                           "persona.md"}
     assert not garden.exists()
     assert chess.read_text(encoding="utf-8") == edited
     assert scene_for(root, "cooking").exists()

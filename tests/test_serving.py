@@ -164,6 +164,16 @@ def test_remembered_over_http_is_searchable_at_once_then_folded_and_pushed(
     assert row["pushes"] >= 1
 
 
+def test_a_recall_that_finds_nothing_says_so_over_http(database, daemon, http):
+    store = name()
+    token = provision(database, daemon, store)
+    got = http.call("POST", f"/v1/stores/{store}/recall", token, {"query": "where is the van?"})
+    assert got.status_code == 200, got.text
+    said = got.json()
+    assert said["empty"] is True and said["chars"] == 0 and said["text"] == ""
+    assert said["note"] == "nothing in memory answers the query: the answer is empty"
+
+
 def test_a_retried_remember_adds_nothing_twice_and_a_rewrite_is_refused(
         database, daemon, http):
     store = name()

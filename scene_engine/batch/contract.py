@@ -64,7 +64,7 @@ class BatchJob:
 
     ``box``: the sandbox over ``scenes/`` with the scene policy installed; ``memories``: the
     batch, oldest first; ``scene_texts``: name -> text of every scene the batch may touch, and
-    ``scene_meta`` their parsed headers; ``messages``: the prompt; ``context``: the rule
+    ``scene_meta`` their parsed headers (``left_alone``: the others, with why); ``messages``: the prompt; ``context``: the rule
     context; ``duplicates``: (dropped, kept) pairs of memories said twice; ``transcript``: the
     model's whole exchange (``transcript.Transcript``), filled by a model backend; ``validate()`` ->
     problems of the change set; ``account(...)`` -> where each memory went.
@@ -93,6 +93,9 @@ class BatchJob:
     # n -> up to n memories pending after this batch, in the order later batches take them:
     # for a backend that groups the batch with what comes next (``offline.grouping``).
     upcoming: Callable[[int], list[Memory]] | None = None
+    # name -> why the batch leaves that scene alone (not UTF-8, a header that does not
+    # parse, conflict markers, a name or a size the sandbox refuses): said to whoever names it.
+    left_alone: dict[str, str] = field(default_factory=dict)
 
     def validate(self) -> list[str]:
         """The scene-rule problems of the staged change set (empty when it may be applied)."""

@@ -65,6 +65,8 @@ from scene_engine.store.store import State, Store, render_state
 from scene_engine.store.unit import StoreUnit, locked
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from git import Repo
 
 STATE_FILE = ".scene-engine/state.json"
@@ -185,7 +187,7 @@ def build_job(store: Store, number: int, memories: list[Memory],
              for n, t in every.items()}
     # A scene whose header cannot be read is a person's to fix: listed, never read or written.
     frozen = {n for n, meta in metas.items() if meta is None}
-    left = {**{n: _unreadable(n, every) for n in frozen}, **unnamed, **huge, **_marked(every)}
+    left = {**{n: _unreadable(n, every, store.scenes_dir) for n in frozen}, **unnamed, **huge, **_marked(every)}
     for name, why in sorted(left.items()):
         warnings.warn(f"batch {number} leaves scenes/{name} alone: {why}", stacklevel=2)
     headers = {n: meta for n, meta in metas.items() if meta is not None}
@@ -216,7 +218,7 @@ def build_job(store: Store, number: int, memories: list[Memory],
                     scene_meta={n: headers[n] for n in texts}, duplicates=list(duplicates),
                     journal=lambda: Journal(store.memories_dir).all(),
                     named_by_person=lambda name: history.named_by_person(repo, f"scenes/{name}"),
-                    embed=grouping_embed(store))
+                    embed=grouping_embed(store), left_alone=dict(sorted(left.items())))
 
 
 def _linked_but_gone(store: Store, every: dict[str, str | None]) -> set[str]:
@@ -384,15 +386,22 @@ def _marked(every: dict[str, str | None]) -> dict[str, str]:
     return found
 
 
-def _unreadable(name: str, every: dict[str, str | None]) -> str:
-    """Why a batch cannot read scene ``name`` of ``every`` (``read_scene_texts``): another
-    name differing only by case, not UTF-8, or the header parser's problem."""
+def _unreadable(name: str, every: dict[str, str | None], folder: Path) -> str:
+    """Why a batch cannot read scene ``name`` of ``every`` (``read_scene_texts``) in
+    ``folder``: another name differing only by case, not UTF-8 (which byte), or the header
+    parser's problem."""
     text = every[name]
     if text is None:
         twins = [n for n in every if n != name and _case_key(n) == _case_key(name)]
         if twins:
             return (f"its name differs from scenes/{twins[0]} only by case (rename one; "
                     "`scenes doctor` says more)")
+        try:
+            read_regular_text(folder / name)
+        except UnicodeDecodeError as exc:
+            return f"it is not UTF-8 text (byte {exc.start}); `scenes doctor` says what to do"
+        except OSError:
+            pass
         return "it is not UTF-8 text (`scenes doctor` names the byte)"
     where = header_read(name, text)[1]
     return f"its header cannot be read ({where}); `scenes doctor` says what to do"

@@ -35,8 +35,12 @@ _INTERRUPT = {"reported": False}   # one `interrupted` line per invocation, howe
 
 
 def echo_json(data: Any) -> None:
-    """One JSON document on stdout (UTF-8 as it is, two-space indent)."""
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    """One JSON document on stdout (UTF-8 as it is, two-space indent; a byte that is not
+    UTF-8, as git hands over a person's stray one, as ``\\xNN``: the document stays UTF-8)."""
+    from scene_engine.core.fs import escape_undecodable
+
+    typer.echo(escape_undecodable(json.dumps(data, ensure_ascii=False, indent=2, default=str),
+                                  in_json=True))
 
 
 def fail(message: str, code: int) -> NoReturn:

@@ -77,7 +77,7 @@ def undo(target: Annotated[str | None, typer.Argument(
     typer.echo(f"{done['action']} {what}: commit {done['commit'][:8]}; "
                f"{count(done['memories'], 'memory')} {done['fate']}")
     if done["persona_regenerated"]:
-        typer.echo("persona: regenerated (it named scenes that are gone)")
+        typer.echo("persona: made anew in the same commit, for the scenes there are now")
 
 
 @app.command()

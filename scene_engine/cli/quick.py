@@ -57,14 +57,18 @@ def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool 
 
 
 def recall(directory: Path | None, query: str, budget: int = RECALL_BUDGET,
-           as_json: bool = False, scope: str | None = None) -> None:
+           as_json: bool = False, scope: str | None = None, persona: bool = False) -> None:
     """Print what an agent would put in its context for ``query`` (``services.recall``, for
-    one ``scope`` if given), or ``--json``. Raises as the service."""
+    one ``scope`` if given; ``persona``: asked for), or ``--json``; its warning and, when no
+    passage answers, its note on stderr. Raises as the service."""
     from scene_engine.services.recall import recall as build
 
-    result = build(directory, query, budget=budget, scope=scope)   # rolls back a dead batch
+    result = build(directory, query, budget=budget, scope=scope,   # rolls back a dead batch
+                   persona=persona)
     if result.warning:
         print(f"warning: {result.warning}", file=sys.stderr)
+    if result.note:
+        print(f"note: {result.note}", file=sys.stderr)
     if as_json:
         echo_json(result.to_json())
     else:

@@ -74,11 +74,17 @@ def recall_cmd(query: Annotated[str, typer.Argument(metavar="QUERY", help="The q
                budget: Annotated[int, typer.Option("--budget", min=MIN_BUDGET, max=MAX_BUDGET,
                                                    metavar="CHARS",
                                                    help="Characters at most.")] = RECALL_BUDGET,
-               as_json: JsonOpt = False, scope: ScopeOpt = None) -> None:
-    """What an agent would put in its context for QUERY: persona, scene map, best passages."""
+               as_json: JsonOpt = False, scope: ScopeOpt = None,
+               persona: Annotated[bool, typer.Option(
+                   "--persona", help="Ask for the persona: when it does not fit the budget, "
+                                     "say so and with what budget it would.")] = False
+               ) -> None:
+    """What an agent would put in its context for QUERY: persona, scene map, best passages.
+
+    When no passage answers QUERY, a `note:` line on stderr says so."""
     from scene_engine.cli import quick
 
-    quick.recall(OPTIONS["dir"], query, budget, as_json, scope)
+    quick.recall(OPTIONS["dir"], query, budget, as_json, scope, persona)
 
 
 @app.command()

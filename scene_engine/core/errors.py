@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-__all__ = ["SceneEngineError", "InputError", "UnavailableError", "plain_problems",
-           "plain_error"]
+__all__ = ["SceneEngineError", "InputError", "UnavailableError", "NotUtf8Error",
+           "plain_problems", "plain_error"]
 
 
 class SceneEngineError(Exception):
@@ -42,6 +42,31 @@ class InputError(SceneEngineError, ValueError):
 class UnavailableError(SceneEngineError, RuntimeError):
     """A service the engine needs (Postgres, the git server) does not answer now: nothing was
     done, the same call later may work (HTTP 503)."""
+
+
+class NotUtf8Error(SceneEngineError, UnicodeDecodeError):
+    """A file a person may edit (a scene, the persona, a ledger, the config) or one of its
+    versions in git holds bytes that are not UTF-8: one line naming the file and the byte,
+    pointing at ``scenes doctor`` (which names every such file). Also a
+    ``UnicodeDecodeError`` (``start`` is the byte), so the readers that leave such a file
+    alone (the batch, ``list``, ``doctor``) still catch it as one."""
+
+    def __init__(self, where: str, exc: UnicodeDecodeError):
+        UnicodeDecodeError.__init__(self, exc.encoding, exc.object, exc.start, exc.end,
+                                    exc.reason)
+        self.where = where
+
+    def __str__(self) -> str:
+        return (f"{self.where} is not UTF-8 (byte {self.start}): save it as UTF-8; "
+                "`scenes doctor` names every such file")
+
+    def __reduce__(self):            # a worker thread or process hands it on whole
+        return _not_utf8, (self.where, self.encoding, self.object, self.start, self.end,
+                           self.reason)
+
+
+def _not_utf8(where: str, *args) -> NotUtf8Error:
+    return NotUtf8Error(where, UnicodeDecodeError(*args))
 
 
 def plain_problems(exc: ValidationError, arguments: bool = False) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -97,8 +98,53 @@ def read_regular(path: Path) -> bytes:
 
 def read_regular_text(path: Path, errors: str = "strict") -> str:
     """``read_regular(path)`` decoded as UTF-8 (``errors`` as for ``bytes.decode``).
-    Raises what ``read_regular`` raises, and ``UnicodeDecodeError`` with ``errors="strict"``."""
-    return read_regular(path).decode("utf-8", errors)
+    Raises what ``read_regular`` raises, and with ``errors="strict"``
+    ``core.errors.NotUtf8Error`` (a ``UnicodeDecodeError``) naming the file and the byte.
+
+    Every strict read of a file a person may edit goes through here (or ``decode_utf8``),
+    so each face says a bad byte the same way, in one line."""
+    data = read_regular(path)
+    if errors != "strict":
+        return data.decode("utf-8", errors)
+    return decode_utf8(data, shown_path(Path(path)))
+
+
+def decode_utf8(data: bytes, where: str) -> str:
+    """``data`` as UTF-8; ``NotUtf8Error`` naming ``where`` (a file, or a file as of a
+    commit) and the first byte that is not."""
+    from scene_engine.core.errors import NotUtf8Error
+
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotUtf8Error(where, exc) from None
+
+
+_UNDECODED = re.compile("[\ud800-\udfff]")
+
+
+def escape_undecodable(text: str, in_json: bool = False) -> str:
+    """``text`` with each byte that was not UTF-8 as ``\\xNN`` (git's output reaches us
+    decoded with ``surrogateescape``: a person's stray byte in a diff or a blame line) and
+    any other lone surrogate as ``\\udNNN``: text a page can carry. ``in_json``: ``text``
+    is a JSON document, whose strings then hold those escapes as text."""
+    slash = "\\\\" if in_json else "\\"
+
+    def shown(found: re.Match) -> str:
+        code = ord(found.group())
+        return f"{slash}x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else \
+            f"{slash}u{code:04x}"
+    return _UNDECODED.sub(shown, text)
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as a person finds it: relative to the store it is in (the nearest folder
+    above holding ``.scene-engine``, three levels up at most: ``scenes/a.md``,
+    ``persona.md``, ``.scene-engine/ledger/000003.json``), else as given."""
+    for folder in list(path.parents)[:3]:
+        if (folder / ".scene-engine").is_dir():
+            return str(path.relative_to(folder))
+    return str(path)
 
 
 def numbered_files(folder: Path, suffix: str) -> dict[int, os.stat_result]:

@@ -2,6 +2,7 @@
 "Extraction").
 
 Modules, one concern each: ``conversation`` (the three file layouts -> messages),
+``dateline`` (a transcript's date line, in the forms people write one),
 ``schema`` (the one pydantic schema and the rules it cannot see), ``offline`` (the
 deterministic extractor), ``model`` (the model extractor and its prompt), ``context`` (the
 existing memories shown with a block), ``dedupe`` (candidate pairs and adjudication),

@@ -6,7 +6,11 @@ Three layouts, told apart by their shape:
 - LoCoMo: a sample object (``{"conversation": {...}}``), the conversation object itself
   (``session_N`` lists of ``{speaker, dia_id, text}`` with ``session_N_date_time``), or a list
   of samples;
-- a plain transcript: ``Name: text`` lines; a blank line or a date line starts a new session.
+- a plain transcript: ``Name: text`` lines; a blank line or a date line (``dateline``: any
+  common way of writing a day) starts a new session.
+
+A file is read as JSON only when it opens as JSON does (``{"``, ``[{``, ``[ {``, ``["``,
+``[]``...): a transcript that starts with ``[8 May 2023]`` is a transcript.
 
 A bad file is refused whole (``ConversationInputError``, every problem with its line number)
 before anything is extracted or written.
@@ -22,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import PurePath
 
 from scene_engine.core.plural import count
+from scene_engine.extraction.dateline import date_line
 from scene_engine.store.memories import CONTROL_CHARS, MemoryInputError, _parse_time, _split_records
 
 MAX_MESSAGE_CHARS = 50_000
@@ -79,16 +84,30 @@ def read_conversation(data: bytes, name: str = "conversation") -> list[Message]:
     stripped = text.lstrip()
     if not stripped:
         raise ConversationInputError([(1, "the file is empty")])
-    if stripped.startswith("{") and _is_locomo_object(text):
-        messages = _locomo(json.loads(text), text)
-    elif stripped.startswith(("[", "{")):
-        messages = _json_messages(text, stem)
-    else:
+    if not _starts_like_json(stripped):
         messages = _transcript(text, stem)
+    elif stripped.startswith("{") and _is_locomo_object(text):
+        messages = _locomo(json.loads(text), text)
+    else:
+        messages = _json_messages(text, stem)
     if not messages:
         raise ConversationInputError([(1, "no message with text in the file")])
     _check_unique(messages)
     return with_known_times(messages)
+
+
+# JSON of messages or samples opens an object (`{"`, `{}`) or a list of objects, lists or
+# strings (`[{`, `[[`, `["`, `[]`), blanks allowed between; a transcript's first line may
+# be a bracketed date (`[8 May 2023]`, `[2023-05-08]`), which is no JSON.
+_JSON_START = re.compile(r'\{\s*["}]|\[\s*[\[{"\]]')
+
+
+def _starts_like_json(stripped: str) -> bool:
+    """True when the file (without leading blanks) opens as JSON does and its first line is
+    not a transcript's date line."""
+    if date_line(stripped.split("\n", 1)[0]) is not None:
+        return False
+    return _JSON_START.match(stripped) is not None
 
 
 def with_known_times(messages: list[Message]) -> list[Message]:
@@ -256,7 +275,6 @@ def _line_of(text: str, needle: str, start_line: int = 1) -> int:
 # ---------------------------------------------------------------- plain transcripts
 
 _SPEAKER_LINE = re.compile(rf"^\s*([^:\n]{{1,{MAX_SPEAKER_CHARS}}}?)\s*:\s(.*)$")
-_DATE_LINE = re.compile(r"^\s*[#\-=*\[(]*\s*(.+?)\s*[\])=*\-]*\s*$")
 
 
 def _transcript(text: str, stem: str) -> list[Message]:
@@ -267,7 +285,7 @@ def _transcript(text: str, stem: str) -> list[Message]:
         if not line.strip():
             gap = bool(messages)
             continue
-        date = _date_line(line)
+        date = date_line(line)
         if date is not None:
             session += bool(messages)
             when, gap = date, False
@@ -291,29 +309,6 @@ def _transcript(text: str, stem: str) -> list[Message]:
     if problems:
         raise ConversationInputError(problems)
     return messages
-
-
-def _date_line(line: str) -> datetime | None:
-    """A line that is only a date (``2026-11-30``, ``2026-11-30 14:05``, ``8 May 2023``,
-    ``1:56 pm on 8 May, 2023``, optionally in brackets or under a ``#``)."""
-    match = _DATE_LINE.match(line)
-    if match is None:   # only the empty line (a caller skips blank ones)
-        return None
-    inner = match.group(1)
-    try:
-        parsed = datetime.fromisoformat(inner)
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    except ValueError:
-        pass
-    found = _locomo_time(inner)
-    if found is not None:
-        return found
-    for form in ("%d %B %Y", "%d %B, %Y", "%B %d, %Y", "%d %b %Y", "%b %d, %Y"):
-        try:
-            return datetime.strptime(inner, form).replace(tzinfo=UTC)
-        except ValueError:
-            continue
-    return None
 
 
 # ---------------------------------------------------------------- shared

@@ -168,11 +168,15 @@ def build_server(store: Store | None = None, *, hosted: HostedStores | None = No
                               ] = 4000,
             scope: Annotated[str | None, Field(description=(
                 "Only memories of this scope (and unscoped ones); scenes and persona, which "
-                "mix every scope, are left out."))] = None) -> dict:
+                "mix every scope, are left out."))] = None,
+            persona: Annotated[bool, Field(description=(
+                "Ask for the persona: when it does not fit the budget, `warning` says so "
+                "and with what budget it would."))] = False) -> dict:
         """What to put in context to answer QUERY: persona, a map of the scenes and the best
         passages (scene sentences and memories, with readable dates), never over budget.
-        `text` is ready to use; `passages` give each one's source (scene, memory id)."""
-        return call(tools.recall, query, budget, scope)
+        `text` is ready to use; `passages` give each one's source (scene, memory id);
+        `empty` is true, and `note` says so, when nothing in memory answers QUERY."""
+        return call(tools.recall, query, budget, scope, persona)
 
     @server.tool(check=tools.check_search)
     def search(

@@ -131,14 +131,17 @@ def input_message(exc) -> str:
     return str(exc).replace("line 1: ", "")
 
 
-def recall(store: Store, query: str, budget: int = 4000, scope: str | None = None) -> dict:
-    """``scenes recall --json``: ``{"text", "chars", "budget", "passages": [...], ...}``
-    (each passage with its source). ``scope``: only that scope's memories (and unscoped
-    ones), no scenes. Raises ``InputError`` (``services.recall``: an empty query, a budget
-    outside its range), as the command line does."""
+def recall(store: Store, query: str, budget: int = 4000, scope: str | None = None,
+           persona: bool = False) -> dict:
+    """``scenes recall --json``: ``{"text", "chars", "budget", "passages": [...], "empty",
+    ...}`` (each passage with its source; ``note`` when no passage answers). ``scope``: only
+    that scope's memories (and unscoped ones), no scenes; ``persona``: asked for (a persona
+    left out for want of room is said in ``warning``). Raises ``InputError``
+    (``services.recall``: an empty query, a budget outside its range), as the command line
+    does."""
     from scene_engine.services.recall import recall as build
 
-    return build(store, query, budget=budget, scope=scope).to_json()
+    return build(store, query, budget=budget, scope=scope, persona=persona).to_json()
 
 
 def search(store: Store, query: str, k: int = 10, memories: bool = False,
@@ -218,6 +221,8 @@ def check_recall(arguments: dict[str, Any]) -> None:
     if "budget" in arguments:
         check_number(arguments["budget"], "budget", MIN_BUDGET, MAX_BUDGET)
     check_scope(arguments.get("scope"))
+    if not isinstance(arguments.get("persona", False), bool):
+        raise ToolInputError(f"persona must be true or false, not {arguments['persona']!r}")
 
 
 def check_search(arguments: dict[str, Any]) -> None:

@@ -143,10 +143,11 @@ class Passage:
 @dataclass
 class Recall:
     """A recall result: ``text`` (what goes in the context, ``len(text) <= budget``), the
-    ``persona`` part, the ``scenes`` map rows, the chosen ``passages`` (best first) and
+    ``persona`` part, the ``scenes`` map rows, the chosen ``passages`` (best first),
     ``warning``: one line when the index could not be brought up to date (the answer may be
     stale) or a line of the journal or the extraction ledger cannot be read (named by file
-    and line: what it holds is missing from the answer), else None."""
+    and line: what it holds is missing from the answer), else None; and ``note``: when no
+    passage answers the query, one line that says so (``nothing_found``), else None."""
 
     text: str
     budget: int
@@ -154,6 +155,7 @@ class Recall:
     scenes: list[dict] = field(default_factory=list)
     passages: list[Passage] = field(default_factory=list)
     warning: str | None = None
+    note: str | None = None
 
     def to_json(self) -> dict:
         """A JSON-ready dict of the result; a passage's ``date`` is ISO (``2023-05-08``),
@@ -167,7 +169,16 @@ class Recall:
                               **({"period": p.period} if p.period else {}),
                               **({"status": p.status} if p.status else {}),
                               "score": round(p.score, 4)} for p in self.passages],
+                "empty": not self.passages,
+                **({"note": self.note} if self.note else {}),
                 **({"warning": self.warning} if self.warning else {})}
+
+
+def nothing_found(text: str) -> str:
+    """The line a recall with no passage says: that nothing in memory answers the query, and
+    what the answer ``text`` holds instead (the persona and the scene map, or nothing)."""
+    rest = "only the persona and the scene map are given" if text else "the answer is empty"
+    return f"nothing in memory answers the query: {rest}"
 
 
 def readable_date(year: str, month: str, day: str) -> str:
@@ -371,8 +382,15 @@ def _check_arguments(store: Any, query: Any, budget: Any, scope: Any) -> None:
 
 
 def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
-           index: SceneIndex | None = None, scope: str | None = None) -> Recall:
+           index: SceneIndex | None = None, scope: str | None = None,
+           persona: bool = False) -> Recall:
     """Build the recall text for ``query`` in at most ``budget`` characters.
+
+    ``persona``: the caller asks for the persona (``scenes recall --persona``): when it does
+    not fit the budget, the warning says so and with what budget it would. Unasked, that is
+    said only when the budget is below what the persona takes at its default share (the
+    persona a recall of the default budget shows): a smaller budget chosen on purpose is not
+    a fault.
 
     ``scope``: recall for one agent or project: only memories of that scope or of none, and
     no persona or scenes (a scene folds the memories of every scope together, so it could
@@ -440,16 +458,18 @@ def recall(store: Store, query: str, budget: int = DEFAULT_BUDGET,
 
             result = assemble(store, query, budget, hits, bodies, hot, passages, corpus,
                               persona=not scoped, holder=holder, current=current,
-                              dense=[m.id for m in dense] or None)
+                              dense=[m.id for m in dense] or None, asked=persona)
         else:
             result = assemble(store, query, budget, hits, bodies, hot, passages,
                               persona=not scoped, holder=holder, current=current,
-                              dense=[m.id for m in dense] or None)
+                              dense=[m.id for m in dense] or None, asked=persona)
     finally:
         if own:
             index.close()
     # Said on every answer that may lack what a bad line holds (in ``to_json`` too).
     result.warning = "; ".join(filter(None, [warning, *unread, said, result.warning])) or None
+    if not result.passages:      # said, never a blank answer a caller takes for a recall
+        result.note = nothing_found(result.text)
     return result
 
 
@@ -680,7 +700,7 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
              hot: list, memories: list[Passage] | None = None,
              corpus: Corpus | None = None, persona: bool = True,
              holder: Holder | None = None, current: Verdict | None = None,
-             dense: list[str] | None = None) -> Recall:
+             dense: list[str] | None = None, asked: bool = False) -> Recall:
     """Lay out persona, scene map and passages within ``budget`` (see module docstring).
 
     ``memories``: passages of the journal's best memories (``memory_passages``), ranked with
@@ -694,7 +714,8 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     (``current.weigh``): the memories that state it come first, newest first, the newest
     marked current and the ones before it as history only when the evidence is strong
     (``_current_first``). ``dense``: memory ids nearest the query by meaning, best
-    first (the semantic extra, ``semantic.fuse``); None without it.
+    first (the semantic extra, ``semantic.fuse``); None without it. ``asked``: the caller
+    asked for the persona (``_persona_warning``).
     """
     persona_text = (_persona_part(store, min(int(budget * PERSONA_SHARE), PERSONA_MAX))
                     if persona else "")
@@ -713,20 +734,10 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
         ranked = _current_first(current, list(memories or []), ranked)
     chosen = _choose(ranked, room, scene_map, holder or (lambda *_: None))
     body = _layout(chosen, scene_map.line, newest_first=current is not None)
-    text = header + scene_map.text() + (title + body if chosen else "")
-    found = Recall(text=text.rstrip() + "\n", budget=budget, persona=persona_text,
+    text = (header + scene_map.text() + (title + body if chosen else "")).rstrip()
+    found = Recall(text=text + "\n" if text else "", budget=budget, persona=persona_text,
                    scenes=scene_map.shown, passages=chosen)
-    said = []
-    # A persona there, but not even its first sentence fits: say so, and what budget would.
-    if persona and not persona_text and _persona_part(store, PERSONA_MAX):
-        low, high = 0, PERSONA_MAX        # the least room that shows its first sentence
-        while high - low > 1:
-            middle = (low + high) // 2
-            low, high = (low, middle) if _persona_part(store, middle) else (middle, high)
-        need = min(-(-high * 100 // round(PERSONA_SHARE * 100)), MAX_RECALL_BUDGET)
-        said.append(f"the persona does not fit in {budget} characters (a recall gives it "
-                    f"{round(PERSONA_SHARE * 100)}% of the budget); ask with --budget "
-                    f"{need} or more to get it")
+    said = [] if not persona or persona_text else _persona_warning(store, budget, asked)
     if ranked and not chosen:    # found, but no passage fits: say so, not an empty answer
         said.append(f"{count(len(ranked), 'passage')} "
                     f"{'matches' if len(ranked) == 1 else 'match'}, but none fits in {budget} "
@@ -734,6 +745,28 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
                     "--budget")
     found.warning = "; ".join(said) or None
     return found
+
+
+def _persona_warning(store: Store, budget: int, asked: bool) -> list[str]:
+    """The warning of a recall that left the persona out for want of room (``[]`` when it
+    says nothing): said when the caller ``asked`` for the persona, or when ``budget`` is
+    below what the persona takes at its default share (its text in a recall of the default
+    budget, else its first sentence): a budget chosen smaller than the default, which
+    still holds that, leaves the persona out by choice, not by fault."""
+    first = _persona_part(store, PERSONA_MAX)
+    if not first:
+        return []                         # no persona (or none readable): nothing left out
+    usual = _persona_part(store, min(int(DEFAULT_BUDGET * PERSONA_SHARE), PERSONA_MAX))
+    if not asked and budget >= len(usual or first):
+        return []
+    low, high = 0, PERSONA_MAX            # the least room that shows its first sentence
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if _persona_part(store, middle) else (middle, high)
+    need = min(-(-high * 100 // round(PERSONA_SHARE * 100)), MAX_RECALL_BUDGET)
+    return [f"the persona does not fit in {budget} characters (a recall gives it "
+            f"{round(PERSONA_SHARE * 100)}% of the budget); ask with --budget {need} or "
+            "more to get it"]
 
 
 @dataclass

@@ -61,6 +61,11 @@ def _check_scenes(store: Store) -> list[str]:
         problems.append("persona.md is a symbolic link; the engine reads no file outside the "
                         "store (the persona is left out of recall)")
     elif store.persona_path.is_file():
+        try:
+            read_regular_text(store.persona_path)
+        except UnicodeDecodeError as exc:    # recall leaves the bytes out; `persona` refuses
+            problems.append(f"persona.md is not UTF-8 (byte {exc.start}); save it as UTF-8 "
+                            "or make it anew (`scenes persona --force`)")
         size = len(read_regular_text(store.persona_path, errors="replace").strip())
         if size > MAX_PERSONA_CHARS:
             problems.append(f"persona.md has {size} characters; at most {MAX_PERSONA_CHARS} "

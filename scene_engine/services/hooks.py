@@ -37,9 +37,9 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterator
 from typing import IO, Any
 
 EVENTS = ("session-start", "stop", "session-end", "pre-compact", "fold")

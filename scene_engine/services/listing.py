@@ -168,9 +168,18 @@ def find_scene(store: Store, name: str, listing: str = "`scenes list`") -> str:
     return found
 
 
+def scene_escaped(store: Store, name: str) -> str:
+    """The scene file ``name`` (an existing file name) with every byte that is not UTF-8
+    written as ``\\xNN``: what the page shows of a scene ``scene_text`` refuses."""
+    from scene_engine.core.fs import read_regular
+
+    return read_regular(store.scenes_dir / name).decode("utf-8", "backslashreplace")
+
+
 def scene_text(store: Store, name: str, listing: str = "`scenes list`") -> str:
     """The scene ``name`` means as it is on disk (``scenes show``, MCP ``read_scene``).
-    Raises ``InputError`` (``find_scene``) and ``OSError``."""
+    Raises ``InputError`` (``find_scene``), ``NotUtf8Error`` (one line: the file, the byte,
+    ``scenes doctor``) and ``OSError``."""
     from scene_engine.core.fs import read_regular_text
     from scene_engine.store.scene import conflict_marker_lines, conflict_reason
 

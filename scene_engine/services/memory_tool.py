@@ -31,6 +31,7 @@ import json
 import posixpath
 import re
 import threading
+from typing import NoReturn
 
 from scene_engine.core.errors import SceneEngineError
 from scene_engine.services.host_fold import (
@@ -71,6 +72,7 @@ class MemoryTool:
         name = scene_path(path, folder_ok=True)
         if name is None:
             return self._run(_listing)
+        self._not_left_alone(name, path)
         text = self._tool("read_file", {"path": name})
         lines = text.split("\n")
         if len(lines) > 1 and lines[-1] == "":
@@ -92,7 +94,7 @@ class MemoryTool:
         """Write a new scene; an existing one (on disk or made this turn, in any letter
         case) is refused, as the SDK's own memory tool refuses it: change it with
         ``str_replace`` or ``insert``."""
-        name = _named(path)
+        name = self._not_left_alone(_named(path), path)
         _text("file_text", file_text)
         if not file_text.strip():
             raise MemoryToolError("`file_text` is empty: write what the scene should hold")
@@ -106,7 +108,7 @@ class MemoryTool:
     def str_replace(self, path: str, old_str: str, new_str: str) -> str:
         """Replace the one occurrence of ``old_str`` (when the header repeats it, as a
         summary made from the first line does, the one in the body)."""
-        name = _named(path)
+        name = self._not_left_alone(_named(path), path)
         _text("old_str", old_str, empty=False)
         _text("new_str", new_str)
         canonical, text = self._run(lambda job: _viewed(job, name, path))
@@ -119,7 +121,7 @@ class MemoryTool:
         """Put ``insert_text`` after line ``insert_line`` (0: at the top), the lines counted
         as the SDK's own memory tool counts them (no empty line after the last newline); the
         file ends with a newline."""
-        name = _named(path)
+        name = self._not_left_alone(_named(path), path)
         _text("insert_text", insert_text)
         canonical, text = self._run(lambda job: _viewed(job, name, path))
         lines = text.split("\n")
@@ -136,7 +138,7 @@ class MemoryTool:
 
     def delete(self, path: str) -> str:
         """The soft delete: refused unless another scene took this one's text."""
-        name = _named(path)
+        name = self._not_left_alone(_named(path), path)
         self._tool("write_to_file", {"path": name, "content": "[DELETED]"})
         self.done.append(f"deleted {name}")
         return f"Successfully deleted {path}"
@@ -144,7 +146,7 @@ class MemoryTool:
     def rename(self, old_path: str, new_path: str) -> str:
         """The scene under a new name, ``merged_from`` naming the old one; the old deleted.
         Both steps or neither: a refused delete (a pinned scene) takes the copy back."""
-        old, new = _named(old_path), _named(new_path)
+        old, new = self._not_left_alone(_named(old_path), old_path), _named(new_path)
         said = self._run(lambda job: _rename(job, old, new))
         if said.startswith("Error: "):
             raise MemoryToolError(in_memory_terms(said.removeprefix("Error: ")))
@@ -194,19 +196,33 @@ class MemoryTool:
         try:
             text = self.folds.call(self._open(), tool, arguments)
         except FoldClosed as exc:
-            self._closed()
-            raise MemoryToolError(f"{exc} (the changes since the last flush are gone: view "
-                                  f"{ROOT} and make them again)") from None
+            self._ended(exc)
         if text.startswith("Error: "):
             raise MemoryToolError(in_memory_terms(text.removeprefix("Error: ")))
         return text
+
+    def _not_left_alone(self, name: str, path: str) -> str:
+        """``name``, unless the turn's batch leaves that scene alone (a person's file it
+        cannot read: not UTF-8, a broken header, conflict markers): then ``MemoryToolError``
+        saying why and where to look, not "does not exist"."""
+        why = self._run(lambda job: _left_alone(job, name))
+        if why:
+            raise MemoryToolError(f"{path} is a person's file the memory tool leaves alone: "
+                                  f"{why}")
+        return name
 
     def _run(self, fn):
         try:
             return self.folds.run(self._open(), fn)
         except FoldClosed as exc:
-            self._closed()
-            raise MemoryToolError(str(exc)) from None
+            self._ended(exc)
+
+    def _ended(self, exc: FoldClosed) -> NoReturn:
+        """The turn's batch ended under a command (its lease ran out): say so, and that its
+        changes are gone, whichever step of the command found it."""
+        self._closed()
+        raise MemoryToolError(f"{exc} (the changes since the last flush are gone: view "
+                              f"{ROOT} and make them again)") from None
 
 
 def scene_path(path: str, folder_ok: bool = False) -> str | None:
@@ -262,6 +278,15 @@ def _viewed(job, name: str, path: str) -> tuple[str, str]:
         raise MemoryToolError(f"you have not viewed {path} in this turn, so changing it could "
                               f"erase what it holds. View it first (view {path}).")
     return canonical, text
+
+
+def _left_alone(job, name: str) -> str | None:
+    """Why ``job`` leaves scene ``name`` (in any letter case) alone, or None."""
+    import unicodedata
+
+    key = unicodedata.normalize("NFC", name).casefold()
+    return next((why for n, why in job.left_alone.items()
+                 if unicodedata.normalize("NFC", n).casefold() == key), None)
 
 
 def _current(job, name: str) -> tuple[str, str | None]:
@@ -408,4 +433,7 @@ def _listing(job) -> str:
                     f"{' '.join(str(meta.get('summary') or '').split())}")
     head = (f"Here're the scenes in {ROOT} (one Markdown file per area of the person's life "
             "or work; heat: how often it changed; view one before you change it):")
+    aside = [f"{ROOT}/{name}: {why}" for name, why in job.left_alone.items()]
+    if aside:                   # listed, so a model does not take them for names free to use
+        rows.append("Left alone (a person's files this tool cannot use): " + "; ".join(aside))
     return head + "\n" + ("\n".join(rows) if rows else "(no scenes yet)")

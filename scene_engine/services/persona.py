@@ -67,26 +67,41 @@ def dangling_links(store: Store) -> list[str]:
     return sorted(persona_names(text, store.config.wiki_links) - stems)
 
 
-def relink(store: Store, forgot: bool = False) -> str:
-    """After an undo or redo: regenerate an extractive persona (the offline backend's) that
-    names scenes that are gone; a model's persona waits for the next batch, which refreshes
-    it (``persona_reason``). After an undo that forgot memories (``forgot``), any persona the
-    engine wrote, a model's too, is made anew from the scenes as they are now, so no
-    forgotten memory lives on in it (or removed when no scene is left); a person's is kept,
-    with a warning. Returns the commit sha, "" if nothing changed."""
+def after_undo(store: Store, repo: Repo, texts: dict[str, str], forgot: bool
+               ) -> tuple[str | None, str] | None:
+    """The persona an undo or redo writes in its own commit, given the scenes as it leaves
+    them (``texts``: name -> text): ``(text, reason)``, ``(None, reason)`` to remove it (no
+    scene is left), or None to leave ``persona.md`` as it is.
+
+    An extractive persona (the offline backend's) that names a scene the undo takes away is
+    made anew; a model's waits for the next batch, which refreshes it (``persona_reason``).
+    After an undo that forgot memories (``forgot``), any persona the engine wrote, a model's
+    too, is made anew, so no forgotten memory lives on in it. A person's persona is kept,
+    with a warning. Call after the hand edits are committed (``persona_by_person``)."""
     try:
         text = read_regular_text(store.persona_path, errors="replace")
     except OSError:
-        return ""
-    from scene_engine.offline.backend import OfflineBackend
-
+        return None                      # none (the next batch makes one), or not a file
     if forgot:
-        return regenerate(store, OfflineBackend(), "an undo forgot memories it may have held",
-                          drop_when_empty=True)
-    if not dangling_links(store) or not any(marker in text for marker in OFFLINE_MARKERS):
-        return ""
-    return regenerate(store, OfflineBackend(), "it named scenes that are gone",
-                      drop_when_empty=True)
+        reason = "an undo forgot memories it may have held"
+    else:
+        stems = {name.removesuffix(".md") for name in texts}
+        if not persona_names(text, store.config.wiki_links) - stems or \
+                not any(marker in text for marker in OFFLINE_MARKERS):
+            return None
+        reason = "it named scenes that are gone"
+    if history.persona_by_person(repo):
+        import warnings
+
+        warnings.warn("persona.md was edited by hand, so it was not regenerated; "
+                      "`scenes persona --force` replaces it", stacklevel=2)
+        return None
+    rows = _rows(texts.items())
+    if not rows:
+        return None, reason
+    lang = _language(store, texts.items())
+    return clip(offline_persona([(n, h, s) for n, h, s, _ in rows], lang,
+                                store.config.wiki_links)), reason
 
 
 def persona_reason(store: Store, requested: bool) -> str | None:

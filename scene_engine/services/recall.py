@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scene_engine.core.checks import MAX_BUDGET, MIN_BUDGET  # noqa: F401  (faces import them here)
+from scene_engine.core.errors import InputError
 from scene_engine.services.search import check_number, check_query, check_scope
 
 if TYPE_CHECKING:
@@ -21,10 +22,11 @@ RECALL_BUDGET = 4000     # characters by default
 
 
 def recall(store: Store | Path | None, query: str, budget: int = RECALL_BUDGET,
-           scope: str | None = None) -> Recall:
+           scope: str | None = None, persona: bool = False) -> Recall:
     """What an agent puts in its context for ``query`` (``recall.assemble.recall``: persona,
     scene map, the best passages, each with its source; with ``scope`` only that scope's
-    memories and unscoped ones, no scenes). ``store``: an open store, or its folder (None:
+    memories and unscoped ones, no scenes; ``persona``: the caller asks for the persona, so a
+    persona left out for want of room is always said). ``store``: an open store, or its folder (None:
     as ``open_store`` finds it; an interrupted batch is rolled back first). Raises
     ``InputError`` for an empty query or a budget out of range, ``StoreError``,
     ``ConfigError`` and ``OSError``."""
@@ -35,4 +37,6 @@ def recall(store: Store | Path | None, query: str, budget: int = RECALL_BUDGET,
     check_number(budget, "budget", MIN_BUDGET, MAX_BUDGET)
     check_scope(scope)
     opened = store if isinstance(store, Store) else open_store(store)
-    return assemble(opened, query, budget=budget, scope=scope)
+    if not isinstance(persona, bool):
+        raise InputError(f"persona must be true or false, not {persona!r}")
+    return assemble(opened, query, budget=budget, scope=scope, persona=persona)

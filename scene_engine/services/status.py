@@ -4,9 +4,14 @@ waits for review, and every line that cannot be read (docs/DESIGN.md "Command li
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scene_engine.store import inbox
 from scene_engine.store.memories import Journal
 from scene_engine.store.store import Store
+
+if TYPE_CHECKING:
+    from git import Repo
 
 
 def status(store: Store) -> dict:
@@ -17,12 +22,19 @@ def status(store: Store) -> dict:
     ``warnings``: each line of the journal or the extraction ledger that cannot be read,
     by file and line: what it holds is missing from searches, recall and the counts; and a
     journal whose numbering is out of step with the state, as after a git merge of two
-    copies: the counts are not to be trusted until ``scenes repair``)."""
+    copies: the counts are not to be trusted until ``scenes repair``).
+
+    Raises ``HistoryError`` when the store is in no git repository or in one that is not
+    its own (``history.ForeignRepository``: counts from there would hide that every write
+    now refuses)."""
     from scene_engine.extraction.events import read_intact
     from scene_engine.extraction.review import open_pairs
+    from scene_engine.store import history
     from scene_engine.store.layout import repair_order
 
     state = store.load_state()
+    with history.open_repo(store.root) as repo:
+        numbering = _numbering(store, state, repo)
     events, unread = read_intact(store)
     return {"pending": state.pending, "scenes": len(store.scene_names()),
             "batches": state.batch, "last_batch": state.batch or None,
@@ -30,7 +42,7 @@ def status(store: Store) -> dict:
             "persona": store.persona_path.exists(), "queued": inbox.queued(store),
             "review": len(open_pairs(events)), "root": str(store.root),
             "warnings": repair_order(store.root, journal_problems(store) + unread
-                                     + _numbering(store, state) + _headers(store))}
+                                     + numbering + _headers(store))}
 
 
 def _headers(store: Store) -> list[str]:
@@ -40,25 +52,18 @@ def _headers(store: Store) -> list[str]:
     return [said] if said else []
 
 
-def _numbering(store: Store, state) -> list[str]:
+def _numbering(store: Store, state, repo: Repo) -> list[str]:
     """The journal's committed lines rewritten by hand (``numbering.journal_edits``), else
     its numbering problem (``numbering.numbering_problem``), as warnings; or []."""
     from scene_engine.store import history
     from scene_engine.store.memories import JournalError
     from scene_engine.store.numbering import journal_edits, numbering_problem
 
-    try:
-        repo = history.open_repo(store.root)
-    except history.HistoryError:
-        repo = None                   # no git: the journal cannot be compared with HEAD
-    known = None
-    if repo is not None:
-        with repo:
-            changes = history.journal_changes(repo)
-            edits = journal_edits(repo, changes)
-            known = history.journal_blobs(repo, changes)   # segments known by cached facts
-        if edits:
-            return edits
+    changes = history.journal_changes(repo)
+    edits = journal_edits(repo, changes)
+    if edits:
+        return edits
+    known = history.journal_blobs(repo, changes)     # segments known by cached facts
     try:
         problem = numbering_problem(store.memories_dir, state.next_seq, known, store.root)
     except JournalError:          # a torn line: named in the journal's own warnings

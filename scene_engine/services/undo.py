@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from scene_engine.core.errors import SceneEngineError
-from scene_engine.core.fs import atomic_write_text
+from scene_engine.core.errors import NotUtf8Error, SceneEngineError
+from scene_engine.core.fs import atomic_write_text, decode_utf8, read_regular_text
 from scene_engine.core.plural import count
 from scene_engine.index.refresh import refresh_index
 from scene_engine.store import history
@@ -43,14 +43,15 @@ class UndoError(SceneEngineError, RuntimeError):
 @dataclass(frozen=True)
 class UndoResult:
     """What an undo did: ``action`` ("undo" | "redo"), the batch (or None for a persona or
-    hand-edit commit), the target commit, the new commit, and how many memories it re-queued
-    (or forgot, or took back for a redo)."""
+    hand-edit commit), the target commit, the new commit, how many memories it re-queued
+    (or forgot, or took back for a redo), and whether the persona was made anew with it."""
 
     action: str
     batch: int | None
     target: str
     commit: str
     memories: int
+    persona: bool = False      # the persona was made anew (or removed) in the same commit
 
 
 def undo(store: Store, target: str | None = None, forget: bool = False,
@@ -79,19 +80,49 @@ def undo(store: Store, target: str | None = None, forget: bool = False,
         # so a refused undo leaves HEAD, index and work tree exactly as they were.
         # A batch's persona is the extractive one it made of its scenes (persona.in_batch):
         # never patched back (the persona before it may name scenes that are gone, or be
-        # none at all); relink makes it name the scenes there are (services.undo_batch).
+        # none at all); it is made anew for the scenes the undo leaves, in the same commit.
         results = _plan_reverse(store, repo, commit, action,
                                 derived=(PERSONA,) if batch is not None else ())
         history.commit_hand_edits(repo)
         new_state = _new_state(store.load_state(), action, seqs, forget)
+        # An undo of a persona commit (or a hand edit of it) puts a persona back itself.
+        persona = None if PERSONA in results else \
+            _persona(store, repo, results, forget and action == "undo")
+        if persona is not None:
+            results[PERSONA] = persona[0]
+            new_state = new_state.model_copy(update={"since_persona": 0})
         planned = {**results, STATE_FILE: render_state(new_state)}
+        message = _message(action, commit, batch, seqs, forget,
+                           persona[1] if persona is not None else None)
         with unit.change(planned):   # Ctrl-C waits until the undo is committed
             _write_reverse(store, results, new_state)
-            sha = history.commit(repo, _message(action, commit, batch, seqs, forget),
-                                 paths=PATHS + (STATE_FILE,), allow_empty=True)
+            sha = history.commit(repo, message, paths=PATHS + (STATE_FILE,), allow_empty=True)
         refresh_index(store)
         return UndoResult(action=action, batch=batch, target=commit.hexsha, commit=sha,
-                          memories=len(seqs))
+                          memories=len(seqs), persona=persona is not None)
+
+
+def _persona(store: Store, repo: Repo, results: dict[str, str | None], forgot: bool
+             ) -> tuple[str | None, str] | None:
+    """``persona.after_undo`` for the scenes as the planned ``results`` leave them: (the
+    persona's new text, None to remove it; the reason), or None to leave it."""
+    from scene_engine.core.fs import read_regular_text
+    from scene_engine.services.persona import after_undo
+
+    texts: dict[str, str] = {}
+    for name in store.scene_names():
+        try:
+            texts[name] = read_regular_text(store.scenes_dir / name, errors="replace")
+        except OSError:
+            continue
+    for path, text in results.items():
+        if path.startswith("scenes/") and path.count("/") == 1:
+            name = path.removeprefix("scenes/")
+            if text is None:
+                texts.pop(name, None)
+            elif name.endswith(".md"):
+                texts[name] = text
+    return after_undo(store, repo, texts, forgot)
 
 
 def _not_expected(action: str, batch: int | None, commit: Commit) -> str:
@@ -215,10 +246,15 @@ def _plan_reverse(store: Store, repo: Repo, commit: Commit, action: str = "undo"
     results: dict[str, str | None] = {}
     conflicts = []
     for path in (n for n in names if n and n not in derived):
-        before = _blob(parent, history.tree_path(repo, path))
-        after = _blob(commit, history.tree_path(repo, path))
-        now_path = store.root / path
-        now = now_path.read_text(encoding="utf-8") if now_path.exists() else None
+        try:
+            before = _blob(parent, history.tree_path(repo, path), path)
+            after = _blob(commit, history.tree_path(repo, path), path)
+            now_path = store.root / path
+            now = read_regular_text(now_path) if now_path.exists() else None
+        except NotUtf8Error as exc:     # a merge of text needs text: refused, said in one line
+            raise UndoError(f"cannot {action} {commit.hexsha[:8]} "
+                            f"({history.message_of(commit).splitlines()[0]}): {exc}. "
+                            "Nothing was changed.") from None
         merged = _merge(repo, now, after, before)
         if merged is False:
             conflicts.append(path)
@@ -242,13 +278,16 @@ def _write_reverse(store: Store, results: dict[str, str | None], state: State) -
     return list(results)
 
 
-def _blob(commit: Commit | None, path: str) -> str | None:
+def _blob(commit: Commit | None, path: str, shown: str) -> str | None:
+    """The text of ``path`` (in the tree) as of ``commit``; None when it is not there.
+    Raises ``NotUtf8Error`` naming ``shown`` and the commit."""
     if commit is None:
         return None
     try:
-        return (commit.tree / path).data_stream.read().decode("utf-8")
+        data = (commit.tree / path).data_stream.read()
     except KeyError:
         return None
+    return decode_utf8(data, f"{shown} as of commit {commit.hexsha[:8]}")
 
 
 def _merge(repo: Repo, now: str | None, base: str | None, other: str | None
@@ -328,12 +367,18 @@ def _new_state(state: State, action: str, seqs: list[int], forget: bool) -> Stat
     return state.model_copy(update={"requeued": requeued, "forgotten": forgotten})
 
 
-def _message(action: str, commit: Commit, batch: int | None, seqs: list[int], forget: bool) -> str:
+def _message(action: str, commit: Commit, batch: int | None, seqs: list[int], forget: bool,
+             persona: str | None = None) -> str:
+    """The undo's (or redo's) commit message: ``undo batch 17: 3 updated, ...`` (the batch
+    named once: its own subject's ``batch 17:`` is not said again), the trailers that
+    ``history`` reads, and ``Persona-Refreshed`` with ``persona``'s reason when the persona
+    was made anew in the same commit."""
     subject = history.message_of(commit).splitlines()[0]
     what = f"batch {batch}" if batch is not None else commit.hexsha[:8]
     if action == "undo":
         fate = ("forgotten" if forget else "pending again") if seqs else "none"
-        lines = [f"undo {what}: {subject}", "",
+        said = subject.removeprefix(f"{what}:").strip() if batch is not None else subject
+        lines = [f"undo {what}: {said}" if said else f"undo {what}", "",
                  f"Reverts {commit.hexsha}. Memories: {len(seqs)} {fate}.", ""]
         trailer = [f"Undo-Batch: {batch}"] if batch is not None else [f"Undo-Commit: {commit.hexsha}"]
     else:
@@ -343,6 +388,8 @@ def _message(action: str, commit: Commit, batch: int | None, seqs: list[int], fo
         from scene_engine.store.history import compress_seqs
 
         trailer.append(f"Memory-Seqs: {compress_seqs(seqs)}")
+    if persona:
+        trailer.append(f"Persona-Refreshed: {persona}")
     return "\n".join(lines + trailer) + "\n"
 
 
@@ -351,17 +398,14 @@ FATES = {"undo": "pending again", "redo": "folded again", "forget": "forgotten"}
 
 def undo_batch(store: Store, target: str | None = None, forget: bool = False,
                expect: Literal["undo", "redo"] | None = None) -> dict:
-    """``scenes undo`` (and the MCP ``undo`` tool): ``undo`` then, when the undone batch
-    renamed or merged a scene the persona names, the persona made to name the scenes there
-    are; after ``forget``, the persona made anew from the scenes left (``persona.relink``),
-    so a forgotten memory does not live on in it. Returns ``{"action", "batch", "target", "commit", "memories", "fate", "pending",
+    """``scenes undo`` (and the MCP ``undo`` tool): ``undo``, which, when the undone batch
+    renamed or merged a scene the persona names, makes the persona name the scenes there
+    are, and after ``forget`` makes it anew from the scenes left (``persona.after_undo``),
+    so a forgotten memory does not live on in it: in the undo's own commit. Returns ``{"action", "batch", "target", "commit", "memories", "fate", "pending",
     "persona_regenerated"}`` (``fate``: what became of the memories: "pending again",
     "forgotten", "folded again"). ``expect`` as ``undo``. Raises ``UndoError``."""
-    from scene_engine.services.persona import relink
-
     result = undo(store, target, forget=forget, expect=expect)
     fate = "forgotten" if forget and result.action == "undo" else FATES[result.action]
-    relinked = bool(relink(store, forgot=forget and result.action == "undo"))
     return {"action": result.action, "batch": result.batch, "target": result.target,
             "commit": result.commit, "memories": result.memories, "fate": fate,
-            "pending": store.load_state().pending, "persona_regenerated": relinked}
+            "pending": store.load_state().pending, "persona_regenerated": result.persona}

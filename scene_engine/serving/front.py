@@ -193,11 +193,13 @@ class Front:
         reader.stamp = stamp
 
     def recall(self, store: str, query: str, budget: int = 4000,
-               scope: str | None = None) -> dict:
-        """``scenes recall --json`` over the store's reader (inbox included)."""
+               scope: str | None = None, persona: bool = False) -> dict:
+        """``scenes recall --json`` over the store's reader (inbox included; ``empty`` and
+        ``note`` when nothing answers; ``persona``: asked for)."""
         from scene_engine.services.recall import recall
 
-        return recall(self.reader(store), query, budget=budget, scope=scope).to_json()
+        return recall(self.reader(store), query, budget=budget, scope=scope,
+                      persona=persona).to_json()
 
     def search(self, store: str, query: str, k: int = 10, memories: bool = False,
                scope: str | None = None) -> dict:

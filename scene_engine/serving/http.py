@@ -5,7 +5,7 @@ Routes (JSON in and out; ``STORE`` is the store's name):
 
     POST /v1/stores/STORE/remember   memories as ``scenes add`` reads them (a JSON list,
                                      JSONL, or one object)
-    POST /v1/stores/STORE/recall     {"query", "budget"?, "scope"?}
+    POST /v1/stores/STORE/recall     {"query", "budget"?, "scope"?, "persona"?}
     POST /v1/stores/STORE/search     {"query", "k"?, "memories"?, "scope"?}
     GET  /v1/stores/STORE/status
     GET  /healthz                    no token: "ok" when Postgres answers
@@ -164,9 +164,9 @@ def build_app(front: Front, base: Starlette | None = None) -> Starlette:
         return front.remember(store, data)
 
     def recall(store: str, data: bytes) -> dict:
-        given = _arguments(data, ("query", "budget", "scope"))
+        given = _arguments(data, ("query", "budget", "scope", "persona"))
         return front.recall(store, given.get("query", ""), given.get("budget", 4000),
-                            given.get("scope"))
+                            given.get("scope"), given.get("persona", False))
 
     def search(store: str, data: bytes) -> dict:
         given = _arguments(data, ("query", "k", "memories", "scope"))

@@ -123,7 +123,9 @@ def load_config(path: Path) -> Config:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return Config()
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:    # the byte, as every reader says it (core.fs)
+        raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}): save it as UTF-8") from exc
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     try:
         return Config(**raw)

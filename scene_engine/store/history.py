@@ -66,16 +66,19 @@ def _git():
     return git
 
 
-def open_repo(root: Path) -> Repo:
+def open_repo(root: Path, new: bool = False) -> Repo:
     """The ``git.Repo`` of the store at ``root``: its own repository, or the work tree it sits
     in (a vault, an existing repository). Its git commands run in ``root``, so paths are the
     store's (``scenes/x.md``) wherever the store sits. Raises ``HistoryError`` if ``root`` is
-    in no work tree."""
+    in no work tree, and ``ForeignRepository`` when the repository is not the store's
+    (``check_own``; ``new``: the store's first commit is still to be made, nothing to check).
+    """
     git = _git()
     try:
         repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-        raise HistoryError(f"{root} is not in a git repository") from exc
+        raise HistoryError(f"{root} is not in a git repository; a store is one (`git init` "
+                           "in it and a first commit of its files make it one again)") from exc
     if repo.bare or repo.working_tree_dir is None:
         raise HistoryError(f"{root} is in a bare git repository; a store needs a work tree")
     if Path(root).resolve() != Path(repo.working_tree_dir).resolve():
@@ -83,7 +86,51 @@ def open_repo(root: Path) -> Repo:
         # its helper processes), told to run in the store's folder.
         repo.git._working_dir = str(Path(root).resolve())
     head_sha(repo)   # a git that refuses the repository says so now, not as an empty history
+    if not new:
+        try:
+            check_own(repo)
+        except BaseException:
+            repo.close()
+            raise
     return repo
+
+
+class ForeignRepository(HistoryError):
+    """The git repository around a store is not the store's: the store is below its top and
+    its commits never held the store (the store's own ``.git`` was deleted or moved, and git
+    found a repository further up). Every write and every read of the history refuses: a
+    commit would land in that other repository."""
+
+
+# What a store's first commit holds (``store.init_store``) and every later one keeps: a
+# repository whose HEAD has neither at the store's place never held the store.
+_STORE_MARKS = (".scene-engine/state.json", ".scene-engine/config.toml")
+
+
+def check_own(repo: Repo) -> None:
+    """Raise ``ForeignRepository`` unless ``repo`` (from ``open_repo``) is the store's: its
+    work tree's top is the store's root, or its HEAD holds the store's files at the store's
+    place (a store made inside a repository, with ``--prefix`` or in a folder of it). One
+    tree lookup, and only for a store below the top."""
+    prefix = store_prefix(repo)
+    if not prefix:
+        return
+    head = head_sha(repo)
+    for mark in _STORE_MARKS:
+        try:
+            if head:
+                repo.commit(head).tree / (prefix + mark)
+                return
+        except KeyError:
+            continue
+    top, root = work_tree(repo), git_cwd(repo)
+    raise ForeignRepository(
+        f"{root} is a store inside the git repository {top}, which never committed it (was "
+        f"the store's own .git deleted or moved?): its commits would go into {top}. Bring "
+        f"the store's .git back; or make the store a repository of its own (`cd {root} && "
+        "git init && git add -A && git commit -m 'scene store'`); or, if it belongs in "
+        f"{top}, commit it there (`git -C {top} add {prefix.rstrip('/')}` and `git -C {top} "
+        "commit`). Nothing was changed.")
 
 
 def head_sha(repo: Repo) -> str:

@@ -421,7 +421,8 @@ def read_scene(path: Path) -> Scene:
     """Read and parse the scene file at ``path`` (UTF-8); name is the file name.
 
     Raises ``OSError`` if unreadable or not a regular file (``fsutil.NotRegularFile``: a
-    symbolic link is never followed) and ``UnicodeDecodeError`` if not UTF-8; header problems only
+    symbolic link is never followed) and ``core.errors.NotUtf8Error`` (a
+    ``UnicodeDecodeError``: the file and the byte) if not UTF-8; header problems only
     warn (see ``parse_scene``).
     """
     from scene_engine.core.fs import read_regular_text

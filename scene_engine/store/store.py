@@ -184,7 +184,7 @@ def init_store(folder: Path, prefix: str = "", own_repo: bool = False) -> Store:
     store.save_state(State())
     if repo is None:
         history.init_repo(folder).close()
-    repo = history.open_repo(root)
+    repo = history.open_repo(root, new=True)
     try:
         history.commit(repo, "init: new scene store",
                        paths=("scenes/.gitkeep", "memories/.gitkeep", f"{META_DIR}/.gitignore",

@@ -32,7 +32,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from scene_engine.core.errors import InputError, SceneEngineError
+from scene_engine.core.errors import InputError, NotUtf8Error, SceneEngineError
+from scene_engine.core.fs import escape_undecodable
 from scene_engine.core.plural import count
 from scene_engine.web import render
 from scene_engine.web.guard import Guard, form_token_ok
@@ -82,7 +83,8 @@ class Page:
         page = self.env.get_template(template).render(
             request=request, csrf=self.token, said=said, section=template.split(".")[0],
             **context)
-        return HTMLResponse(page, status_code=status)
+        # git's diffs and blame carry a person's stray byte as a lone surrogate: \xNN
+        return HTMLResponse(escape_undecodable(page), status_code=status)
 
     def refusal(self, request: Request, err: BaseException, status: int = 400) -> HTMLResponse:
         return self.html(request, "message.html", status=status,
@@ -138,9 +140,14 @@ class Page:
                                      + ("" if view == "read" else f"/{view}"),
                                      said=f"{name} was renamed or merged into {into}")
                 found = listing.find_scene(store, name, "the scenes list")   # raises: none
-            scene = parse_scene(listing.scene_text(store, found), found)
+            try:
+                text, undecodable = listing.scene_text(store, found), ""
+            except NotUtf8Error as err:  # a person's bytes: shown escaped, said, never a 500
+                text, undecodable = listing.scene_escaped(store, found), str(err)
+            scene = parse_scene(text, found)
             context: dict[str, Any] = {"name": found, "scene": scene, "view": view,
-                                       "render_limit": RENDER_LIMIT}
+                                       "render_limit": RENDER_LIMIT,
+                                       "undecodable": undecodable}
             if view == "timeline":
                 context["timeline"] = render.timeline(scene.body)
             elif view == "history":
