@@ -94,8 +94,9 @@ class ModelError(SceneEngineError, RuntimeError):
     """The model could not be used: retries exhausted, auth error, bad request, or a bad response."""
 
 
-class _OutOfTime(Exception):
-    """Internal: the loop's time budget ran out while waiting for / retrying a call."""
+class _OutOfTime(SceneEngineError, RuntimeError):
+    """Internal: the loop's time budget ran out while waiting for / retrying a call (the loop
+    turns it into a "time" stop, ``complete_text`` into a ``ModelError``)."""
 
 
 def _litellm() -> Any:

@@ -69,8 +69,9 @@ class FoldProblems(SceneEngineError, RuntimeError):
                          "is still open: fix these and commit again:\n- " + "\n- ".join(problems))
 
 
-class _Ended(Exception):
-    """Internal: the batch ends without a commit (abort, lease out); nothing is written."""
+class _Ended(SceneEngineError, RuntimeError):
+    """Internal: the batch ends without a commit (abort, lease out); nothing is written.
+    The batch reports it as any backend failure."""
 
 
 @dataclass
