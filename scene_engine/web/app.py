@@ -35,7 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from scene_engine.core.errors import InputError, SceneEngineError
 from scene_engine.core.plural import count
 from scene_engine.web import render
-from scene_engine.web.guard import Guard, form_token_ok
+from scene_engine.web.guard import Guard, form_token, form_token_ok
 
 HERE = Path(__file__).parent
 MEMORIES_SHOWN = 50          # the memories page without a query: the newest this many
@@ -80,7 +80,7 @@ class Page:
              ) -> HTMLResponse:
         said = request.query_params.get("said", "")
         page = self.env.get_template(template).render(
-            request=request, csrf=self.token, said=said, section=template.split(".")[0],
+            request=request, csrf=form_token(self.token), said=said, section=template.split(".")[0],
             **context)
         return HTMLResponse(page, status_code=status)
 
