@@ -17,6 +17,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,8 +52,8 @@ class MemoryInputError(InputError):
     """The input was refused whole. ``problems`` is a list of ``(place, message)``, a place
     a line number or a record's label (``Place``)."""
 
-    def __init__(self, problems: list[tuple[Place, str]]):
-        self.problems = problems
+    def __init__(self, problems: Sequence[tuple[Place, str]]):
+        self.problems = list(problems)
         shown = "\n".join(f"  {place_text(where)}: {msg}" for where, msg in problems[:50])
         more = f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else ""
         super().__init__(f"input refused, nothing added ({count(len(problems), 'problem')}):\n"
@@ -145,19 +146,19 @@ def parse_lines(data: bytes, now: datetime | None = None) -> list[tuple[Place, M
     problems: list[tuple[Place, str]] = []
     lined: list[tuple[Place, Memory]] = []
     first_line: dict[str, tuple[Place, Memory]] = {}   # id -> (place, memory) where it came
-    for line, value in items:
+    for place, value in items:
         try:
             memory = _validate(value, now, surrogates)
         except ValueError as exc:
-            problems.append((line, str(exc)))
+            problems.append((place, str(exc)))
             continue
-        seen_line, seen = first_line.setdefault(memory.id, (line, memory))
+        seen_line, seen = first_line.setdefault(memory.id, (place, memory))
         difference = differs(kind(seen), kind(memory))
         if difference:
             # One id for two different memories: keeping either would silently lose the other.
-            problems.append((line, f"id {memory.id!r} was already used on "
+            problems.append((place, f"id {memory.id!r} was already used on "
                                    f"{place_text(seen_line)} for {difference}"))
-        lined.append((line, memory))
+        lined.append((place, memory))
     if problems:
         raise MemoryInputError(problems)
     return lined
