@@ -10,7 +10,8 @@ Two ways to get a model server:
    vLLM, ``llama-server --jinja``, LM Studio ...). Nothing is installed.
 2. Otherwise this installs llama-cpp-python's server into its own environment
    (``~/.cache/scene-engine/local-model-bench/``, never the project's) and serves ``--gguf``
-   (a small instruct model in GGUF form, e.g. Qwen2.5-0.5B-Instruct Q4_K_M) on 127.0.0.1. A
+   (a small instruct model in GGUF form, e.g. Qwen2.5-0.5B-Instruct Q4_K_M) on 127.0.0.1,
+   with the tool-calling chat format (``--chat_format chatml-function-calling``). A
    binary wheel is used when the registry has one; compiling it (``--build``) took 44 minutes
    on these machines, so it is never done unasked.
 
@@ -18,7 +19,8 @@ It skips, with a message and exit 0, when it has no server and cannot get one (n
 ``--build``, or no ``--gguf``): CI does not run it. With a server, it ingests ``--memories``
 LoCoMo facts (sample 0) into a new store with the llm backend, batch by batch, and prints a
 Markdown table per batch: committed / failed and why, requests, repair rounds, tool calls
-written as text, tokens, seconds (from the batch's transcript); then whether every memory is
+written as text, tokens, seconds (from the batch's transcript), and for a failed batch the
+error line itself (``error: ...``, not whatever came last); then whether every memory is
 accounted for (``doctor``; the journal's memories all processed or still pending, none lost).
 """
 
@@ -92,23 +94,65 @@ def why_not_local(args) -> str | None:
     return None
 
 
-def serve_gguf(gguf: Path) -> tuple[subprocess.Popen, str]:
-    """Start llama-cpp-python's OpenAI-compatible server for ``gguf`` on a free local port."""
+# llama-cpp-python's server puts tools into the prompt and parses tool calls back only with
+# a tool-calling chat format; with the model's own template the tools never reach the model.
+CHAT_FORMAT = "chatml-function-calling"
+
+
+def server_command(python: Path, gguf: Path, port: int) -> list[str]:
+    """The command that serves ``gguf`` with llama-cpp-python on 127.0.0.1:``port``."""
+    return [str(python), "-m", "llama_cpp.server", "--model", str(gguf), "--host",
+            "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--chat_format", CHAT_FORMAT]
+
+
+def serve_gguf(gguf: Path, python: Path | None = None, wait: float = 600.0
+               ) -> tuple[subprocess.Popen, str]:
+    """Start llama-cpp-python's OpenAI-compatible server for ``gguf`` on a free local port
+    (``python``: the interpreter that has it, default the bench's own environment). A server
+    that exits or does not listen within ``wait`` seconds ends the bench with its own error
+    line (its output is kept in ``server.log`` beside the store)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [str(CACHE / "venv" / "bin" / "python"), "-m", "llama_cpp.server", "--model",
-         str(gguf), "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
+    log = Path(tempfile.mkdtemp(prefix="local-model-server-")) / "server.log"
+    with log.open("w", encoding="utf-8") as out:
+        server = subprocess.Popen(server_command(python or CACHE / "venv" / "bin" / "python",
+                                                 gguf, port), stdout=out, stderr=out)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and server.poll() is None:
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:
                 return server, f"http://127.0.0.1:{port}/v1"
-        time.sleep(1)
-    server.kill()
-    raise SystemExit("the local model server did not start within 10 minutes")
+        time.sleep(0.5)
+    if server.poll() is None:
+        server.kill()
+        raise SystemExit(f"the local model server did not listen within {wait:g} s ({log})")
+    said = log.read_text("utf-8", "replace")
+    raise SystemExit(f"the local model server stopped (exit {server.returncode}): "
+                     f"{error_line(said)} ({log})")
+
+
+def error_line(said: str) -> str:
+    """The line of a program's output that says what went wrong: the command line's
+    ``error: ...`` line (with the ``- problem`` lines it lists, when it ends with a colon),
+    else the last line naming an error or exception (a traceback's last line), else the last
+    line; ``|`` escaped for a Markdown table."""
+    lines = [line.strip() for line in said.splitlines() if line.strip()]
+    at = next((i for i, line in enumerate(lines) if line.startswith("error: ")), None)
+    chosen = None
+    if at is not None:
+        chosen = lines[at].removeprefix("error: ")
+        listed = []
+        for line in lines[at + 1:] if chosen.endswith(":") else []:
+            if not line.startswith("- "):
+                break
+            listed.append(line.removeprefix("- "))
+        chosen = f"{chosen} {'; '.join(listed)}" if listed else chosen
+    if chosen is None:
+        chosen = next((line for line in reversed(lines)
+                       if "error" in line.lower() or "exception" in line.lower()),
+                      lines[-1] if lines else "?")
+    return chosen.replace("|", "\\|")
 
 
 def run(api_base: str, args) -> str:
@@ -144,7 +188,7 @@ def run(api_base: str, args) -> str:
         attempt = events[max((i for i, e in enumerate(events) if e["kind"] == "start"),
                              default=0):]
         sums = totals(attempt) if attempt else {}
-        why = "" if done.returncode == 0 else (done.stderr.strip().splitlines() or ["?"])[-1]
+        why = "" if done.returncode == 0 else error_line(done.stderr)
         rows.append((number, "committed" if done.returncode == 0 else "failed", why, sums,
                      seconds))
     state = store.load_state()

@@ -4,7 +4,8 @@ Read with ``ast`` from the source, imports inside functions counted as much as t
 top: a layer imports only from the layers below it; no module is in an import circle, lazy
 or not; Typer and Rich only in ``cli``, the MCP SDK only in ``mcpserver``, the queue,
 Postgres and HTTP libraries only in ``serving``, the anthropic SDK only in ``memorytool``, Jinja2 and markdown-it only in ``web``; ``sandbox``
-imports nothing of ``scene_engine``; every command is in DESIGN.md's command table and has
+imports nothing of ``scene_engine``; every exception class the engine defines derives from
+``core.errors.SceneEngineError`` (one error root); every command is in DESIGN.md's command table and has
 help text. A planted wrong-way import makes ``test_the_checker_sees_a_wrong_way_import``'s
 checker fail, so the check cannot pass by seeing nothing.
 """
@@ -39,8 +40,6 @@ LAYERS: dict[str, set[str]] = {
 }
 # Modules at the top of the package: the public API, handed on by name (``importlib``).
 TOP = {"scene_engine", "scene_engine.engine"}
-# A name a package handed on before the layers, forwarded on first use to where it lives now.
-COMPAT = {("scene_engine.batch", "scene_engine.services.run")}
 FACE_LIBRARIES = {"typer": {"cli"}, "click": {"cli"}, "rich": {"cli"}, "mcp": {"mcpserver"},
                   "anthropic": {"memorytool"},
                   "procrastinate": {"serving"}, "psycopg": {"serving"},
@@ -95,7 +94,7 @@ def problems(modules: dict[str, list[tuple[str, int]]]) -> list[str]:
                              f"{', '.join(sorted(FACE_LIBRARIES[top]))})")
             if name.startswith("sandbox") and top == "scene_engine":
                 found.append(f"{name}:{line} imports {target} (sandbox stands alone)")
-            if top != "scene_engine" or name in TOP or (name, target) in COMPAT:
+            if top != "scene_engine" or name in TOP:
                 continue
             theirs = layer_of(target)
             if target in TOP:
@@ -172,3 +171,52 @@ def test_every_command_is_in_the_design_and_has_help():
     assert set(commands) <= documented, sorted(set(commands) - documented)
     for name, command in commands.items():
         assert (command.help or "").strip(), f"`scenes {name}` has no help text"
+
+
+
+def exception_problems(files: list[Path]) -> list[str]:
+    """Every exception class defined in ``files`` whose bases (followed by name through the
+    classes the files define) reach a built-in ``Exception`` but not ``SceneEngineError``: a
+    second error root. Warnings and ``BaseException`` signals (``Terminated``) are not errors,
+    and the disk's ``OSError`` stays what it is (DESIGN "Errors": a link where a file should be,
+    ``fs.NotRegularFile``, is a disk fault the faces say apart)."""
+    import builtins
+
+    bases: dict[str, list[str]] = {}
+    where: dict[str, str] = {}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases[node.name] = [b.attr if isinstance(b, ast.Attribute)
+                                    else getattr(b, "id", "") for b in node.bases]
+                where[node.name] = f"{path.name}:{node.lineno}"
+
+    def chain(name: str, seen: frozenset = frozenset()) -> set[str]:
+        found = {name}
+        for base in bases.get(name, []):
+            if base not in seen:
+                found |= chain(base, seen | {name})
+        return found
+
+    def is_error(name: str) -> bool:
+        kind = getattr(builtins, name, None)
+        return (isinstance(kind, type) and issubclass(kind, Exception)
+                and not issubclass(kind, Warning | OSError))
+
+    return [f"{where[name]} {name} is an error outside SceneEngineError"
+            for name in bases if name != "SceneEngineError"
+            and any(is_error(n) for n in chain(name)) and "OSError" not in chain(name)
+            and "SceneEngineError" not in chain(name)]
+
+
+def test_every_error_the_engine_defines_has_the_one_root():
+    assert exception_problems(sorted(PACKAGE.rglob("*.py"))) == []
+
+
+def test_the_error_checker_sees_a_second_root(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text("class _HeaderError(ValueError):\n    pass\n\n"
+                       "class Worse(_HeaderError):\n    pass\n")
+    found = exception_problems([*sorted(PACKAGE.rglob("*.py")), planted])
+    assert [p.split()[1] for p in found] == ["_HeaderError", "Worse"]
+

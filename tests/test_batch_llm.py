@@ -448,7 +448,8 @@ def test_reply_slower_than_the_timeout_is_retried(fake_llm, store):
     fake_llm.script([delay(1.5, reply(content="too late")), reply(tool_calls=[work_update()]),
                      reply(content="Night shifts added.")])
 
-    run_batch(store, backend(fake_llm, call_timeout=0.4, retries=1))
+    # a server that answers requests side by side, told so (timeout_retries)
+    run_batch(store, backend(fake_llm, call_timeout=0.4, retries=1, timeout_retries=1))
 
     assert len(fake_llm.requests) == 3  # the slow call was given up and asked again
     assert "too late" not in last_commit(store).message

@@ -39,6 +39,7 @@ from scene_engine.store import history
 from scene_engine.store.scene import read_scene
 
 GARDEN = ("Tomatoes and basil on the balcony.", "Tomatoes on the balcony grow slowly.\n")
+MINE_HOBBY = "Note to self: book the climbing gym for the Saturday sessions."
 
 
 @pytest.fixture
@@ -227,6 +228,57 @@ def test_a_delete_on_its_own_is_refused_and_the_scene_survives(fake_llm, store):
     assert_committed_batch(store)
 
 
+@pytest.mark.parametrize("order", ["delete first", "delete after a write"])
+def test_a_delete_no_merged_from_names_is_refused_whatever_was_written_before(
+        fake_llm, store, order):
+    # family.md takes hobbies.md's text word for word but never names it in merged_from:
+    # not a merge, so the delete must be refused whether it comes before or after that write.
+    taken = call("write_to_file", {"path": "family.md", "content": model_scene(
+        "Alice's family and hobbies.", FAMILY[1] + HOBBIES[1])})
+    delete = call("write_to_file", {"path": "hobbies.md", "content": "[DELETED]"})
+    reads = [call("read_file", {"path": "family.md"}), call("read_file", {"path": "hobbies.md"})]
+    steps = [delete, taken] if order == "delete first" else [taken, delete]
+    fake_llm.script([reply(tool_calls=[*reads, *steps, work_update()]),
+                     reply(content="Tidied up.")] + [reply(content="Tidied up.")] * 2)
+
+    with contextlib.suppress(BatchError):            # refused whole: nothing written is fine
+        run_batch(store, backend(fake_llm))
+
+    assert "hobbies.md" in texts(store)
+    assert "only as part of a merge" in tool_result(fake_llm, delete)
+    assert "hobbies.md" in [b.name for b in last_commit(store).tree["scenes"].blobs]
+
+
+# How a merge may lose a person's line of the scene it takes in: drop it, or keep its words
+# only inside a longer line of its own.
+LOSSES_IN_A_MERGE = {"dropped": "",
+                     "embedded": f"As she noted: {MINE_HOBBY} Alice means it.\n",
+                     "glued": f"{MINE_HOBBY} Alice also climbs.\n"}
+
+
+@pytest.mark.parametrize("loss", list(LOSSES_IN_A_MERGE))
+def test_a_persons_line_of_a_merged_away_scene_stays_a_whole_line(fake_llm, store, loss):
+    # The oracle is the rule: the person's line of the scene merged away is a line of some
+    # scene after the batch, committed or refused.
+    hand_edit(store, "hobbies.md", texts(store)["hobbies.md"] + MINE_HOBBY + "\n")
+    merged = call("write_to_file", {"path": "family.md", "content": model_scene(
+        "Alice's family and hobbies.", FAMILY[1] + HOBBIES[1] + LOSSES_IN_A_MERGE[loss],
+        merged_from=["hobbies.md"])})
+    delete = call("write_to_file", {"path": "hobbies.md", "content": "[DELETED]"})
+    reads = [call("read_file", {"path": "family.md"}), call("read_file", {"path": "hobbies.md"})]
+    fake_llm.script([reply(tool_calls=[*reads, merged, delete, work_update()]),
+                     reply(content="Merged.")] + [reply(content="Merged.")] * 3)
+
+    with contextlib.suppress(BatchError):
+        run_batch(store, backend(fake_llm))
+
+    lines = [line for text in texts(store).values() for line in text.split("\n")]
+    assert MINE_HOBBY in lines, f"{loss}: the person's line is no longer a line of any scene"
+    committed = [line for blob in last_commit(store).tree["scenes"].blobs
+                 for line in blob.data_stream.read().decode("utf-8").split("\n")]
+    assert MINE_HOBBY in committed
+
+
 def test_a_merge_that_does_not_hold_the_merged_scene_is_refused(fake_llm, store):
     thin = call("write_to_file", {"path": "family.md", "content": model_scene(
         "Alice's home.", FAMILY[1], merged_from=["hobbies.md"])})
@@ -409,22 +461,28 @@ def test_a_failed_model_batch_leaves_its_transcript_for_a_person(fake_llm, store
     assert history.open_repo(store.root).is_dirty(untracked_files=True) is False
 
 
-def test_a_rewrite_that_drops_one_fact_from_a_scene_with_room_is_refused(fake_llm, tmp_path):
-    garden = ("Alice's balcony garden.", "Tomatoes and basil grow on the balcony.\n"
-              "The fig tree needs repotting before winter.\nAlice waters the plants at dawn.\n")
+GARDEN_FACTS = ("Tomatoes and basil grow on the balcony.",
+                "The fig tree needs repotting before winter.",
+                "Alice waters the plants at dawn.")
+
+
+@pytest.mark.parametrize("dropped", range(len(GARDEN_FACTS)), ids=["first", "middle", "last"])
+def test_a_rewrite_that_drops_one_fact_from_a_scene_with_room_is_refused(fake_llm, tmp_path,
+                                                                        dropped):
+    garden = ("Alice's balcony garden.", "".join(f"{fact}\n" for fact in GARDEN_FACTS))
     store = make_store(tmp_path / "mem", {"garden.md": (*garden, 1), "work.md": (*WORK, 3)},
                        [NIGHT_SHIFT])
+    kept = [fact for i, fact in enumerate(GARDEN_FACTS) if i != dropped]
     trimmed = call("write_to_file", {"path": "garden.md", "content": model_scene(
-        "Alice's balcony garden.", "Tomatoes and basil grow on the balcony.\n"
-        "Alice waters the plants at dawn.\n")})
+        "Alice's balcony garden.", "".join(f"{fact}\n" for fact in kept))})
     fake_llm.script([reply(tool_calls=[call("read_file", {"path": "garden.md"}), trimmed,
                                        work_update()]), reply(content="Done.")])
 
     run_batch(store, backend(fake_llm))
 
     told = tool_result(fake_llm, trimmed)
-    assert "has room, yet these facts of garden.md are gone" in told and "fig tree" in told
-    assert "fig tree needs repotting" in texts(store)["garden.md"]
+    assert "has room, yet these facts of garden.md are gone" in told
+    assert GARDEN_FACTS[dropped] in texts(store)["garden.md"].splitlines()
 
 
 def test_a_merge_that_drops_facts_into_a_scene_with_room_is_refused(fake_llm, tmp_path):

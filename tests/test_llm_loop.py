@@ -123,7 +123,9 @@ def test_transient_error_forever_gives_up_after_retries(fake_llm, status):
 def test_slow_reply_times_out_then_fast_retry_succeeds(fake_llm):
     fake_llm.script([delay(3.0, reply(content="too late")), reply(content="on time")])
     seen = Events()
-    res = run(fake_llm, budget=fast(call_timeout=0.5), observe=seen)
+    # timeout_retries: this server answers requests side by side (none by default for a
+    # server at api_base: test_model_path's llama-cpp-like server)
+    res = run(fake_llm, budget=fast(call_timeout=0.5, timeout_retries=1), observe=seen)
     assert (res.final_text, res.retries) == ("on time", 1)
     # The first request was cut off at the per-call limit, not waited out.
     assert [(e["call"], e["timeout"]) for e in seen.of("error")] == [(1, True)]
@@ -135,7 +137,7 @@ def test_slow_reply_forever_is_a_model_error(fake_llm):
     fake_llm.repeat(delay(3.0, reply(content="too late")))
     seen = Events()
     with pytest.raises(ModelError) as info:
-        run(fake_llm, budget=fast(call_timeout=0.3, retries=1), observe=seen)
+        run(fake_llm, budget=fast(call_timeout=0.3, retries=1, timeout_retries=1), observe=seen)
     assert len(fake_llm.requests) == 2
     assert [(e["call"], e["timeout"]) for e in seen.of("error")] == [(1, True), (2, True)]
     assert seen.of("reply") == []

@@ -11,6 +11,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import git
@@ -83,7 +85,9 @@ def test_a_second_run_waits_then_names_the_holder(tmp_path):
     root = make_store(tmp_path, 10)
     holder = hold_lock(root)
     try:
+        started = time.monotonic()
         out, err = scenes(root, "run", timeout=1.5).communicate(timeout=60)
+        assert time.monotonic() - started >= 1.5, "the run gave up without waiting"
         busy = scenes(root, "run", timeout=1.5)
         assert busy.wait(timeout=60) == 1
     finally:
@@ -140,6 +144,41 @@ def test_an_in_process_wait_raises_lock_busy_with_the_pid(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_busy_lock_is_waited_for_as_long_as_asked(tmp_path):
+    # What a person notices is the wait itself, not its wording: a lock given up at once
+    # (acquire(timeout=0)) fails here however its message reads.
+    root = make_store(tmp_path, 1)
+    holder = hold_lock(root)
+    try:
+        started = time.monotonic()
+        with pytest.raises(LockBusyError), \
+                store_lock(root / ".scene-engine" / "lock", timeout=1.0):
+            pass
+        assert time.monotonic() - started >= 1.0
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_waiting_run_goes_on_once_the_holder_lets_go(tmp_path):
+    root = make_store(tmp_path, 1)
+    holder = hold_lock(root)
+    got: list[float] = []
+
+    def wait_for_it() -> None:
+        with store_lock(root / ".scene-engine" / "lock", timeout=60):
+            got.append(time.monotonic())
+    waiter = threading.Thread(target=wait_for_it)
+    started = time.monotonic()
+    waiter.start()
+    time.sleep(1.0)                  # the thread is at the lock now, waiting for it
+    assert not got, "the lock was taken while another process held it"
+    holder.kill()
+    holder.wait()
+    waiter.join(timeout=60)
+    assert got and got[0] - started >= 1.0
 
 
 def test_lock_timeout_comes_from_the_environment(monkeypatch, tmp_path):

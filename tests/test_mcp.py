@@ -502,15 +502,15 @@ def test_a_memory_queued_while_the_store_is_busy_is_searchable_once_it_is_free(r
     assert status["queued"] == 0 and status["memories"] == 3
 
 
-def start_http(root: Path, host: str, env: dict | None = None):
+def start_http(root: Path, host: str, env: dict | None = None, stdout=subprocess.DEVNULL):
     """A `scenes mcp --http --port 0` child on ``host``: (process, the port it chose, the
-    lines it said before serving)."""
+    lines it said before serving). ``stdout``: where its access log goes."""
     import re
     import socket
 
     child = subprocess.Popen([sys.executable, "-c", ENTRY, "--dir", str(root), "mcp", "--http",
                               "--host", host, "--port", "0", "--no-fold"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             stdout=stdout, stderr=subprocess.PIPE, text=True,
                              env={**os.environ, **(env or {})})
     said = [child.stderr.readline()]                     # "serving ... at http://HOST:PORT/mcp"
     served = re.search(r"at http://[^ ]*:(\d+)/mcp", said[0])
@@ -524,6 +524,27 @@ def start_http(root: Path, host: str, env: dict | None = None):
                 break
         time.sleep(0.1)
     return child, port, said
+
+
+@pytest.mark.slow
+def test_no_query_string_reaches_the_access_log(root):
+    # A token put in the URL by mistake (``/mcp?token=...``) must not sit in a terminal's
+    # scrollback or a log file: the request is logged by its path alone.
+    import httpx
+
+    child, port, said = start_http(root, "127.0.0.1", stdout=subprocess.PIPE)
+    secret = "misplaced-secret-0123456789"
+    try:
+        answer = httpx.post(f"http://127.0.0.1:{port}/mcp?token={secret}&x=1", json=INITIALIZE,
+                            headers={"Accept": "application/json, text/event-stream"},
+                            timeout=30)
+        assert answer.status_code == 200, answer.text
+    finally:
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=30)
+    logged = out + err + "".join(said)
+    assert '"POST /mcp HTTP/1.1" 200' in logged, logged       # the request is logged ...
+    assert secret not in logged and "x=1" not in logged       # ... without its query
 
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",

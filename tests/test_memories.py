@@ -97,7 +97,7 @@ def test_known_ids_are_skipped_and_counted(store):
     refused = add(store, json.dumps([{"id": "d", "content": "fourth"},
                                      {"id": "a", "content": "first, again"}]))
     assert refused.exit_code == 2
-    assert "line 1: id 'a' is already known with a different content" in refused.output
+    assert "record 2: id 'a' is already known with a different content" in refused.output
     memories = Journal(store.memories_dir).all()
     assert [(m.id, m.content) for m in memories] == [("a", "first"), ("b", "second"),
                                                      ("c", "third")]
@@ -383,6 +383,23 @@ def test_parse_error_lists_every_problem():
     with pytest.raises(MemoryInputError) as caught:
         parse_input(b'{"content": ""}\n{"content": "ok"}\n{"content": 3}\n')
     assert [line for line, _ in caught.value.problems] == [1, 3]
+
+
+@pytest.mark.parametrize("given, said", [
+    ('[{"content": "ok"}, {"id": 1}]', ["record 2: `content` is required"]),
+    ('[{"content": "ok"},\n {"content": ""},\n {"content": 7}]',
+     ["record 2 (line 2): ", "record 3 (line 3): "]),
+    ('[{"id": "a", "content": "one"}, {"id": "a", "content": "two"}]',
+     ["record 2: id 'a' was already used on record 1"]),
+    ('{"content": "ok"}\n{"id": 1}\n', ["line 2: `content` is required"]),   # JSONL: lines
+])
+def test_a_refusal_names_the_record_of_a_json_list(store, given, said):
+    result = runner.invoke(app, ["--dir", str(store.root), "add", "-"], input=given)
+    assert result.exit_code == 2
+    problems = result.stderr.splitlines()[1:]
+    assert len(problems) == len(said)
+    for line, start in zip(problems, said, strict=True):
+        assert line.strip().startswith(start), (line, start)
 
 
 def test_one_id_for_two_different_memories_refuses_the_input_with_both_lines():

@@ -181,6 +181,89 @@ def test_every_refusal_kind_is_the_tools_error_and_loses_nothing(store):
     assert_nothing_written(store, before)
 
 
+@pytest.mark.parametrize("command", [
+    {"command": "str_replace", "path": "/memories/family.md", "old_str": "Mara",
+     "new_str": "Line \udcff 3"},
+    {"command": "insert", "path": "/memories/family.md", "insert_line": 1,
+     "insert_text": "Line \udcff 3"},
+    {"command": "create", "path": "/memories/pets.md", "file_text": "Line \udcff 3"},
+    {"command": "create", "path": "/memories/pets\udcff.md", "file_text": "Line 3"},
+    {"command": "view", "path": "/memories/nothing-here.md"},
+])
+def test_a_refused_command_loses_nothing_but_itself(store, command):
+    tool = SceneMemoryTool(store.root)
+    said(tool, command="view", path="/memories/work.md")
+    said(tool, command="view", path="/memories/family.md")
+    said(tool, command="str_replace", path="/memories/work.md",
+         old_str="surgical ward.", new_str="surgical ward, on nights.")
+    assert refused(tool, **command).startswith("Error: ")
+    # the turn goes on: a later edit needs no new view, and the earlier one is flushed
+    said(tool, command="insert", path="/memories/family.md", insert_line=7,
+         insert_text="Mara is training to be a teacher.")
+    done = tool.flush()
+    assert done["batch"] == 1 and done["counts"]["updated"] == 2
+    after = texts(open_store(store.root))
+    assert "on nights." in after["work.md"] and "Mara is training" in after["family.md"]
+    assert "\\udcff" not in "".join(after.values()) and "pets" not in " ".join(after)
+
+
+def test_a_lone_surrogate_is_refused_with_the_reason(store):
+    tool = SceneMemoryTool(store.root)
+    said(tool, command="view", path="/memories/work.md")
+    told = refused(tool, command="str_replace", path="/memories/work.md",
+                   old_str="surgical", new_str="Line \udcff 3")
+    assert "`new_str` holds a lone surrogate" in told and "UTF-8" in told
+    tool.abort()
+
+
+def test_view_range_as_the_sdks_own_memory_tool_takes_it(store, tmp_path):
+    from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
+
+    reference = BetaLocalFilesystemMemoryTool(str(tmp_path / "ref"))
+    text = texts(store)["work.md"]
+    reference.call({"command": "create", "path": "/memories/work.md", "file_text": text})
+    tool = SceneMemoryTool(store.root)
+    for view_range in ([50, 60], [3], [2, 4], [4, -1], [0, 2], [5, 3], [], None):
+        ours = said(tool, command="view", path="/memories/work.md", view_range=view_range)
+        theirs = reference.call({"command": "view", "path": "/memories/work.md",
+                                 "view_range": view_range})
+        # the reference counts the empty string after the last newline as a line; a scene
+        # view does not (as insert counts lines), so a whole view differs by that line only
+        assert ours == theirs.removesuffix(f"\n{len(text.split(chr(10))):>6}\t"), view_range
+    assert said(tool, command="view", path="/memories/work.md", view_range=[50, 60]) == \
+        "Here's the content of /memories/work.md with line numbers:\n"
+    tool.abort()
+
+
+@pytest.mark.parametrize("path", ["/memories//work.md", "/memories/./work.md",
+                                  "/memories/.//./work.md"])
+def test_empty_and_dot_steps_name_the_same_scene(store, path):
+    tool = SceneMemoryTool(store.root)
+    shown = said(tool, command="view", path=path)
+    assert "surgical ward" in shown
+    said(tool, command="str_replace", path=path, old_str="surgical ward.",
+         new_str="surgical ward, on nights.")
+    assert "/memories/work.md\theat 3" in said(tool, command="view", path="/memories//")
+    assert tool.flush()["counts"]["updated"] == 1
+    assert "on nights." in texts(open_store(store.root))["work.md"]
+
+
+def test_an_empty_create_says_why_a_scene_cannot_be_empty(store):
+    tool = SceneMemoryTool(store.root)
+    for text in ("", "  \n"):
+        told = refused(tool, command="create", path="/memories/pets.md", file_text=text)
+        assert "`file_text` is empty, and a scene cannot be" in told
+    tool.abort()
+
+
+def test_the_listing_reads_plainly(store):
+    tool = SceneMemoryTool(store.root)
+    listing = said(tool, command="view", path="/memories")
+    tool.abort()
+    assert listing.startswith("The scenes in /memories, one Markdown file per part of")
+    assert "Here're" not in listing
+
+
 def test_a_rule_only_the_whole_batch_shows_is_returned_at_flush_and_repaired(store):
     tool = SceneMemoryTool(store.root)
     said(tool, command="view", path="/memories/family.md")

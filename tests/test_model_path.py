@@ -10,7 +10,10 @@ here: a test counts requests and the pauses the retry policy asked for.
 from __future__ import annotations
 
 import json
+import re
 import socket
+import threading
+import time as time_module
 
 import pytest
 from clirunner import CheckedRunner
@@ -154,8 +157,24 @@ def test_every_request_carries_max_tokens(fake_llm, store):
     done = cli(store, "run", "--model", MODEL, "--api-base", fake_llm.api_base)
     assert done.exit_code == 0, done.output
     assert [r["max_tokens"] for r in fake_llm.requests] == [777, 777]
-    # a server of one's own may refuse tool_choice (vLLM without tool parsing): not sent
-    assert all("tool_choice" not in r for r in fake_llm.requests)
+    # a server of one's own is asked for tool_choice "auto" (llama-cpp-python's server leaves
+    # the tools out of the prompt without it) ...
+    assert all(r["tool_choice"] == "auto" for r in fake_llm.requests)
+
+
+def test_a_server_that_refuses_tool_choice_is_asked_again_without_it(fake_llm):
+    # ... and one that refuses it (vLLM started without tool parsing) is asked again without
+    # it, once: later requests to it leave it out.
+    refusal = {"error": {"message": "\"auto\" tool choice requires --enable-auto-tool-choice "
+                                    "and --tool-call-parser to be set", "type": "BadRequestError",
+                         "param": "tool_choice", "code": 400}}
+    fake_llm.script([error(400, refusal), reply(tool_calls=[call("read_file", {"path": "a"})]),
+                     reply(content="done")])
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": {}}}]
+    res = run_tool_loop([{"role": "user", "content": "hi"}], tools, lambda n, a: "text",
+                        model="openai/vllm-like", api_base=fake_llm.api_base, api_key="k")
+    assert res.final_text == "done" and res.retries == 0
+    assert ["tool_choice" in r for r in fake_llm.requests] == [True, False, False]
 
 
 def test_tool_choice_goes_to_hosted_providers_that_take_it():
@@ -194,6 +213,7 @@ def test_a_cut_off_final_answer_is_not_an_answer(fake_llm, store):
 def test_timeouts_are_settings_and_the_message_says_what_timed_out(fake_llm, store, monkeypatch):
     fake_llm.repeat(delay(2.0, reply(content="too late")))
     monkeypatch.setattr(llm.time, "sleep", lambda s: None)   # no real backoff pauses
+    set_config(store, timeout_retries=4)    # a server that serves requests side by side
     before = snapshot(store)
     done = cli(store, "run", "--model", MODEL, "--api-base", fake_llm.api_base,
                "--call-timeout", "0.3", "--batch-timeout", "30", env={"OPENAI_API_KEY": "k"})
@@ -213,6 +233,95 @@ def test_the_batch_timeout_covers_the_whole_batch(fake_llm, store):
     assert "ran out of time" in str(caught.value)
     assert "time limit 1 s (batch_timeout)" in str(caught.value)
     assert len(fake_llm.requests) <= 4
+
+
+def set_config(store, **values) -> None:
+    """Set keys of the store's config.toml, committed as a person's change."""
+    config = store.root / ".scene-engine" / "config.toml"
+    text = config.read_text("utf-8")
+    for key, value in values.items():
+        text = re.sub(rf"(?m)^{key} = .*$", f"{key} = {json.dumps(value)}", text)
+    config.write_text(text, "utf-8")
+    history.commit_files(history.open_repo(store.root), "config", [".scene-engine/config.toml"])
+
+
+# ------------------------------------------------------------------ 4b. llama-cpp-python's server
+
+class LlamaCppLike:
+    """A fakellm step that answers as llama-cpp-python's OpenAI-compatible server (0.3.x,
+    ``--chat_format chatml-function-calling``) does, from ``replies`` in order:
+
+    - the tools reach the model only when the request says ``tool_choice``: without it the
+      model never sees them and answers in words;
+    - its chat template reads ``message.content``: an assistant message with tool calls and
+      no text content fails it (HTTP 500 "'dict object' has no attribute 'content'");
+    - it serves one request at a time, and goes on generating a reply its client gave up
+      on: a request waits for the one before it (``seconds``: how long each reply takes).
+    """
+
+    def __init__(self, replies: list, seconds: list[float] | None = None):
+        self.replies, self.seconds = list(replies), list(seconds or [])
+        self.one_at_a_time = threading.Lock()
+        self.served: list[float] = []          # when each reply was finished (monotonic)
+
+    def __call__(self, body: dict):
+        with self.one_at_a_time:
+            time_module.sleep(self.seconds.pop(0) if self.seconds else 0.0)
+            self.served.append(time_module.monotonic())
+            for message in body["messages"]:
+                if message["role"] == "assistant" and message.get("tool_calls") and \
+                        not isinstance(message.get("content"), str):
+                    return error(500, {"error": {"message": "'dict object' has no attribute "
+                                                            "'content'", "code": 500}})
+            if body.get("tools") and "tool_choice" not in body:
+                return reply(content="I would update work.md, but I have no tools.")
+            return self.replies.pop(0) if self.replies else reply(content="Done.")
+
+
+def test_llama_cpp_sees_the_tools_because_tool_choice_is_sent(fake_llm, store):
+    fake_llm.repeat(LlamaCppLike([reply(tool_calls=[call("read_file", {"path": "work.md"})]),
+                                  reply(tool_calls=[work_update()]), reply(content="Done.")]))
+    run_batch(store, backend(fake_llm))
+    assert_committed_batch(store)
+    assert all(r["tool_choice"] == "auto" for r in fake_llm.requests if r.get("tools"))
+
+
+def test_llama_cpp_templates_get_content_beside_every_tool_call(fake_llm, store):
+    fake_llm.repeat(LlamaCppLike([reply(tool_calls=[call("read_file", {"path": "work.md"})]),
+                                  reply(tool_calls=[work_update()]), reply(content="Done.")]))
+    run_batch(store, backend(fake_llm))
+    assert_committed_batch(store)
+    sent = [m for r in fake_llm.requests for m in r["messages"]
+            if m["role"] == "assistant" and m.get("tool_calls")]
+    assert sent and all(m["content"] == "" for m in sent)
+    assert len(fake_llm.requests) == 3                # no 500 retried
+
+
+def test_after_a_timeout_no_retry_waits_behind_the_abandoned_reply(fake_llm, store):
+    slow = LlamaCppLike([reply(tool_calls=[call("read_file", {"path": "work.md"})])],
+                        seconds=[3.0])
+    fake_llm.repeat(slow)
+    before = snapshot(store)
+    started = time_module.monotonic()
+    with pytest.raises(BatchError) as caught:
+        run_batch(store, backend(fake_llm, call_timeout=0.5, max_seconds=30.0))
+    failed_after = time_module.monotonic() - started
+    assert len(fake_llm.requests) == 1                # nothing queued behind the runaway reply
+    assert failed_after < 3.0                         # failed at the call timeout, not later
+    said = str(caught.value)
+    assert "request 1 cut off at the 0.5 s per-call limit" in said
+    assert "timeout_retries" in said and "call_timeout" in said
+    assert_nothing_written(store, before)
+    # A server that serves requests side by side may be given retries after a timeout: the
+    # setting, in config.toml, is what the batch's budget takes.
+    from scene_engine.services.backends import configured_backend
+    from scene_engine.store.store import open_store
+
+    set_config(store, timeout_retries=2)
+    chosen = configured_backend(open_store(store.root).config, None, MODEL, fake_llm.api_base)
+    assert chosen.budget.timeout_retries == 2
+    assert llm.timeout_retries(Budget(retries=4), fake_llm.api_base) == 0      # auto, local
+    assert llm.timeout_retries(Budget(retries=4), None) == 4                   # auto, hosted
 
 
 def test_config_holds_the_timeouts(store):
@@ -398,7 +507,8 @@ def test_a_timeout_in_a_repair_round_is_told_in_the_batch_request_numbers(fake_l
     fake_llm.script([reply(content="I have updated work.md.")])      # nothing done: repair
     fake_llm.repeat(delay(2.0, reply(content="too late")))
     with pytest.raises(BatchError) as caught:
-        run_batch(store, backend(fake_llm, call_timeout=0.3, retries=10, max_seconds=1.5))
+        run_batch(store, backend(fake_llm, call_timeout=0.3, retries=10, timeout_retries=10,
+                                 max_seconds=1.5))
     message = str(caught.value)
     assert "ran out of time" in message
     made = len(fake_llm.requests)

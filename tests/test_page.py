@@ -131,6 +131,14 @@ def ask(served: Served, method: str, path: str, headers: dict | None = None,
     return response.status, {k.lower(): v for k, v in response.getheaders()}, text
 
 
+def form_token(served: Served) -> str:
+    """The ``csrf`` value the page's forms carry (read from a page, as a browser would)."""
+    _, _, body = ask(served, "GET", "/history")
+    found = re.search(r'name="csrf" value="([^"]+)"', body)
+    assert found, body[:500]
+    return found.group(1)
+
+
 def head(root: Path) -> str:
     return git.Repo(root).head.commit.hexsha
 
@@ -166,21 +174,37 @@ def test_another_host_name_is_refused(served):
 def test_a_change_from_another_origin_or_without_the_form_token_is_refused(served,
                                                                            store_root):
     before = head(store_root)
-    status, _, body = ask(served, "POST", "/undo", body=f"csrf={served.token}&batch={DEMO['last']}",
+    csrf = form_token(served)
+    undo = f"batch={DEMO['last']}&action=undo"
+    status, _, body = ask(served, "POST", "/undo", body=f"csrf={csrf}&{undo}",
                           headers={"Origin": "http://evil.example"})
     assert status == 403 and "another site" in body
-    status, _, body = ask(served, "POST", "/undo", body=f"batch={DEMO['last']}",
-                          headers={"Origin": served.base})
+    status, _, body = ask(served, "POST", "/undo", body=f"csrf={csrf}&{undo}",
+                          headers={"Referer": "http://evil.example/history"})
+    assert status == 403 and "another site" in body
+    status, _, body = ask(served, "POST", "/undo", body=f"csrf={csrf}&{undo}")
+    assert status == 403 and "no origin" in body            # neither Origin nor Referer
+    status, _, body = ask(served, "POST", "/undo", body=undo, headers={"Origin": served.base})
     assert status == 403 and "token" in body
-    status, _, body = ask(served, "POST", "/undo", body=f"csrf={served.token}&batch={DEMO['last']}",
-                          cookie=False)
+    status, _, body = ask(served, "POST", "/undo", body=f"csrf={served.token}&{undo}",
+                          headers={"Origin": served.base})
+    assert status == 403 and "token" in body                # the access token is not the form's
+    status, _, body = ask(served, "POST", "/undo", body=f"csrf={csrf}&{undo}", cookie=False,
+                          headers={"Origin": served.base})
     assert status == 403
     assert head(store_root) == before           # nothing was undone
-    status, headers, _ = ask(served, "POST", "/undo",
-                             body=f"csrf={served.token}&batch={DEMO['last']}&action=undo",
-                             headers={"Origin": served.base})
+    status, headers, _ = ask(served, "POST", "/undo", body=f"csrf={csrf}&{undo}",
+                             headers={"Referer": f"{served.base}/history"})
     assert status == 303 and f"batch+{DEMO['last']}+undone" in headers["location"]
     assert head(store_root) != before
+
+
+def test_no_page_holds_the_access_token(served):
+    for path in ("/", "/history", f"/batch/{DEMO['last']}", "/review", f"/scene/{DEMO['rain']}"):
+        status, _, body = ask(served, "GET", path)
+        assert status == 200 and served.token not in body, path
+    csrf = form_token(served)
+    assert csrf and csrf != served.token and served.token not in csrf
 
 
 @pytest.mark.parametrize("path", [
@@ -245,7 +269,7 @@ def test_refusals_are_pages_with_the_reason_not_tracebacks(served):
     status, _, body = ask(served, "GET", "/memory/nope")
     assert status == 404 and "no memory has the id" in body
     status, _, body = ask(served, "POST", "/review/p-nope", headers={"Origin": served.base},
-                          body=f"csrf={served.token}&action=keep&keep=left")
+                          body=f"csrf={form_token(served)}&action=keep&keep=left")
     assert status in (404, 409) and "no open pair" in body
     status, _, body = ask(served, "GET", "/memories?q=%22")     # nothing to look for
     assert status in (200, 400) and "Traceback" not in body
@@ -253,7 +277,7 @@ def test_refusals_are_pages_with_the_reason_not_tracebacks(served):
 
 def _post(served: Served, path: str, form: str) -> tuple[int, dict, str]:
     return ask(served, "POST", path, headers={"Origin": served.base},
-               body=f"csrf={served.token}&{form}")
+               body=f"csrf={form_token(served)}&{form}")
 
 
 def test_an_undo_button_seen_before_another_change_does_not_do_the_opposite(served,

@@ -109,6 +109,11 @@ def test_every_line_of_the_tour_runs_as_written_on_the_demo_store(tmp_path, shel
             assert done.returncode == 0, (line, done.stderr)   # making an input file
             continue
         check_output(line, done)
+    # The tour leaves nothing of its own in the store (an input file made there would be an
+    # untracked file that `git status` shows the person ever after).
+    left = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                          cwd=tmp_path / "scene-demo", capture_output=True, text=True)
+    assert left.returncode == 0 and left.stdout == "", left.stdout
 
 
 @pytest.mark.slow

@@ -75,9 +75,24 @@ def test_a_query_with_no_match_still_gives_persona_and_map(demo):
     assert "## Scenes" in result.text and len(result.text) <= 1000
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(query=st.text(min_size=0, max_size=40), budget=st.integers(min_value=100, max_value=5000))
-def test_recall_never_exceeds_its_budget_and_keeps_sentences_whole(demo, query, budget):
+# Queries that find something: random text alone mostly finds nothing, and a recall of
+# only the persona and the map never comes near its budget, where an overflow shows.
+DEMO_WORDS = ["Marta", "Northwind", "promotion", "PostgreSQL", "marathon", "Lisbon", "knee",
+              "rain", "Porto", "mother", "guitar", "Kenji", "Osaka", "李伟", "上海", "咖啡",
+              "红烧肉", "rent", "dinner", "startup", "engineer", "Coimbra"]
+QUESTIONS = ["When did I {}?", "Where do I live now?", "Who is {}?", "What happened with {}?",
+             "{} {}", "{}", "我和{}怎么样？", "Which city does {} live in now?"]
+QUERIES = st.one_of(
+    st.text(min_size=0, max_size=40),
+    st.builds(lambda form, words: form.format(*words), st.sampled_from(QUESTIONS),
+              st.lists(st.sampled_from(DEMO_WORDS), min_size=2, max_size=2)),
+    st.lists(st.sampled_from(DEMO_WORDS), min_size=1, max_size=5).map(" ".join))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=QUERIES, budget=st.integers(min_value=100, max_value=5000),
+       scope=st.sampled_from([None, None, None, "an-agent"]))
+def test_recall_never_exceeds_its_budget_and_keeps_sentences_whole(demo, query, budget, scope):
     if not query.strip():                 # refused as the command line refuses it
         from scene_engine.core.errors import InputError
 
@@ -85,8 +100,15 @@ def test_recall_never_exceeds_its_budget_and_keeps_sentences_whole(demo, query, 
             recall(demo, query, budget=budget)
         return
     with SceneIndex(demo.index_path, demo.scenes_dir) as index:
-        result = recall(demo, query, budget=budget, index=index)
-    assert len(result.text) <= budget
+        result = recall(demo, query, budget=budget, index=index, scope=scope)
+        assert len(result.text) <= budget
+        # Just below what filled this recall, the last passage no longer fits: an overflow
+        # of a few characters shows only there, at the edge of a passage.
+        for short in (1, 5, 12):
+            tighter = len(result.text) - short
+            if tighter >= 100:
+                again = recall(demo, query, budget=tighter, index=index, scope=scope)
+                assert len(again.text) <= tighter, (query, scope, tighter)
     body = "\n".join((demo.scenes_dir / n).read_text("utf-8") for n in demo.scene_names())
     journal = {m.id: m.content for m in Journal(demo.memories_dir).all()}
     for passage in result.passages:

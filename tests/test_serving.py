@@ -638,3 +638,34 @@ def test_the_sweeper_asks_the_git_server_about_a_bounded_rotating_share_of_store
             seen += share
             db.heads_checked(conn, share)
     assert set(names) <= set(seen)
+
+
+def test_http_refuses_as_scenes_add_does_and_an_oversized_body_is_413(database, daemon, http,
+                                                                       tmp_path):
+    store = name()
+    token = provision(database, daemon, store)
+    local = tmp_path / "local"
+    subprocess.run([SCENES, "--dir", str(local), "init"], check=True, capture_output=True)
+    for bad in ('{"content": "An unterminated memory',          # the CLI says the column
+                '[{"content": "ok"},\n {"content": "cut}]',
+                '[{"content": "ok"}, {"id": 1}]'):               # record 2, not line 1
+        got = http.call("POST", f"/v1/stores/{store}/remember", token, bad)
+        done = subprocess.run([SCENES, "--dir", str(local), "add", "-"], input=bad, text=True,
+                              capture_output=True)
+        assert done.returncode == got.json()["exit_code"] == 2 and got.status_code == 400
+        assert got.json()["error"] == done.stderr.strip().removeprefix("error: "), bad
+    assert "column 13" in http.call("POST", f"/v1/stores/{store}/remember", token,
+                                    '{"content": "An unterminated memory').json()["error"]
+    big = b'{"content": "' + b"x" * (50 * 2**20) + b'"}'
+    got = http.call("POST", f"/v1/stores/{store}/remember", token, big)
+    assert got.status_code == 413 and "larger than" in got.json()["error"], got.text
+
+    def chunks():                   # no Content-Length: refused while it streams in
+        for _ in range(20):
+            yield b"x" * 2**20
+    import httpx
+
+    got = httpx.post(f"http://127.0.0.1:{http.port}/v1/stores/{store}/remember",
+                     headers={"Authorization": f"Bearer {token}"}, content=chunks(), timeout=60)
+    assert got.status_code == 413, got.text
+    assert http.call("GET", f"/v1/stores/{store}/status", token).json()["inbox"] == 0

@@ -10,15 +10,3 @@ exchange, for a person) and ``model_backend`` (a litellm model as a backend).
 
 May import: ``core``, ``store``, ``llm``, ``index``, ``extraction`` (its ledger of merges).
 """
-
-from __future__ import annotations
-
-
-def __getattr__(name: str):
-    # ``from scene_engine.batch import run_pending`` (the README's example before the layers):
-    # the loop over batches is a service now (``services.run``).
-    if name == "run_pending":
-        from scene_engine.services.run import run_pending
-
-        return run_pending
-    raise AttributeError(f"module 'scene_engine.batch' has no attribute {name!r}")

@@ -77,7 +77,9 @@ class Transcript:
                 if not (folder / ".gitignore").exists():   # never committed with the store
                     atomic_write_text(folder / ".gitignore", "*\n")
                 rotate(folder, self.keep_bytes, keep=self.path)
-            with self.path.open("a", encoding="utf-8") as out:
+            # backslashreplace: a lone surrogate the model sent (refused by the sandbox) is
+            # written as its JSON escape, which reads back as it came, and never ends a batch.
+            with self.path.open("a", encoding="utf-8", errors="backslashreplace") as out:
                 out.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
         except OSError as exc:   # a transcript is a convenience; the batch does not depend on it
             warnings.warn(f"transcript not saved ({self.path.name}): {exc}", stacklevel=3)

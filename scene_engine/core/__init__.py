@@ -5,7 +5,8 @@
 around a write and its commit), ``text`` (lexical features), ``when`` (relative time made
 absolute), ``plural`` (counts as a person reads them), ``ids`` (memory id ranges as digests cite
 them), ``periods`` (the days and periods that lead timeline lines: months, quarters,
-years, spans of years), ``checks`` (argument checks in the command line's words).
+years, spans of years), ``checks`` (argument checks in the command line's words), ``weblog`` (access logs without
+the query string, where a misplaced token would be).
 
 May import: the standard library and third-party packages only; nothing of scene_engine.
 """

@@ -20,14 +20,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import PurePath
 
 from scene_engine.core.plural import count
 from scene_engine.extraction.dateline import date_line
-from scene_engine.store.memories import CONTROL_CHARS, MemoryInputError, _parse_time, _split_records
+from scene_engine.store.memories import (
+    CONTROL_CHARS,
+    MemoryInputError,
+    Place,
+    _parse_time,
+    _split_records,
+    place_text,
+)
 
 MAX_MESSAGE_CHARS = 50_000
 MAX_SPEAKER_CHARS = 60
@@ -37,9 +44,9 @@ class ConversationInputError(MemoryInputError):
     """The conversation file was refused whole; ``problems`` is a list of ``(line, message)``.
     A ``MemoryInputError``, so the CLI answers it as bad input (exit 2)."""
 
-    def __init__(self, problems: list[tuple[int, str]]):
-        self.problems = problems
-        shown = "\n".join(f"  line {line}: {msg}" for line, msg in problems[:50])
+    def __init__(self, problems: Sequence[tuple[Place, str]]):
+        self.problems = list(problems)
+        shown = "\n".join(f"  {place_text(where)}: {msg}" for where, msg in problems[:50])
         more = f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else ""
         ValueError.__init__(self, f"conversation refused, nothing extracted or written "
                                   f"({count(len(problems), 'problem')}):\n{shown}{more}")

@@ -45,7 +45,9 @@ class Budget:
     fails (nothing listening: waiting longer rarely helps); backoff: first retry delay in
     seconds, doubled on each further retry; max_output_tokens: ``max_tokens`` sent with every
     request, so an abandoned request cannot keep a server generating for minutes; truncations:
-    replies cut off at that limit that the model is told about and asked again, per loop.
+    replies cut off at that limit that the model is told about and asked again, per loop;
+    timeout_retries: extra attempts after a call was cut off at ``call_timeout`` (None: none
+    for a server at ``api_base``, ``retries`` for a hosted provider; see ``timeout_retries``).
     """
 
     max_steps: int = 20
@@ -57,6 +59,25 @@ class Budget:
     backoff: float = 1.0
     max_output_tokens: int = 4096
     truncations: int = 1
+    timeout_retries: int | None = None
+
+
+# Why a timed-out request to a server of one's own is not retried by default: llama.cpp's and
+# llama-cpp-python's servers answer one request at a time and go on generating the reply the
+# client gave up on, so a retry waits in line behind it and one runaway reply spends the whole
+# batch_timeout. A hosted provider serves many requests at once: there a retry helps.
+LOCAL_TIMEOUT_NOTE = ("not retried: a server at --api-base often answers one request at a "
+                      "time and goes on with the abandoned reply, so a retry would wait behind "
+                      "it; raise call_timeout, or set timeout_retries in config.toml for a "
+                      "server that serves requests side by side")
+
+
+def timeout_retries(budget: Budget, api_base: str | None) -> int:
+    """Extra attempts after a call timed out: ``budget.timeout_retries`` when set, else 0 for
+    a server at ``api_base`` (``LOCAL_TIMEOUT_NOTE``), ``budget.retries`` for a hosted one."""
+    if budget.timeout_retries is not None:
+        return budget.timeout_retries
+    return 0 if api_base else budget.retries
 
 
 @dataclass
@@ -94,8 +115,9 @@ class ModelError(SceneEngineError, RuntimeError):
     """The model could not be used: retries exhausted, auth error, bad request, or a bad response."""
 
 
-class _OutOfTime(Exception):
-    """Internal: the loop's time budget ran out while waiting for / retrying a call."""
+class _OutOfTime(SceneEngineError, RuntimeError):
+    """Internal: the loop's time budget ran out while waiting for / retrying a call (the loop
+    turns it into a "time" stop, ``complete_text`` into a ``ModelError``)."""
 
 
 def _litellm() -> Any:
@@ -268,9 +290,37 @@ def _call(kwargs: dict, budget: Budget, deadline: float, usage: _Usage,
                                  num_retries=0, max_retries=0)
             return resp, time.monotonic() - started
         except Exception as exc:  # litellm maps provider errors onto its exception classes
+            if _refuses_tool_choice(exc, kwargs):
+                # vLLM without tool parsing answers 400 to tool_choice: ask again without it
+                # (and never send it to that server again); not a retry of the budget.
+                _NO_TOOL_CHOICE.add((kwargs["model"], kwargs.get("api_base")))
+                kwargs.pop("tool_choice")
+                _emit(observe, "error", call=number, seconds=round(time.monotonic() - started,
+                                                                   3),
+                      error=_describe(exc, kwargs["model"], kwargs.get("api_base")),
+                      timeout=False)
+                continue
+            if isinstance(exc, _litellm().Timeout):
+                _drop_connections()
             _retry_or_raise(exc, kwargs, budget, deadline, usage, observe,
                             attempt, number, time.monotonic() - started)
             attempt += 1
+
+
+def _refuses_tool_choice(exc: Exception, kwargs: dict) -> bool:
+    """True when a server answered 400 to the ``tool_choice`` this request carried."""
+    return ("tool_choice" in kwargs and getattr(exc, "status_code", None) == 400
+            and "tool_choice" in str(exc).lower().replace("-", "_"))
+
+
+def _drop_connections() -> None:
+    """Close the connections litellm keeps for reuse: the one a timed-out request was on is
+    not used again (its server may still be writing the abandoned reply into it), and the
+    next request opens a fresh one."""
+    cache = getattr(_litellm(), "in_memory_llm_clients_cache", None)
+    flush = getattr(cache, "flush_cache", None)
+    if callable(flush):
+        flush()
 
 
 def _retry_or_raise(exc: Exception, kwargs: dict, budget: Budget, deadline: float,
@@ -287,12 +337,18 @@ def _retry_or_raise(exc: Exception, kwargs: dict, budget: Budget, deadline: floa
           timeout=timed_out)
     if not _is_retryable(exc):
         raise ModelError(msg) from exc
-    limit = min(budget.retries, budget.connect_retries) if _is_connect_failure(exc) \
-        else budget.retries
+    if _is_connect_failure(exc):
+        limit = min(budget.retries, budget.connect_retries)
+    elif timed_out:
+        limit = timeout_retries(budget, kwargs.get("api_base"))
+    else:
+        limit = budget.retries
     if attempt >= limit:
         if deadline - time.monotonic() <= 0:
             raise _OutOfTime from exc
         note = f"; {_timeout_note(usage, budget)}" if usage.timed_out else ""
+        if timed_out and limit == 0 and kwargs.get("api_base"):
+            note += f"; {LOCAL_TIMEOUT_NOTE}"
         raise ModelError(f"{msg} (gave up after {attempt} retries{note})") from exc
     pause = budget.backoff * (2 ** attempt)
     usage.retries += 1
@@ -329,7 +385,9 @@ def _record(resp: Any, kwargs: dict, usage: _Usage) -> tuple[dict, str | None, i
         prompt = count_tokens(kwargs["model"], kwargs["messages"], kwargs.get("tools"))
     usage.add(int(prompt), int(completion or 0), _cost(resp))
     usage.steps += 1
-    out: dict = {"role": "assistant", "content": msg.content}
+    # Always a text, "" beside tool calls: a chat template that reads message.content (the
+    # llama-cpp-python server's) fails on an assistant message without one.
+    out: dict = {"role": "assistant", "content": msg.content or ""}
     calls = [
         {"id": tc.id, "type": "function",
          "function": {"name": tc.function.name, "arguments": tc.function.arguments or ""}}
@@ -361,17 +419,22 @@ def _supports_tool_choice(model: str) -> bool:
         return False
 
 
+# (model, api_base) of servers that answered 400 to tool_choice (vLLM without tool parsing).
+_NO_TOOL_CHOICE: set[tuple[str, str | None]] = set()
+
+
 def _request(model: str, convo: list[dict], tools: list[dict], api_base: str | None,
              api_key: str | None, budget: Budget) -> dict:
-    """The keyword arguments of one completion request: always ``max_tokens``; ``tools`` and,
-    for a hosted provider that takes it, ``tool_choice="auto"``."""
+    """The keyword arguments of one completion request: always ``max_tokens``; ``tools`` with
+    ``tool_choice="auto"`` for a server at ``api_base`` (llama-cpp-python's server leaves the
+    tools out of the prompt without it) and for a hosted provider that takes it; not for a
+    server that refused it once (``_NO_TOOL_CHOICE``). "required" would forbid the answer."""
     kwargs = {"model": model, "messages": convo, "api_base": api_base, "api_key": api_key,
               "max_tokens": budget.max_output_tokens}
     if tools:
         kwargs["tools"] = tools
-        # Only for a hosted provider: vLLM answers 400 to tool_choice unless it was started
-        # with tool parsing on. "required" would forbid the final answer.
-        if api_base is None and _supports_tool_choice(model):
+        if (model, api_base) not in _NO_TOOL_CHOICE and (
+                api_base is not None or _supports_tool_choice(model)):
             kwargs["tool_choice"] = "auto"
     return kwargs
 

@@ -477,6 +477,9 @@ def serve(store: Store, *, http: bool = False, host: str = "127.0.0.1", port: in
                           token=token, url=http_url(host, port), folds=folds)
     try:
         if http:
+            from scene_engine.core.weblog import hide_query_strings
+
+            hide_query_strings()    # the SDK's uvicorn logs each request's URL at INFO
             try:
                 server.run("streamable-http", host=host, port=port)
             except SystemExit as exc:    # uvicorn's own "could not start" (exit 3)

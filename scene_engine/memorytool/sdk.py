@@ -44,7 +44,9 @@ class SceneMemoryTool(BetaAbstractMemoryTool):
         return _said(self.memory.view, command.path, command.view_range)
 
     def create(self, command):
-        """A whole scene written (new, or replaced once viewed)."""
+        """A new scene written whole (a header with a summary from its first line added when
+        the text has none). An existing name, in any letter case, is refused (change it with
+        ``str_replace`` or ``insert``), and so is an empty text: a scene cannot be empty."""
         return _said(self.memory.create, command.path, command.file_text)
 
     def str_replace(self, command):

@@ -16,7 +16,14 @@ from scene_engine.core.errors import InputError
 from scene_engine.core.interrupts import Terminated
 from scene_engine.core.plural import count
 from scene_engine.store import history, inbox
-from scene_engine.store.memories import AddReport, Journal, Memory, MemoryInputError, parse_lines
+from scene_engine.store.memories import (
+    AddReport,
+    Journal,
+    Memory,
+    MemoryInputError,
+    Place,
+    parse_lines,
+)
 from scene_engine.store.store import State, Store
 from scene_engine.store.unit import StoreUnit, locked
 
@@ -56,14 +63,14 @@ def add_memories(store: Store, data: bytes | str,
     return _add(store, bytes(data), lock_timeout)
 
 
-def plan_add(store: Store, memories: list[tuple[int, Memory]], sync: bool = True
+def plan_add(store: Store, memories: list[tuple[Place, Memory]], sync: bool = True
              ) -> AddReport:
-    """What ``add_memories`` would make of ``memories`` (``parse_lines``'s ``[(line,
+    """What ``add_memories`` would make of ``memories`` (``parse_lines``'s ``[(place,
     Memory)]``) on ``store`` as it is now, written nowhere and without the store lock (for a
     copy no one else writes: a serving front-end's reading clone). ``sync``: bring the
     index in step first (False: the caller knows nothing changed since it last did).
     ``known_ids``: the ids the journal knows with the same memory. Raises
-    ``MemoryInputError`` naming the line of each known id sent with another memory, as
+    ``MemoryInputError`` naming the record of each known id sent with another memory, as
     ``add_memories`` would."""
     index = _synced_index(store) if sync else _open_index(store)
     try:
@@ -186,11 +193,11 @@ def _synced_index(store: Store) -> SceneIndex | None:
     return None
 
 
-def _append(unit: StoreUnit, journal: Journal, lined: list[tuple[int, Memory]], state: State,
+def _append(unit: StoreUnit, journal: Journal, lined: list[tuple[Place, Memory]], state: State,
             index: SceneIndex | None) -> tuple[list[Memory], AddReport]:
-    """Plan, write and commit the new memories (``[(line, Memory)]``, under the store lock);
+    """Plan, write and commit the new memories (``[(place, Memory)]``, under the store lock);
     index them when ``index`` is given. Returns (fresh memories, ``AddReport``). Raises
-    ``MemoryInputError`` naming the line of each known id sent with another memory (nothing
+    ``MemoryInputError`` naming the record of each known id sent with another memory (nothing
     written)."""
     store = unit.store
     fresh, report, writes = journal.plan_append([m for _, m in lined], state.next_seq,

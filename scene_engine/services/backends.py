@@ -79,7 +79,8 @@ def configured_backend(config: Config, backend_name: str | None = None,
                        call_timeout: float | None = None,
                        batch_timeout: float | None = None) -> Backend:
     """The backend the options name, else the one ``config`` names, with the config's limits
-    (``max_output_tokens``, ``call_timeout``, ``batch_timeout``; an option given wins) on a
+    (``max_output_tokens``, ``call_timeout``, ``batch_timeout``, ``timeout_retries``; an
+    option given wins) on a
     model backend. Raises ``InputError`` as ``make_backend``."""
     name, chosen = _chosen(config, backend_name, model, api_base, call_timeout, batch_timeout)
     backend = make_backend(name, chosen, api_base if api_base is not None else config.api_base)
@@ -87,7 +88,9 @@ def configured_backend(config: Config, backend_name: str | None = None,
         backend.budget = replace(
             backend.budget, max_output_tokens=config.max_output_tokens,
             call_timeout=call_timeout or config.call_timeout,
-            max_seconds=batch_timeout or config.batch_timeout)
+            max_seconds=batch_timeout or config.batch_timeout,
+            timeout_retries=None if config.timeout_retries == "auto"
+            else config.timeout_retries)
     return backend
 
 

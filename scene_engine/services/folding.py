@@ -2,7 +2,7 @@
 
 An agent that remembers through the MCP server, or a person who runs ``scenes add`` now and
 then, should not have to run ``scenes run``. ``FoldWorker`` watches the store's pending count
-and runs batches (``batch.run_pending``, which holds the store lock per batch, like ``scenes
+and runs batches (``services.run.run_pending``, which holds the store lock per batch, like ``scenes
 run``) when either trigger fires:
 
 - ``fold_every`` memories are pending (config, default 20), or

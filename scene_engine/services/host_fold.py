@@ -69,8 +69,9 @@ class FoldProblems(SceneEngineError, RuntimeError):
                          "is still open: fix these and commit again:\n- " + "\n- ".join(problems))
 
 
-class _Ended(Exception):
-    """Internal: the batch ends without a commit (abort, lease out); nothing is written."""
+class _Ended(SceneEngineError, RuntimeError):
+    """Internal: the batch ends without a commit (abort, lease out); nothing is written.
+    The batch reports it as any backend failure."""
 
 
 @dataclass
@@ -119,10 +120,14 @@ class HostBackend:
                 call.reply.put(("ended", None))
                 raise _Ended(self.ended)
             if call.kind == "tool":
-                result = job.box.execute(call.name, call.arguments)
-                job.transcript.add("tool", id=str(len(job.box.calls)), name=call.name,
-                                   arguments=call.arguments, result=result,
-                                   refused=result.startswith("Error:"), text_fallback=False)
+                try:
+                    result = job.box.execute(call.name, call.arguments)
+                    job.transcript.add("tool", id=str(len(job.box.calls)), name=call.name,
+                                       arguments=call.arguments, result=result,
+                                       refused=result.startswith("Error:"), text_fallback=False)
+                except Exception as exc:        # one call's failure ends that call, not the
+                    call.reply.put(("error", exc))   # batch: the turn's other edits stay
+                    continue
                 call.reply.put(("tool", result))
                 continue
             if call.kind == "run":
@@ -294,8 +299,11 @@ class HostFolds:
 
     def call(self, token: str, tool: str, arguments: dict) -> str:
         """Run sandbox tool ``tool`` (one of ``TOOLS``) with ``arguments`` in batch ``token``;
-        the sandbox's text (a refusal starts with ``Error:``). Raises ``FoldClosed``."""
+        the sandbox's text (a refusal starts with ``Error:``). Raises ``FoldClosed``, or what
+        the call raised (the batch goes on)."""
         kind, result = self._batch(token).ask(_Call("tool", tool, arguments))
+        if kind == "error":
+            raise result
         return result
 
     def run(self, token: str, fn):

@@ -77,27 +77,25 @@ class MemoryTool:
         lines = text.split("\n")
         if len(lines) > 1 and lines[-1] == "":
             lines.pop()              # the end of the last line, not a line (as insert counts)
-        first, last = 1, len(lines)
-        if view_range:
-            if len(view_range) != 2 or not all(isinstance(n, int) and not isinstance(n, bool)
-                                               for n in view_range):
-                raise MemoryToolError("view_range is [first line, last line] (last -1: the end)")
-            first = max(1, view_range[0])
-            last = len(lines) if view_range[1] == -1 else min(len(lines), view_range[1])
-            if first > last:
-                raise MemoryToolError(f"view_range {view_range} shows no line: {path} has "
-                                      f"{len(lines)} lines")
-        shown = [f"{i:>{LINE_WIDTH}}\t{lines[i - 1]}" for i in range(first, last + 1)]
+        first, last = _shown_range(view_range, len(lines))
+        shown = [f"{first + i:>{LINE_WIDTH}}\t{line}"
+                 for i, line in enumerate(lines[first - 1:last])]
         return f"Here's the content of {path} with line numbers:\n" + "\n".join(shown)
 
     def create(self, path: str, file_text: str) -> str:
         """Write a new scene; an existing one (on disk or made this turn, in any letter
         case) is refused, as the SDK's own memory tool refuses it: change it with
-        ``str_replace`` or ``insert``."""
+        ``str_replace`` or ``insert``. An empty text is refused: a scene is what it holds
+        (an empty file would be a scene with nothing to recall, and only ``delete`` ends
+        one)."""
         name = self._not_left_alone(_named(path), path)
         _text("file_text", file_text)
         if not file_text.strip():
-            raise MemoryToolError("`file_text` is empty: write what the scene should hold")
+            raise MemoryToolError(
+                "`file_text` is empty, and a scene cannot be: each scene is a part of the "
+                "person's life or work told in its text, with a summary made from it. Write "
+                "what the scene should hold (to remove a scene, move its text into another "
+                "and delete it).")
         if self._run(lambda job: _current(job, name))[1] is not None:
             raise MemoryToolError(f"File {path} already exists: view it, then change it with "
                                   "str_replace or insert")
@@ -225,22 +223,38 @@ class MemoryTool:
                               f"{ROOT} and make them again)") from None
 
 
+def _shown_range(view_range, count: int) -> tuple[int, int | None]:
+    """(first line, end of the slice) shown of a file of ``count`` lines, as the SDK's own
+    memory tool slices them: a ``view_range`` of two whole numbers [first, last] (last -1:
+    the end; a range past the end shows no line), one of another length the whole file."""
+    if not view_range:
+        return 1, count
+    if not isinstance(view_range, list | tuple) or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in view_range):
+        raise MemoryToolError("view_range is [first line, last line] (last -1: the end)")
+    if len(view_range) != 2:
+        return 1, count
+    return max(1, view_range[0]), count if view_range[1] == -1 else view_range[1]
+
+
 def scene_path(path: str, folder_ok: bool = False) -> str | None:
     """The scene file name ``path`` names (``/memories/NAME.md``), or None for ``/memories``
-    itself when ``folder_ok``. Raises ``MemoryToolError`` for a path outside ``/memories``,
-    with ``..``, in a folder below it, or not a ``.md`` file."""
+    itself when ``folder_ok``. Empty and ``.`` steps are dropped (``/memories//a.md`` and
+    ``/memories/./a.md`` are ``/memories/a.md``, as the SDK's own tool takes them). Raises
+    ``MemoryToolError`` for a path outside ``/memories``, with ``..``, in a folder below it,
+    or not a ``.md`` file."""
     if not isinstance(path, str) or not path.startswith(ROOT):
         raise MemoryToolError(f"Path must start with {ROOT}, got: {str(path)[:200]}")
     rest = path[len(ROOT):]
-    if rest in ("", "/"):
+    if rest and (not rest.startswith("/") or ".." in rest.split("/") or "\\" in rest):
+        raise MemoryToolError(f"Path {path} would escape {ROOT} directory")
+    name = "/".join(step for step in rest.split("/") if step not in ("", "."))
+    if not name:
         if folder_ok:
             return None
         raise MemoryToolError(f"{ROOT} is the folder of the scenes; name a file in it, "
                               f"e.g. {ROOT}/work.md")
-    if not rest.startswith("/") or ".." in rest.split("/") or "\\" in rest:
-        raise MemoryToolError(f"Path {path} would escape {ROOT} directory")
-    name = rest[1:]
-    if posixpath.normpath(name) != name or "/" in name:
+    if "/" in name:
         raise MemoryToolError(f"{path}: scenes are plain files directly in {ROOT} (no "
                               f"folders); use {ROOT}/{posixpath.basename(name) or 'NAME.md'}")
     if not name.endswith(".md"):
@@ -307,11 +321,19 @@ def _current(job, name: str) -> tuple[str, str | None]:
     return canonical, job.scene_texts.get(canonical)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _text(argument: str, value, empty: bool = True) -> None:
-    """``MemoryToolError`` unless ``value`` is text (non-empty unless ``empty``): the SDK
-    hands the model's input over unchecked."""
+    """``MemoryToolError`` unless ``value`` is text (non-empty unless ``empty``) that a file
+    can hold: the SDK hands the model's input over unchecked."""
     if not isinstance(value, str):
         raise MemoryToolError(f"`{argument}` must be text, not {type(value).__name__}")
+    bad = _LONE_SURROGATE.search(value)
+    if bad:
+        raise MemoryToolError(f"`{argument}` holds a lone surrogate ({bad.group()!a} at "
+                              f"character {bad.start()}), which no file can store as UTF-8; "
+                              "send the character itself. Nothing else of this turn changed.")
     if not empty and not value:
         raise MemoryToolError(f"`{argument}` must not be empty: copy the exact text to "
                               "replace from a view of the file")
@@ -431,8 +453,9 @@ def _listing(job) -> str:
         shown = f"{size / 1024:.1f}K" if size >= 1024 else f"{size}"
         rows.append(f"{shown}\t{ROOT}/{name}\theat {int(meta.get('heat') or 0)}\t"
                     f"{' '.join(str(meta.get('summary') or '').split())}")
-    head = (f"Here're the scenes in {ROOT} (one Markdown file per area of the person's life "
-            "or work; heat: how often it changed; view one before you change it):")
+    head = (f"The scenes in {ROOT}, one Markdown file per part of the person's life or work "
+            "(size, path, heat: how often it changed, summary). View a scene before you "
+            "change it:")
     aside = [f"{ROOT}/{name}: {why}" for name, why in job.left_alone.items()]
     if aside:                   # listed, so a model does not take them for names free to use
         rows.append("Left alone (a person's files this tool cannot use): " + "; ".join(aside))

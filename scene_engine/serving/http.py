@@ -17,7 +17,8 @@ Every call but ``/healthz`` carries ``Authorization: Bearer TOKEN``; the token i
 every call and opens exactly one store: a missing or unknown token is 401, a token of another
 store (or a name that is not a store's, ``..`` and ``%2F`` included) is 403, before anything
 is read. Errors are ``{"error", "exit_code"}`` in one line, never a traceback: 400 for bad
-input, 404 and 405 for a route or method that is not one, 503 when Postgres or the git
+input (the message ``scenes add`` gives for the same bytes), 413 for a body over 16 MiB,
+404 and 405 for a route or method that is not one, 503 when Postgres or the git
 server cannot be reached (``/mcp``'s token check included: "bad token" would be untrue).
 """
 
@@ -66,11 +67,25 @@ def _authorized(front: Front, request: Request) -> str | JSONResponse:
     return store
 
 
+class TooLarge(InputError):
+    """A request body over ``MAX_BODY`` bytes: HTTP 413, read no further than the limit."""
+
+
 async def _body(request: Request) -> bytes:
-    data = await request.body()
-    if len(data) > MAX_BODY:
-        raise InputError(f"the request is larger than {MAX_BODY} bytes")
-    return data
+    """The request's body, refused (``TooLarge``) as soon as it is known to pass ``MAX_BODY``:
+    from its ``Content-Length`` before a byte is read, else while it streams in."""
+    too_large = TooLarge(f"the request is larger than {MAX_BODY:,} bytes ({MAX_BODY // 2**20} "
+                         "MiB); send the memories in smaller calls")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise too_large
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _arguments(data: bytes, allowed: tuple[str, ...]) -> dict[str, Any]:
@@ -139,6 +154,8 @@ def build_app(front: Front, base: Starlette | None = None) -> Starlette:
                     return store
                 data = await _body(request) if request.method == "POST" else b""
                 return JSONResponse(await run_in_threadpool(work, store, data))
+            except TooLarge as exc:
+                return _error(str(exc), 413, 2)
             except InputError as exc:
                 return _error(str(exc), 400, 2)
             except UNAVAILABLE as exc:             # Postgres restarting, git server away
@@ -158,9 +175,8 @@ def build_app(front: Front, base: Starlette | None = None) -> Starlette:
         return _error(said.get(code, getattr(exc, "detail", "") or "refused"), code)
 
     def remember(store: str, data: bytes) -> dict:
-        text = data.strip()
-        if text.startswith(b"{") and b"\n" not in text:   # one object: a list of one
-            data = b"[" + text + b"]"
+        # As `scenes add` reads it, one object included (one line of JSONL, or one object
+        # pretty-printed), so a refusal names the same place and column as the command line.
         return front.remember(store, data)
 
     def recall(store: str, data: bytes) -> dict:
@@ -215,4 +231,7 @@ def serve(front: Front, host: str = "127.0.0.1", port: int = 8765,
     interrupted."""
     import uvicorn
 
+    from scene_engine.core.weblog import hide_query_strings
+
+    hide_query_strings()        # a token misplaced in a URL stays out of any access line
     uvicorn.run(build_app(front, base), host=host, port=port, log_level="warning")

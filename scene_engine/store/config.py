@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -30,7 +30,10 @@ class Config(BaseModel):
     ``meta_style`` ("yaml" front matter or the older "block" form), ``backend``/``model``/
     ``api_base`` (defaults for ``scenes run``), ``call_timeout`` (seconds one model request may
     take), ``batch_timeout`` (seconds a whole model batch may take, repair rounds included),
-    ``max_output_tokens`` (``max_tokens`` sent with every model request), ``timezone`` (IANA name such as "UTC" or
+    ``max_output_tokens`` (``max_tokens`` sent with every model request),
+    ``timeout_retries`` (tries again after a request cut off at ``call_timeout``: "auto" is
+    none for a server at ``api_base``, which often answers one request at a time and goes on
+    with the abandoned reply, and the usual retries for a hosted provider), ``timezone`` (IANA name such as "UTC" or
     "Europe/Lisbon": the one zone every date the engine writes is in, so a timeline is in
     time order whatever zone each memory came with), ``fold_every``/``fold_idle`` (folding in
     the background, ``scenes mcp`` and ``scenes watch --fold``: a batch runs once this many
@@ -65,6 +68,7 @@ class Config(BaseModel):
     call_timeout: float = Field(60.0, gt=0, le=86_400)
     batch_timeout: float = Field(300.0, gt=0, le=604_800)
     max_output_tokens: int = Field(4096, ge=16, le=1_000_000)
+    timeout_retries: Literal["auto"] | Annotated[int, Field(ge=0, le=20)] = "auto"
     timezone: str = "UTC"
     fold_every: int = Field(20, ge=1, le=100_000)
     fold_idle: float = Field(300.0, ge=1.0, le=604_800.0)
@@ -148,6 +152,7 @@ def render_config(config: Config) -> str:
         "call_timeout": "seconds one model request may take",
         "batch_timeout": "seconds one model batch may take, repair rounds included",
         "max_output_tokens": "max_tokens sent with every model request",
+        "timeout_retries": "retries after a request timed out: auto (none for --api-base) or N",
         "timezone": "IANA zone of every date the engine writes (timelines, summaries)",
         "fold_every": "background folding: run a batch once this many memories are pending",
         "fold_idle": "background folding: or once they waited this many seconds, none added",

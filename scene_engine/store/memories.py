@@ -17,7 +17,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,12 +38,23 @@ CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 FIELDS = {"id", "content", "created_at", "role", "type", "scope", "metadata"}
 
 
-class MemoryInputError(InputError):
-    """The input was refused whole. ``problems`` is a list of ``(line, message)``."""
+# Where a record is in the input: its line (JSONL, or a syntax error) or a label naming it
+# ("record 2", "record 2 (line 5)": a JSON list's records, which may share a line).
+Place = int | str
 
-    def __init__(self, problems: list[tuple[int, str]]):
-        self.problems = problems
-        shown = "\n".join(f"  line {line}: {msg}" for line, msg in problems[:50])
+
+def place_text(place: Place) -> str:
+    """``place`` as a person reads it: ``line 3`` for a line number, a label as it is."""
+    return place if isinstance(place, str) else f"line {place}"
+
+
+class MemoryInputError(InputError):
+    """The input was refused whole. ``problems`` is a list of ``(place, message)``, a place
+    a line number or a record's label (``Place``)."""
+
+    def __init__(self, problems: Sequence[tuple[Place, str]]):
+        self.problems = list(problems)
+        shown = "\n".join(f"  {place_text(where)}: {msg}" for where, msg in problems[:50])
         more = f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else ""
         super().__init__(f"input refused, nothing added ({count(len(problems), 'problem')}):\n"
                          f"{shown}{more}")
@@ -118,9 +129,10 @@ def parse_input(data: bytes, now: datetime | None = None, private=None) -> list[
 
 
 def parse_lines(data: bytes, now: datetime | None = None, private=None
-                ) -> list[tuple[int, Memory]]:
-    """``parse_input`` with the line each memory's record starts on: ``[(line, Memory)]``
-    (so a problem found later, against the journal, can name its line too). Raises as
+                ) -> list[tuple[Place, Memory]]:
+    """``parse_input`` with the place of each memory's record: ``[(place, Memory)]``, its line
+    in JSONL, ``record N`` in a JSON list (with its line when the list spans lines), so a
+    problem found later, against the journal, can name the record too. Raises as
     ``parse_input``."""
     from scene_engine.core.privacy import redactor
 
@@ -132,28 +144,28 @@ def parse_lines(data: bytes, now: datetime | None = None, private=None
         line = data[: exc.start].count(b"\n") + 1
         raise MemoryInputError([(line, f"invalid UTF-8 at byte {exc.start}")]) from exc
     text = text.removeprefix("\ufeff")
-    items = _split_records(text)
+    items = _placed(text, _split_records(text))
     if not items:   # `[]`, as an empty file: an input with no memory is a mistake, not a no-op
         raise MemoryInputError([(1, "input is an empty JSON list: give at least one memory")])
     # A lone surrogate can only come in as a JSON escape (UTF-8 cannot carry one): without
     # such an escape in the text no record needs the per-record check.
     surrogates = _SURROGATE_ESCAPE.search(text) is not None
-    problems: list[tuple[int, str]] = []
-    lined: list[tuple[int, Memory]] = []
-    first_line: dict[str, tuple[int, Memory]] = {}   # id -> (line, memory) where it first came
-    for line, value in items:
+    problems: list[tuple[Place, str]] = []
+    lined: list[tuple[Place, Memory]] = []
+    first_line: dict[str, tuple[Place, Memory]] = {}   # id -> (place, memory) where it came
+    for place, value in items:
         try:
             memory = _validate(value, now, surrogates, private.text)
         except ValueError as exc:
-            problems.append((line, str(exc)))
+            problems.append((place, str(exc)))
             continue
-        seen_line, seen = first_line.setdefault(memory.id, (line, memory))
+        seen_line, seen = first_line.setdefault(memory.id, (place, memory))
         difference = differs(kind(seen), kind(memory))
         if difference:
             # One id for two different memories: keeping either would silently lose the other.
-            problems.append((line, f"id {memory.id!r} was already used on line {seen_line} "
-                                   f"for {difference}"))
-        lined.append((line, memory))
+            problems.append((place, f"id {memory.id!r} was already used on "
+                                   f"{place_text(seen_line)} for {difference}"))
+        lined.append((place, memory))
     if problems:
         raise MemoryInputError(problems)
     return lined
@@ -183,6 +195,17 @@ def differs(kept: tuple, given: tuple) -> str | None:
             return (f"another {key} ({'none' if there is None else repr(there)} there, "
                     f"{'none' if here is None else repr(here)} here)")
     return None
+
+
+def _placed(text: str, records: list[tuple[int, Any]]) -> list[tuple[Place, Any]]:
+    """``records`` (``_split_records``'s) with each one's place: a JSON list's records by
+    their number (``record 2``; with the line when the list spans lines, where records may
+    still share one), JSONL's by their line, which is the record."""
+    if not text.lstrip().startswith("["):
+        return list(records)
+    one_line = len({line for line, _ in records}) == 1
+    return [(f"record {n}" if one_line else f"record {n} (line {line})", value)
+            for n, (line, value) in enumerate(records, start=1)]
 
 
 def _split_records(text: str) -> list[tuple[int, Any]]:
@@ -252,7 +275,8 @@ def _split_json_list(text: str) -> list[tuple[int, Any]]:
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise MemoryInputError([(exc.lineno, f"not valid JSON: {exc.msg}")]) from exc
+            raise MemoryInputError([(exc.lineno, f"not valid JSON: {exc.msg} "
+                                                 f"(column {exc.colno})")]) from exc
         except ValueError as exc:   # a key twice in one record (_unique_keys)
             raise MemoryInputError([(line_at(pos), str(exc))]) from exc
         except RecursionError:

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
+from scene_engine.core.errors import InputError
+
 if TYPE_CHECKING:
     # python-frontmatter types its picks as variables (a class is no base for mypy); they are
     # PyYAML's C-accelerated safe classes when built, else these, with the same interface.
@@ -83,7 +85,11 @@ class Scene:
     raw: dict[str, tuple[Any, str]] = field(default_factory=dict, compare=False, repr=False)
 
 
-class _HeaderError(ValueError):
+class SceneHeaderError(InputError):
+    """A scene header that cannot be read: ``line`` (1-based, in the file) and ``reason``.
+    Raised and caught inside this module (``parse_scene`` turns it into ``header_error`` and a
+    ``SceneHeaderWarning``); under the one error root so nothing here is a root of its own."""
+
     def __init__(self, line: int, reason: str):
         super().__init__(reason)
         self.line, self.reason = line, reason
@@ -145,9 +151,9 @@ def parse_scene(text: str, name: str = "<scene>") -> Scene:
     try:
         end = next((i for i in range(start + 1, len(lines)) if lines[i].rstrip() == closer), None)
         if end is None:
-            raise _HeaderError(start + 1, f"header opened by {opener!r} is never closed")
+            raise SceneHeaderError(start + 1, f"header opened by {opener!r} is never closed")
         meta, raw = _load_meta("\n".join(lines[start + 1:end]), first_line=start + 2)
-    except _HeaderError as err:
+    except SceneHeaderError as err:
         warnings.warn(SceneHeaderWarning(name, err.line, err.reason), stacklevel=2)
         return Scene(name=name, meta={}, body=text, header=None,
                      header_error=f"line {err.line}: {err.reason}")
@@ -155,7 +161,7 @@ def parse_scene(text: str, name: str = "<scene>") -> Scene:
 
 
 def _load_meta(source: str, first_line: int) -> tuple[dict[str, Any], dict[str, tuple[Any, str]]]:
-    """YAML header text -> (ordered, typed meta, raw key texts); raises ``_HeaderError`` with a
+    """YAML header text -> (ordered, typed meta, raw key texts); raises ``SceneHeaderError`` with a
     file line. Each header text is parsed once (a batch reads a scene's header a dozen times:
     the rules, the index, the backend); the caller gets its own copy to change."""
     return copy.deepcopy(_parsed_meta(source, first_line))
@@ -172,13 +178,13 @@ def _parsed_meta(source: str, first_line: int
         # ValueError/TypeError: PyYAML builds e.g. `2026-13-45` as a timestamp and fails.
         mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
         line = first_line + (mark.line if mark else 0)
-        raise _HeaderError(line, f"invalid YAML ({getattr(err, 'problem', None) or err})") from err
+        raise SceneHeaderError(line, f"invalid YAML ({getattr(err, 'problem', None) or err})") from err
     finally:
         loader.dispose()
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise _HeaderError(first_line, f"header is a {type(data).__name__}, not key: value pairs")
+        raise SceneHeaderError(first_line, f"header is a {type(data).__name__}, not key: value pairs")
     pairs = node.value if node is not None else []   # an empty header has no node at all
     key_lines: dict = {}
     for key, _ in pairs:
@@ -186,7 +192,7 @@ def _parsed_meta(source: str, first_line: int
             continue
         line = first_line + key.start_mark.line
         if key.value in key_lines:   # YAML keeps the last silently; one of them would be lost
-            raise _HeaderError(line, f"key {key.value!r} appears twice (lines "
+            raise SceneHeaderError(line, f"key {key.value!r} appears twice (lines "
                                      f"{key_lines[key.value]} and {line}); keep one")
         key_lines[key.value] = line
     # A value as written: `summary: No` is the word "No", not YAML 1.1's false.
@@ -245,7 +251,7 @@ def _typed_meta(data: dict, key_lines: dict, first_line: int,
     if data.get("heat") is not None:
         heat = data["heat"]
         if isinstance(heat, bool) or not isinstance(heat, int) or not 0 <= heat <= MAX_HEAT:
-            raise _HeaderError(key_lines.get("heat", first_line),
+            raise SceneHeaderError(key_lines.get("heat", first_line),
                                f"heat must be a whole number from 0 to {MAX_HEAT}, not {heat!r}")
         meta["heat"] = heat
     meta.update((k, v) for k, v in data.items() if k not in KNOWN_KEYS)
@@ -258,11 +264,11 @@ def _as_datetime(value: Any, key: str, line: int) -> datetime:
         try:
             value = datetime.fromisoformat(value.strip())
         except ValueError:
-            raise _HeaderError(line, f"{key} is not an ISO-8601 date: {value!r}") from None
+            raise SceneHeaderError(line, f"{key} is not an ISO-8601 date: {value!r}") from None
     if isinstance(value, date) and not isinstance(value, datetime):
         value = datetime.combine(value, time())
     if not isinstance(value, datetime):
-        raise _HeaderError(line, f"{key} is not a date: {value!r}")
+        raise SceneHeaderError(line, f"{key} is not a date: {value!r}")
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
@@ -270,7 +276,7 @@ def _as_summary(value: Any, line: int, written: str | None = None) -> str:
     if value is None:
         return ""
     if isinstance(value, (dict, list)):
-        raise _HeaderError(line, "summary must be text")
+        raise SceneHeaderError(line, "summary must be text")
     if isinstance(value, str):
         return value
     return written if written is not None else str(value)   # `No`, `1.10`, `2024-05-01`
@@ -412,7 +418,7 @@ def _same_meta(header: str, meta: dict[str, Any]) -> bool:
     """True when ``header`` parses back to ``meta`` (guards the kept source texts)."""
     try:
         parsed, _ = _load_meta(header.rstrip("\n"), first_line=1)
-    except _HeaderError:
+    except SceneHeaderError:
         return False
     return parsed == meta
 

@@ -36,7 +36,7 @@ from scene_engine.core.errors import InputError, NotUtf8Error, SceneEngineError
 from scene_engine.core.fs import escape_undecodable
 from scene_engine.core.plural import count
 from scene_engine.web import render
-from scene_engine.web.guard import Guard, form_token_ok
+from scene_engine.web.guard import Guard, form_token, form_token_ok
 
 HERE = Path(__file__).parent
 MEMORIES_SHOWN = 50          # the memories page without a query: the newest this many
@@ -81,7 +81,7 @@ class Page:
              ) -> HTMLResponse:
         said = request.query_params.get("said", "")
         page = self.env.get_template(template).render(
-            request=request, csrf=self.token, said=said, section=template.split(".")[0],
+            request=request, csrf=form_token(self.token), said=said, section=template.split(".")[0],
             **context)
         # git's diffs and blame carry a person's stray byte as a lone surrogate: \xNN
         return HTMLResponse(escape_undecodable(page), status_code=status)

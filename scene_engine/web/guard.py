@@ -8,18 +8,23 @@ The rules, in the order a request meets them:
    such visit sets (HttpOnly, SameSite=Strict), compared in constant time. A visit with the
    token in its URL is sent on to the same page without it, so the token is not left in the
    address bar, the history or a ``Referer``.
-3. A request that changes something (any method but GET and HEAD): its ``Origin``, when
-   sent, is this server's, and its form carries the token too (``csrf``): another web page
-   can neither read the token nor send the cookie (SameSite=Strict), and cannot post a form
-   that names it.
+3. A request that changes something (any method but GET and HEAD) says where it comes
+   from, and it is this server: its ``Origin``, or without one its ``Referer`` (a request
+   with neither is refused: a browser sends ``Origin`` with every form it posts); and its form
+   carries the page's form token (``csrf``). That token is not the access token: it is an
+   HMAC of it with a secret this process drew at its start (``form_token``), so a page's
+   HTML, saved or shared, holds no key to the store, and a new ``scenes ui`` makes every old
+   form stale.
 
 A refusal is a short page with status 403 (or 400 for a bad host) that says what to do.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
-from urllib.parse import urlencode
+import secrets
+from urllib.parse import urlencode, urlsplit
 
 from starlette.datastructures import URL
 from starlette.requests import Request
@@ -30,6 +35,16 @@ COOKIE = "scenes_ui"     # + "_PORT": cookies are per host, not per port, so two
                          # pages open at once would each log the other out
 SAFE_METHODS = ("GET", "HEAD")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+# Drawn once a process: the form token of a page is an HMAC of its access token with it.
+_FORM_SECRET = secrets.token_bytes(32)
+
+
+def form_token(token: str) -> str:
+    """The ``csrf`` value the page's forms carry for access token ``token``: derived from it
+    (HMAC-SHA256 with this process's secret), never the token itself."""
+    return hmac.new(_FORM_SECRET, token.encode(), hashlib.sha256).hexdigest()
 
 
 def same(given: str | None, token: str) -> bool:
@@ -81,10 +96,23 @@ class Guard:
                             "Open the whole address <code>scenes ui</code> printed, with its "
                             "<code>?token=</code>: without it the page shows nothing.")
         if request.method not in SAFE_METHODS:
-            origin = request.headers.get("origin")
-            if origin is not None and origin != self._origin(request):
-                return _refusal(403, "Refused: another site",
-                                "A change can be asked only from this page itself.")
+            return self._from_here(request)
+        return None
+
+    def _from_here(self, request: Request) -> Response | None:
+        """None when a change comes from this server's own page (rule 3), else the refusal."""
+        origin = request.headers.get("origin")
+        if origin is None:
+            referer = urlsplit(request.headers.get("referer", ""))
+            origin = f"{referer.scheme}://{referer.netloc}" if referer.netloc else None
+        if origin is None:
+            return _refusal(403, "Refused: no origin",
+                            "A change must say which page asked for it (the browser's "
+                            "<code>Origin</code> or <code>Referer</code>); use the page's "
+                            "own buttons.")
+        if origin != self._origin(request):
+            return _refusal(403, "Refused: another site",
+                            "A change can be asked only from this page itself.")
         return None
 
     def _host_ok(self, host: str) -> bool:
@@ -107,6 +135,6 @@ class Guard:
 
 
 def form_token_ok(request: Request, form: dict) -> bool:
-    """True when a posted ``form`` carries the page's token as ``csrf`` (rule 3)."""
+    """True when a posted ``form`` carries the page's form token as ``csrf`` (rule 3)."""
     token = request.scope.get("state", {}).get("token", "")
-    return bool(token) and same(form.get("csrf"), token)
+    return bool(token) and same(form.get("csrf"), form_token(token))

@@ -41,8 +41,10 @@ def serve(root: Path, port: int, ready: Callable[[str], None]) -> None:
     Raises ``UnavailableError`` as ``bind``."""
     import uvicorn
 
+    from scene_engine.core.weblog import hide_query_strings
     from scene_engine.web.app import make_app
 
+    hide_query_strings()        # the first visit's URL carries the token
     sock = bind(port)
     bound = sock.getsockname()[1]
     token = secrets.token_urlsafe(24)
