@@ -91,7 +91,7 @@ def read_conversation(data: bytes, name: str = "conversation") -> list[Message]:
     stripped = text.lstrip()
     if not stripped:
         raise ConversationInputError([(1, "the file is empty")])
-    if not _starts_like_json(stripped):
+    if not starts_like_json(stripped):
         messages = _transcript(text, stem)
     elif stripped.startswith("{") and _is_locomo_object(text):
         messages = _locomo(json.loads(text), text)
@@ -109,7 +109,7 @@ def read_conversation(data: bytes, name: str = "conversation") -> list[Message]:
 _JSON_START = re.compile(r'\{\s*["}]|\[\s*[\[{"\]]')
 
 
-def _starts_like_json(stripped: str) -> bool:
+def starts_like_json(stripped: str) -> bool:
     """True when the file (without leading blanks) opens as JSON does and its first line is
     not a transcript's date line."""
     if date_line(stripped.split("\n", 1)[0]) is not None:

@@ -58,6 +58,7 @@ from scene_engine.extraction.conversation import (
     MAX_MESSAGE_CHARS,
     Message,
     read_conversation,
+    starts_like_json,
     with_known_times,
 )
 
@@ -165,6 +166,8 @@ def detect(stream: IO[bytes]) -> str | None:
     stripped = head.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()
     if not stripped:
         return "transcript"        # empty: the transcript reader says so in its words
+    if not starts_like_json(stripped.decode("utf-8", "replace")):
+        return "transcript"        # also a first line `[8 May 2023]`: a transcript's date
     if stripped[:1] == b"[":
         stream.seek(0)
         first = next(jsonstream.elements(stream), None)
@@ -283,7 +286,7 @@ def _read_one(stream: IO[bytes], name: str, fmt: str | None, private: Redactor,
         raise unknown(name)
 
 
-class _Malformed(ValueError):
+class _Malformed(InputError):
     """A conversation of a known format whose shape is wrong; the message says how."""
 
 
