@@ -140,9 +140,16 @@ def head_sha(repo: Repo) -> str:
 
     GitPython's ``repo.head.is_valid()`` answers False for all of those alike, and a history
     read through it came out empty (``log`` printed nothing, ``trace`` said no batch took a
-    memory): every read of the history asks here instead. Two fresh git processes, not
-    GitPython's long-lived helper, which a Ctrl-C may have killed."""
+    memory): every read of the history asks here instead. A fresh git process, not
+    GitPython's long-lived helper, which a Ctrl-C may have killed: ``HEAD^{commit}`` makes
+    git read the commit itself, so one process answers the common case; only when it
+    fails does a second one tell no commit yet from a HEAD naming a missing commit."""
     git = _git()
+    try:
+        return repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")
+    except git.GitCommandError as exc:
+        if exc.status != 1 or git_said_text(exc):
+            raise HistoryError(f"git cannot read the repository: {git_said(exc)}") from exc
     try:
         sha = repo.git.rev_parse("--verify", "--quiet", "HEAD")
     except git.GitCommandError as exc:
