@@ -1,10 +1,17 @@
-"""The README's examples run as written on the demo store (DESIGN.md "Command line").
+"""The README's examples run as written on the demo store (DESIGN.md "Command line"), and the
+documents hold together.
 
 A new user makes the demo store (`scenes demo scene-demo`, the README's set-up) and types the
 tour's lines one by one from that folder; each must succeed and say something of use, never
 "no scene named" or "no match". The Python example and the two demo scenes the README shows
-are checked the same way. (The README's other blocks need a notes vault, a model or a
-conversation file of the reader's own.)
+are checked the same way. (The other blocks, in the README and in docs/guides/, need a notes
+vault, a model, a server or a conversation file of the reader's own.)
+
+The README is the five-minute start and the rest is in docs/guides/ (issue 37, part 9): the
+README stays short, keeps its two set-up commands as CI runs them, and names the section the
+batch's own error message sends a person to; every relative link in the README and under
+docs/ reaches a file (and a heading, for a `#` link); the command reference names every
+command and the configuration guide every key.
 """
 
 from __future__ import annotations
@@ -18,7 +25,16 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+GUIDES = ROOT / "docs" / "guides"
+# The README's test command, exactly (`.ci/run` runs its two pytest commands, after ruff and mypy).
+TEST_COMMAND = ('python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e ".[dev]" && '
+                '.venv/bin/python -m pytest -q -n 2 -m "not slow" && '
+                '.venv/bin/python -m pytest -q -m slow')
+DEMO_COMMAND = ('python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e ".[dev]" && '
+                '.venv/bin/scenes demo scene-demo')
+README_MOST_LINES = 260
 # Words that mean an example named something the demo store does not have.
 NOTHING_THERE = ("error:", "no match", "no scene named", "(no batch has taken it yet)",
                  "now in: no scene", "Traceback", "not a scene store")
@@ -141,3 +157,121 @@ def test_the_demo_scenes_the_readme_shows_are_the_demo_s(tmp_path, shell):
         assert made.body == told.body, name
         assert (made.meta["summary"], made.meta["heat"]) == \
             (told.meta["summary"], told.meta["heat"]), name
+
+
+# --- the documents hold together -----------------------------------------------------------
+
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+LINK = re.compile(r"!?\[[^\]\n]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def documents() -> list[Path]:
+    return [README, *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def prose(text: str) -> str:
+    """The text outside fenced code blocks and inline code (where a `](` is no link)."""
+    return re.sub(r"`[^`\n]+`", "", FENCE.sub("", text))
+
+
+def anchors(path: Path) -> set[str]:
+    """The `#` names GitHub gives a Markdown file's headings."""
+    names: set[str] = set()
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", FENCE.sub("", path.read_text("utf-8")),
+                              re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        name, n = slug, 0
+        while name in names:
+            n += 1
+            name = f"{slug}-{n}"
+        names.add(name)
+    return names
+
+
+def test_the_readme_is_a_five_minute_read():
+    lines = README.read_text("utf-8").count("\n")
+    assert lines <= README_MOST_LINES, (
+        f"README.md has {lines} lines: keep it at most {README_MOST_LINES}, and move the rest "
+        f"into a guide under docs/guides/ (listed in docs/guides/README.md)")
+
+
+def test_the_readme_keeps_its_two_set_up_commands_as_ci_runs_them():
+    text = README.read_text("utf-8")
+    blocks = re.findall(r"```\n(.*?)\n```", text.split("## Set-up", 1)[1].split("\n## ", 1)[0],
+                        re.S)
+    assert blocks == [DEMO_COMMAND, TEST_COMMAND], blocks
+    ci = (ROOT / ".ci" / "run").read_text("utf-8").splitlines()
+    for command in TEST_COMMAND.split(" && ")[2:]:
+        assert command in ci, f".ci/run does not run the README's `{command}`"
+    assert TEST_COMMAND in (GUIDES / "development.md").read_text("utf-8")
+
+
+def test_every_relative_link_in_the_documents_reaches_a_file_and_a_heading():
+    broken = []
+    checked = 0
+    for doc in documents():
+        for target in LINK.findall(prose(doc.read_text("utf-8"))):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target):         # https:, mailto:
+                continue
+            checked += 1
+            path, _, anchor = target.partition("#")
+            where = (doc.parent / path).resolve() if path else doc
+            if not where.exists() or ROOT not in [where, *where.parents]:
+                broken.append(f"{doc.relative_to(ROOT)}: {target} (no such file)")
+            elif anchor and where.suffix == ".md" and anchor not in anchors(where):
+                broken.append(f"{doc.relative_to(ROOT)}: {target} (no such heading)")
+    assert checked >= 40, checked
+    assert not broken, "\n".join(broken)
+
+
+def test_the_link_checker_sees_a_broken_link(tmp_path, monkeypatch):
+    doc = tmp_path / "x.md"
+    doc.write_text("# A\n\n[ok](#a) [gone](missing.md) [no heading](#b) `[code](not-a-link.md)`\n"
+                   "```\n[fenced](not-a-link-either.md)\n```\n", "utf-8")
+    found = LINK.findall(prose(doc.read_text("utf-8")))
+    assert found == ["#a", "missing.md", "#b"]
+    assert anchors(doc) == {"a"}
+    assert {"set-up-two-commands", "a-tour", "when-a-batch-cannot-be-folded"} <= anchors(README)
+
+
+def test_the_section_a_failed_batch_names_is_in_the_readme():
+    """A batch that breaks a rule ends its message with (README, "When a batch cannot be
+    folded"): that heading is in the README, and links on to the whole story."""
+    from scene_engine.batch.transaction import WAY_FORWARD
+
+    named = re.findall(r'README, "([^"]+)"', WAY_FORWARD)
+    assert named, WAY_FORWARD
+    text = README.read_text("utf-8")
+    for section in named:
+        assert re.search(rf"^#+ {re.escape(section)}$", text, re.M), section
+    assert "guides/models.md#when-a-batch-cannot-be-folded" in text
+
+
+def test_the_command_reference_names_every_command():
+    from typer.main import get_command
+
+    from scene_engine.cli import app
+
+    table = (GUIDES / "commands.md").read_text("utf-8")
+    listed = set(re.findall(r"^\| `scenes ([a-z]+)", table, re.M))
+    assert set(get_command(app).commands) == listed, \
+        sorted(set(get_command(app).commands) ^ listed)
+
+
+def test_the_configuration_guide_names_every_key():
+    from scene_engine.store.config import Config
+
+    guide = (GUIDES / "configuration.md").read_text("utf-8")
+    rows = " ".join(re.findall(r"^\| (.*?) \|", guide, re.M))
+    missing = [key for key in Config.model_fields if f"`{key}`" not in rows]
+    assert not missing, missing
+
+
+def test_the_guides_index_lists_every_guide():
+    index = (GUIDES / "README.md").read_text("utf-8")
+    listed = set(re.findall(r"\]\(([a-z0-9-]+\.md)\)", index))
+    on_disk = {p.name for p in GUIDES.glob("*.md")} - {"README.md"}
+    assert on_disk == listed, sorted(on_disk ^ listed)
+    readme = README.read_text("utf-8")
+    assert not [g for g in on_disk - {"chatgpt.md", "claude.md", "claude-code.md", "codex.md",
+                                      "gemini-cli.md"} if f"docs/guides/{g})" not in readme]
