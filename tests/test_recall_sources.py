@@ -1,4 +1,4 @@
-"""Issue 21, item 10: recall names every passage's source one way, as the README's recall
+"""Issue 21, item 10: recall names every passage's source one way, as docs/guides/search-and-recall.md's recall
 section promises. A scene's sentence, and a memory a scene holds, are cited by the scene's
 map tag (S1, S2, ...; a scene the map had no room for is added to it), never by a bare
 scene name and never left untagged; a memory no scene holds has no tag; a passage is whole

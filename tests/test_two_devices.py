@@ -1,4 +1,4 @@
-"""Two copies of one store merged with git, as the README's "Two devices" says (issue 21).
+"""Two copies of one store merged with git, as docs/guides/notes.md's "Two devices" says (issue 21).
 
 Real clones, a real ``git pull``, the person's choices scripted: the journal's conflict kept
 on both sides (in either order), ``.scene-engine/`` taken from either side; then ``scenes

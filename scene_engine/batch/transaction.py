@@ -606,7 +606,7 @@ WAY_FORWARD = ("Nothing is lost: these memories wait in the journal, and the bat
                "stay committed. To go on, fold them in smaller batches (`scenes run "
                "--batch-size 5 --max-batches 4`), or this batch with a model (`scenes run "
                "--backend llm --model M --max-batches 1`), then `scenes run` as before "
-               "(README, \"When a batch cannot be folded\").")
+               "(README, \"When a batch cannot be folded\", and docs/guides/models.md).")
 
 
 def _run_job(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory],

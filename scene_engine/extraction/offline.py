@@ -7,7 +7,7 @@ many memories as its curated observations, more than the offline scene backend c
 (``bench/RESULTS.md``, "Conversations in"), and a sentence alone loses what its pronouns
 point at.
 
-Limits (also in the README): it does not understand; it keeps every sentence of the user with
+Limits (also in docs/guides/offline-backend.md): it does not understand; it keeps every sentence of the user with
 a content word and drops only greetings and filler, so it over-keeps (an assistant's sentence
 has the higher bar of ``courtesy``: never its acknowledgements, congratulations or stock
 phrases); it never relates memories (no same_as / supersedes / conflicts_with) and never

@@ -14,7 +14,7 @@ validation before the SDK's type checks, and what those refuse is one plain line
 
 Over HTTP on any address but the loopback names the SDK guards with its Host/Origin checks, a
 bearer token is required (the SDK's ``TokenVerifier`` and auth middleware: 401 without it):
-docs/DESIGN.md "Command line" (`scenes mcp`), README "Agents: the MCP server".
+docs/DESIGN.md "Command line" (`scenes mcp`), docs/guides/agents.md.
 
 Tool calls run in the SDK's worker threads; a ``threading.Lock`` lets one write (remember,
 undo) run at a time in this process, and the store lock keeps out other processes (a `scenes

@@ -1,5 +1,5 @@
 """The HTTP face of ``front`` for scripts and services: a store per token (docs/DESIGN.md
-"Serving many stores", README "Serving many stores").
+"Serving many stores", docs/guides/serving.md).
 
 Routes (JSON in and out; ``STORE`` is the store's name):
 
