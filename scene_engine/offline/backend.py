@@ -307,6 +307,9 @@ class _OfflineWorker:
         # through ``_meaning``: the header's dates would make grouping depend on the clock.
         self.docs = {n: _similarity_text(n, t) for n, t in self.texts.items()}
         self._old_bodies: dict[str, str] = {}
+        # The rule's verdict on a scene's body, by its text: a placement judges the same
+        # body twice (the rollup's result, then the placement's own check).
+        self._verdicts: dict[tuple[str, str, tuple[str, ...]], bool] = {}
         self._space: Space | None = None
         self._members: dict[str, list[int]] = {}   # scene -> rows of its lines (``_meaning``)
         self._sums: dict[str, Any] = {}       # scene -> the sum of those rows
@@ -926,12 +929,21 @@ class _OfflineWorker:
         only when a scene overflows, so the rule for a scene with room holds by design.
         A scene merged into it this batch must stay held too (``MERGE_COVERAGE``)."""
         body = render_body(draft, self.zone)
-        absorbed = [d for d, k in self.merged_into.items() if k == draft.name]
+        absorbed = tuple(d for d, k in self.merged_into.items() if k == draft.name)
+        key = (draft.name, body, absorbed)
+        if key not in self._verdicts:
+            if len(self._verdicts) > 256:
+                self._verdicts.clear()
+            self._verdicts[key] = self._judge(draft.name, body, absorbed)
+        return self._verdicts[key]
+
+    def _judge(self, name: str, body: str, absorbed: tuple[str, ...]) -> bool:
+        """``_keeps`` for the rendered ``body`` of scene ``name``."""
         if any(not keeps(self._old_body(d), [body], MERGE_COVERAGE) for d in absorbed):
             return False
-        if draft.name not in self.texts:
+        if name not in self.texts:
             return True
-        old = self._old_body(draft.name)
+        old = self._old_body(name)
         if not keeps(old, [body]):
             return False
         # The batch's rule for a scene with room (``rules``: nothing dropped unless what had
