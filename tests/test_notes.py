@@ -699,3 +699,43 @@ def test_a_name_a_person_renamed_away_is_not_given_to_a_new_scene_the_persona_li
     assert links <= names, (links, names)              # no link lands on a missing scene
     assert not (vault / "scenes" / cello.name).exists(), "the freed name was given again"
     assert "cello" in links and old not in links
+
+
+def test_init_inside_a_repository_says_where_its_commits_go_or_makes_its_own(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "code.py").write_text("print('hi')\n")
+    sh(project, "init", "-q", "-b", "main")
+    sh(project, "add", "code.py")
+    sh(project, "commit", "-q", "-m", "code")
+    said = ok("init", str(project / "memory")).output
+    assert f"its commits go to the git repository at {project.resolve()}" in said
+    assert "--own-repo" in said
+    mine = ok("init", "--own-repo", str(project / "mine")).output
+    assert "its commits go to" not in mine
+    assert (project / "mine" / ".git").is_dir()
+    ok("--dir", str(project / "mine"), "ingest", "-", stdin=topic_memories("garden", 0, 3, 1))
+    # The project's history holds the first store's init only; the second's are its own.
+    assert sh(project, "log", "--format=%s").split("\n")[:2] == ["init: new scene store",
+                                                                  "code"]
+    assert "batch 1" in git.Repo(project / "mine").git.log("--format=%s")
+
+
+def test_two_stores_in_one_repository_each_number_their_own_batches(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    sh(vault, "init", "-q", "-b", "main")
+    ok("init", str(vault), "--prefix", "work/")
+    ok("init", str(vault / "home"))
+    work, home = vault / "work", vault / "home"
+    ok("--dir", str(work), "ingest", "-", "--batch-size", "2",
+       stdin=topic_memories("garden", 0, 6, 1))
+    folded = ok("--dir", str(home), "ingest", "-", stdin=topic_memories("chess", 0, 2, 2))
+    assert "batch 1:" in folded.output, folded.output
+    status = json.loads(ok("--dir", str(home), "status", "--json").stdout)
+    assert status["batches"] == 1 and status["last_batch"] == 1
+    ok("--dir", str(home), "undo", "1")
+    assert json.loads(ok("--dir", str(home), "status", "--json").stdout)["pending"] == 2
+    # The first store's numbers go on from its own last batch.
+    more = ok("--dir", str(work), "ingest", "-", stdin=topic_memories("garden", 6, 1, 1))
+    assert "batch 4:" in more.output, more.output

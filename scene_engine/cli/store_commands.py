@@ -32,9 +32,15 @@ def init(directory: Annotated[Path | None, typer.Argument(
          prefix: Annotated[str, typer.Option(
              "--prefix", metavar="FOLDER",
              help="Put the store's files in this subfolder (e.g. memory/) "
-                  "instead of the folder's root.")] = "") -> None:
+                  "instead of the folder's root.")] = "",
+         own_repo: Annotated[bool, typer.Option(
+             "--own-repo",
+             help="A git repository of the store's own even inside another repository "
+                  "(as `scenes demo` makes).")] = False) -> None:
     """Make a new store in a folder: scenes/, memories/, persona and settings, and a first
-    commit of only those, in the git repository the folder is in (else a new one)."""
+    commit of only those, in the git repository the folder is in (else a new one; always a
+    new one with --own-repo). Says which repository its commits go to."""
+    from scene_engine.store import history
     from scene_engine.store.store import init_store
 
     directory = directory or OPTIONS["dir"] or (
@@ -42,8 +48,14 @@ def init(directory: Annotated[Path | None, typer.Argument(
     if directory is None:
         fail("say where: `scenes init DIR` (or `scenes --dir DIR init`, or set "
              "SCENE_ENGINE_DIR)", 2)
-    store = init_store(directory, prefix=prefix)
+    store = init_store(directory, prefix=prefix, own_repo=own_repo)
     typer.echo(f"new scene store at {store.root}")
+    with history.open_repo(store.root) as repo:
+        top = history.work_tree(repo).resolve()
+    if top != store.root.resolve():
+        # Inside a repository of the person's: say so, since every batch commits there.
+        typer.echo(f"its commits go to the git repository at {top} (only the store's paths, "
+                   "beside yours); for a repository of its own: `scenes init --own-repo DIR`")
 
 
 @app.command()

@@ -700,21 +700,39 @@ def last_batch_number(repo: Repo, depth: int = 200) -> int:
     """The ``Batch: N`` of the newest batch commit on the branch (0 if none within ``depth``
     commits): a plain ``git revert`` of a batch puts ``state.json``'s counter back, and a new
     batch must not take a number an earlier commit already has (``undo N`` would not know
-    which). Walks commits in-process from HEAD (GitPython's object reader, no new git
-    process): the newest batch is a few commits back. Raises ``HistoryError`` when git
-    cannot read the repository."""
+    which). Only this store's batches count: in a repository that holds two stores (two
+    folders of one vault), each numbers its own from 1. Walks commits in-process from HEAD
+    (GitPython's object reader, no new git process): the newest batch is a few commits
+    back. Raises ``HistoryError`` when git cannot read the repository."""
     head = head_sha(repo)
     if not head:
         return 0
+    prefix = store_prefix(repo).rstrip("/")
     commit = repo.commit(head)
     for _ in range(depth):
         number = trailers(message_of(commit)).get("Batch", "")
-        if number.isdigit():
+        if number.isdigit() and _changes_folder(commit, prefix):
             return int(number)
         if not commit.parents:
             break
         commit = commit.parents[0]
     return 0
+
+
+def _changes_folder(commit: Commit, folder: str) -> bool:
+    """True when ``commit`` changes something under ``folder`` (a path in the repository's
+    trees; "" the whole tree) against its first parent (a root commit: when it has it)."""
+    if not folder:
+        return True
+
+    def sub(tree) -> str | None:
+        try:
+            return (tree / folder).hexsha
+        except KeyError:
+            return None
+
+    mine = sub(commit.tree)
+    return mine != (sub(commit.parents[0].tree) if commit.parents else None)
 
 
 def reverted_commit(message: str) -> str:
