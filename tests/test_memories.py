@@ -246,6 +246,21 @@ def test_every_bad_line_is_named(store):
     assert snapshot(store) == before
 
 
+@pytest.mark.parametrize("unreadable", ['{"content": "x"', "not json at all",
+                                        '{"content": "x", "content": "y"}'])
+def test_a_line_that_is_no_json_does_not_hide_the_other_bad_lines(store, unreadable):
+    """One refusal names every bad record, in file order, whatever kind each is: fixing the
+    unreadable line must not reveal problems that were there all along."""
+    before = snapshot(store)
+    lines = [json.dumps({"content": "ok"}), json.dumps({"content": ""}), unreadable,
+             json.dumps({"content": "ok 2"}), json.dumps({"id": "q"})]
+    result = add(store, "\n".join(lines))
+    assert result.exit_code == 2
+    named = re.findall(r"line (\d+):", result.stderr)
+    assert named == ["2", "3", "5"], result.stderr
+    assert snapshot(store) == before
+
+
 def test_json_list_errors_name_the_line_of_the_record(store):
     text = '[\n  {"content": "ok"},\n  {"content": "ok too"},\n  {"content": ""}\n]'
     result = add(store, text)

@@ -144,8 +144,9 @@ def parse_lines(data: bytes, now: datetime | None = None, private=None
         line = data[: exc.start].count(b"\n") + 1
         raise MemoryInputError([(line, f"invalid UTF-8 at byte {exc.start}")]) from exc
     text = text.removeprefix("\ufeff")
-    items = _placed(text, _split_records(text))
-    if not items:   # `[]`, as an empty file: an input with no memory is a mistake, not a no-op
+    unreadable: list[tuple[Place, str]] = []     # JSONL lines that are no JSON
+    items = _placed(text, _split_records(text, unreadable))
+    if not items and not unreadable:   # `[]`, as an empty file: a mistake, not a no-op
         raise MemoryInputError([(1, "input is an empty JSON list: give at least one memory")])
     # A lone surrogate can only come in as a JSON escape (UTF-8 cannot carry one): without
     # such an escape in the text no record needs the per-record check.
@@ -166,9 +167,18 @@ def parse_lines(data: bytes, now: datetime | None = None, private=None
             problems.append((place, f"id {memory.id!r} was already used on "
                                    f"{place_text(seen_line)} for {difference}"))
         lined.append((place, memory))
-    if problems:
-        raise MemoryInputError(problems)
+    if problems or unreadable:
+        # JSONL's places are its lines: every bad record in the order of the file.
+        raise MemoryInputError(sorted(unreadable + problems, key=lambda p: _line_of(p[0])))
     return lined
+
+
+def _line_of(place: Place) -> int:
+    """The line a place names (a JSONL line, or a JSON list's record's line), for order."""
+    if isinstance(place, int):
+        return place
+    found = re.search(r"line (\d+)", place) or re.search(r"(\d+)", place)
+    return int(found.group(1)) if found else 0
 
 
 # What a memory is, besides its instant: its words and who sees it, said it, what kind it is.
@@ -208,8 +218,10 @@ def _placed(text: str, records: list[tuple[int, Any]]) -> list[tuple[Place, Any]
             for n, (line, value) in enumerate(records, start=1)]
 
 
-def _split_records(text: str) -> list[tuple[int, Any]]:
-    """(line, decoded value) for each record of a JSON list or of JSONL."""
+def _split_records(text: str, problems: list | None = None) -> list[tuple[int, Any]]:
+    """(line, decoded value) for each record of a JSON list or of JSONL. A JSONL line that
+    is no JSON is raised as ``MemoryInputError``, or, given ``problems``, appended there as
+    (line, message) and the other lines read on (so one refusal names every bad record)."""
     stripped = text.lstrip()
     if not stripped:
         raise MemoryInputError([(1, "input is empty: give a JSON list or JSONL of memories")])
@@ -219,20 +231,23 @@ def _split_records(text: str) -> list[tuple[int, Any]]:
         whole = _one_object(text)
         if whole is not None:         # one object, pretty-printed over several lines
             return [whole]
-    records, problems = [], []
+    records: list[tuple[int, Any]] = []
+    found: list[tuple[int, str]] = []
     for number, line in enumerate(text.split("\n"), start=1):  # JSONL: only \n ends a line
         if not line.strip():
             continue
         try:
             records.append((number, json.loads(line, object_pairs_hook=_unique_keys)))
         except json.JSONDecodeError as exc:
-            problems.append((number, f"not valid JSON: {exc.msg} (column {exc.colno})"))
+            found.append((number, f"not valid JSON: {exc.msg} (column {exc.colno})"))
         except ValueError as exc:   # a key twice in one record (_unique_keys)
-            problems.append((number, str(exc)))
+            found.append((number, str(exc)))
         except RecursionError:
-            problems.append((number, TOO_DEEP))
-    if problems:
-        raise MemoryInputError(problems)
+            found.append((number, TOO_DEEP))
+    if found and problems is None:
+        raise MemoryInputError(found)
+    if problems is not None:
+        problems.extend(found)
     return records
 
 
