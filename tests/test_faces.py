@@ -52,6 +52,23 @@ def test_outside_a_store_from_the_root_folder_is_not_a_store_exit_2(args):
     assert "/ is not a scene store" in done.stderr and "Permission denied" not in done.stderr
 
 
+def test_a_store_named_wrongly_is_said_as_it_was_named(tmp_path, monkeypatch):
+    """A folder given that does not exist is said to not exist (not "pass --dir" to one who
+    did); a store named by SCENE_ENGINE_DIR names the variable."""
+    monkeypatch.delenv("SCENE_ENGINE_DIR", raising=False)
+    missing = tmp_path / "nope"
+    said = scenes(missing, "status")
+    assert said.exit_code == 2 and f"{missing} does not exist" in said.stderr, said.output
+    assert "pass --dir" not in said.stderr and "name the store's folder with --dir" \
+        not in said.stderr
+    (tmp_path / "plain").mkdir()
+    said = scenes(tmp_path / "plain", "status")
+    assert said.exit_code == 2 and "is not a scene store" in said.stderr
+    monkeypatch.setenv("SCENE_ENGINE_DIR", str(missing))
+    said = scenes(None, "status")
+    assert said.exit_code == 2 and "SCENE_ENGINE_DIR" in said.stderr, said.output
+
+
 def test_an_unreadable_folder_below_is_skipped_by_the_lookup(tmp_path, monkeypatch):
     (tmp_path / "a" / "locked").mkdir(parents=True)
     real_is_file = Path.is_file

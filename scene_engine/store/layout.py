@@ -120,8 +120,10 @@ def find_root(root: Path | None = None) -> Path:
     if root is not None and (not isinstance(root, str | os.PathLike) or not os.fspath(root)
                              or (isinstance(root, str) and not root.strip())):
         raise NotAStoreError(f"a store is named by its folder (a path or text), not {root!r}")
+    named = "given" if root is not None else ""
     if root is None and os.environ.get("SCENE_ENGINE_DIR"):
         root = Path(os.environ["SCENE_ENGINE_DIR"])
+        named = "SCENE_ENGINE_DIR"
     if root is None:
         here = Path.cwd()
         found = next((p for p in (here, *here.parents) if _is_store(p)), None)
@@ -136,9 +138,22 @@ def find_root(root: Path | None = None) -> Path:
     if not _is_store(root):
         root = prefixed_store(root) or root
     if not _is_store(root):
-        raise NotAStoreError(f"{root} is not a scene store (no {META_DIR}/state.json); "
-                             "make one with `scenes init DIR` or pass --dir")
+        raise NotAStoreError(_not_a_store(root, named))
     return root
+
+
+def _not_a_store(root: Path, named: str) -> str:
+    """Why ``root`` is no store, and what to do, for the way it was named (``named``: "given"
+    as an argument or ``--dir``, ``SCENE_ENGINE_DIR``, "" found from the current folder)."""
+    where = {"SCENE_ENGINE_DIR": " (from SCENE_ENGINE_DIR)"}.get(named, "")
+    what = ("does not exist" if not _exists(root)
+            else f"is not a scene store (no {META_DIR}/state.json)")
+    todo = ("make one with `scenes init DIR`, or name the store's folder with --dir"
+            if not named else "check the folder named (--dir or DIR), or make a store there "
+            "with `scenes init DIR`")
+    if named == "SCENE_ENGINE_DIR":
+        todo += " (or unset SCENE_ENGINE_DIR)"
+    return f"{root}{where} {what}; {todo}"
 
 
 MAX_PREFIX_DEPTH = 3   # folders in a ``--prefix`` (``memory/``, ``notes/agent/memory/``)
