@@ -10,7 +10,8 @@ chosen one states is skipped, so one fact does not spend the budget twice. A que
 ("when", "how long ago", 什么时候, 哪年) prefers passages that name a time; any other question
 prefers, among near equals, passages of a day that holds a strong match (``_by_day``).
 Relative times are made absolute ("last year (2022)", ``when.resolve``). Chosen passages are laid out by date, the
-facts of one day under one heading, oldest first, undated ones before them. Nothing is cut
+facts of one day under one heading, oldest first (newest first after a question about what
+is true now), undated ones before them. Nothing is cut
 mid-sentence and the total never exceeds the budget. Candidates come from the FTS index (so a
 store of 10,000 scenes or 100,000 memories costs about what a small one does).
 
@@ -938,8 +939,8 @@ def _restatement_finder(ranked: list[Passage]) -> Callable[[Passage], Passage]:
 def _layout(chosen: list[Passage], line: Callable[[Passage], str],
             newest_first: bool = False) -> str:
     """Current facts and their history first (newest first, each with its status), then
-    undated passages (best first), then one heading a day, oldest day first, its passages
-    best first under it."""
+    undated passages (best first), then one heading a day, oldest day first (``newest_first``:
+    after a question about what is true now), its passages best first under it."""
     lines = [line(p) for p in chosen if p.status]
     rest = [p for p in chosen if not p.status]
     lines += [line(p) for p in rest if not p.day]
