@@ -184,3 +184,34 @@ def test_a_memory_whose_scene_is_not_among_the_candidates_is_cited_with_it(tmp_p
     (passage,) = [p for p in data["passages"] if p.get("memory") == "walk"]
     assert passage["scene"] == home and passage["text"] == walk
     assert data["scenes"][int(passage["tag"][1:]) - 1]["name"] == home
+
+
+@pytest.mark.parametrize("edit", ["removed", "reworded"])
+def test_a_line_a_person_took_out_of_a_scene_no_longer_cites_that_scene(tmp_path, edit):
+    """The ledgers still name the scene a batch put a memory in; after a person removes (or
+    rewrites beyond recognition) its line, recall cites the memory with no scene, as
+    ``trace`` says it is in none, while the scene's other memories stay cited."""
+    store = init_store(tmp_path / "s")
+    rows = [("dinner", "Hosted a dinner with six dishes for Marta and the team."),
+            ("design", "Marta prefers written design docs over meetings at Northwind."),
+            ("ship", "Shipped the parcel-tracking API at Northwind with Marta's team.")]
+    add_memories(store, json.dumps([{"id": i, "content": t,
+                                     "created_at": f"2026-0{n + 1}-05T10:00:00Z"}
+                                    for n, (i, t) in enumerate(rows)]).encode())
+    invoke("--dir", store.root, "run")
+    (name,) = store.scene_names()
+    path = store.scenes_dir / name
+    text = path.read_text("utf-8")
+    line = next(x for x in text.splitlines() if "six dishes" in x)
+    new = "" if edit == "removed" else "- 2026-01-05: Cooked for Marta's team.\n"
+    path.write_text(text.replace(line + "\n", new), "utf-8")
+    history.commit_files(git.Repo(store.root), "hand edit", [f"scenes/{name}"],
+                         by_person=True)
+    _, data = recall_both(store, "dinner six dishes Marta team", 4000)
+    (dinner,) = [p for p in data["passages"] if p.get("memory") == "dinner"]
+    assert "scene" not in dinner, dinner
+    trace = json.loads(invoke("--dir", store.root, "trace", "dinner", "--json").output)
+    assert trace["scenes"] == []
+    _, data = recall_both(store, "Marta written design docs", 4000)
+    cited = [p for p in data["passages"] if p.get("memory") == "design" or p.get("scene")]
+    assert cited and all(p.get("scene") == name for p in cited), cited

@@ -568,7 +568,7 @@ def _ledger_warning(store: Store) -> str | None:
     return problems[0] if problems else None
 
 
-Holder = Callable[[str, str], "dict | None"]
+Holder = Callable[[str, str, "date | None"], "dict | None"]
 
 
 def _scene_holder(store: Store, index: SceneIndex, scenes: list, bodies: dict[str, str], found: list
@@ -585,7 +585,7 @@ def _scene_holder(store: Store, index: SceneIndex, scenes: list, bodies: dict[st
             held.setdefault(memory_id, hit)
     folded = _folded(store, found)
 
-    def holder(memory_id: str, text: str) -> dict | None:
+    def holder(memory_id: str, text: str, day: date | None = None) -> dict | None:
         if memory_id in held:
             return _row(held[memory_id])
         if memory_id not in folded:
@@ -593,7 +593,7 @@ def _scene_holder(store: Store, index: SceneIndex, scenes: list, bodies: dict[st
         # The ledgers say where it went (a digest by theme names no id): a candidate scene.
         placed = set(index.memory_scenes(memory_id))
         hit = next((h for h in scenes if h.name in placed), None)
-        if hit is not None:
+        if hit is not None and still_says(text, day, bodies.get(hit.name, "")):
             return _row(hit)
         said = " ".join(text.split())
         for hit in index.search(text, k=3):
@@ -603,6 +603,30 @@ def _scene_holder(store: Store, index: SceneIndex, scenes: list, bodies: dict[st
                 return _row(hit)
         return None
     return holder
+
+
+STILL_SAYS = 0.5     # share of a memory's words its scene must still have to be cited
+
+
+def still_says(text: str, day: date | None, body: str) -> bool:
+    """True when a scene ``body`` the ledgers name for a memory (said on ``day``) may still
+    hold it: a digest line of the body covers ``day`` (a digest by theme keeps few of each
+    memory's words, and the ledger is the evidence), or the body has at least ``STILL_SAYS``
+    of the memory ``text``'s words (``core.text.terms``). A line a person removed by hand
+    leaves the ledger as it was; the memory is then cited by no scene (as ``scenes trace``
+    says "its line was removed by hand"), not by one that no longer says it."""
+    from scene_engine.core.periods import covers
+    from scene_engine.core.text import terms
+
+    if day is not None:
+        said = day.isoformat()
+        if any(covers(found.group(1), said) for found in _DIGEST_LINE.finditer(body)):
+            return True
+    wanted = set(terms(text))
+    return not wanted or len(wanted & set(terms(body))) >= STILL_SAYS * len(wanted)
+
+
+_DIGEST_LINE = re.compile(rf"(?m)^\s*[-*]\s*({PERIOD}) \(digest\)\s*:")
 
 
 def _folded(store: Store, found: list) -> set[str]:
@@ -888,7 +912,7 @@ def _attributor(ranked: list[Passage], restated: Callable[[Passage], Passage],
                 if other.memory is None and (found := restated(other)).memory:
                     restating.setdefault((found.memory, found.text), other.scene)
         scene = restating.get((passage.memory, passage.text))
-        if scene is None and (row := holder(passage.memory, passage.text)):
+        if scene is None and (row := holder(passage.memory, passage.text, passage.day)):
             scene = scene_map.know(row)
         return replace(passage, scene=scene) if scene else passage
     return find
