@@ -346,12 +346,14 @@ def _holds_any(text: str, probes: set[str]) -> bool:
 
 def _persona_part(store: Store, limit: int) -> str:
     """The persona's first sentences, in order, while they fit in ``limit`` characters (its
-    own top heading dropped: the recall text has one; no dangling lead-in line)."""
+    own top heading dropped: the recall text has one; no dangling lead-in line). A persona
+    that is not UTF-8 is left out, as a batch leaves it alone (``_persona_unreadable``
+    says why)."""
     if limit <= 20:
         return ""
     try:   # a link to a file elsewhere is not the persona: nothing outside the store is read
-        text = read_regular_text(store.persona_path, errors="replace").strip()
-    except OSError:
+        text = read_regular_text(store.persona_path).strip()
+    except (OSError, UnicodeDecodeError):
         return ""
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("# ")]
     out, used = [], 0
@@ -762,7 +764,8 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
     text = (header + scene_map.text() + (title + body if chosen else "")).rstrip()
     found = Recall(text=text + "\n" if text else "", budget=budget, persona=persona_text,
                    scenes=scene_map.shown, passages=chosen)
-    said = [] if not persona or persona_text else _persona_warning(store, budget, asked)
+    said = [] if not persona or persona_text else (
+        _persona_unreadable(store) or _persona_warning(store, budget, asked))
     if ranked and not chosen:    # found, but no passage fits: say so, not an empty answer
         said.append(f"{count(len(ranked), 'passage')} "
                     f"{'matches' if len(ranked) == 1 else 'match'}, but none fits in {budget} "
@@ -770,6 +773,18 @@ def assemble(store: Store, query: str, budget: int, hits, bodies: dict[str, str]
                     "--budget")
     found.warning = "; ".join(said) or None
     return found
+
+
+def _persona_unreadable(store: Store) -> list[str]:
+    """The one line of a persona that is not UTF-8 (``NotUtf8Error``: the file, the byte,
+    ``scenes doctor``), or ``[]``."""
+    try:
+        read_regular_text(store.persona_path)
+    except UnicodeDecodeError as exc:
+        return [str(exc)]
+    except OSError:
+        pass
+    return []
 
 
 def _persona_warning(store: Store, budget: int, asked: bool) -> list[str]:

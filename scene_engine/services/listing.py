@@ -101,20 +101,37 @@ def _scene_row(store: Store, name: str) -> list | None:
 def header_problem(store: Store) -> str | None:
     """The warning naming every scene whose header cannot be read (``index.scenes
     .header_warning``), or None: what ``status`` adds to its warnings."""
+    return header_warning_and_bytes(store)[0]
+
+
+def header_warning_and_bytes(store: Store) -> tuple[str | None, list[str]]:
+    """(``header_problem``'s warning, one ``NotUtf8Error`` line for each scene and the
+    persona that is not UTF-8): what ``status`` adds to its warnings, read in one pass
+    over the scenes. Batches leave such a file alone; ``doctor`` names them too."""
+    from scene_engine.core.fs import read_regular_text
     from scene_engine.index.scenes import header_warning
     from scene_engine.store.scene import SceneHeaderWarning, read_scene
 
-    broken = []
+    broken, undecodable = [], []
     for name in store.scene_names():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 read_scene(store.scenes_dir / name)
-            except (UnicodeDecodeError, OSError):
+            except UnicodeDecodeError as exc:
+                undecodable.append(str(exc))
+                continue
+            except OSError:
                 continue
         if any(issubclass(w.category, SceneHeaderWarning) for w in caught):
             broken.append(name)
-    return header_warning(broken)
+    try:
+        read_regular_text(store.persona_path)
+    except UnicodeDecodeError as exc:
+        undecodable.append(str(exc))
+    except OSError:
+        pass
+    return header_warning(broken), undecodable
 
 
 def match_scene(store: Store, name: str) -> str | None:

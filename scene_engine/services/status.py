@@ -46,10 +46,11 @@ def status(store: Store) -> dict:
 
 
 def _headers(store: Store) -> list[str]:
-    from scene_engine.services.listing import header_problem
+    """The unreadable headers (one line) and each scene or persona that is not UTF-8."""
+    from scene_engine.services.listing import header_warning_and_bytes
 
-    said = header_problem(store)
-    return [said] if said else []
+    said, undecodable = header_warning_and_bytes(store)
+    return ([said] if said else []) + undecodable
 
 
 def _numbering(store: Store, state, repo: Repo) -> list[str]:
