@@ -494,7 +494,10 @@ def test_deciding_pairs_each_way_and_undoing_a_merge(page, served, shots, store_
     # keep left, undo; keep right, undo; keep both (final)
     for side in ("left", "right"):
         page.goto(f"{served.base}/review/{orca}")
-        page.click(f"section.memory.{side} button")
+        # The decision's answer, not the done table (it may still say "kept" from the other
+        # side's decision before this one is made): its commit is made by then.
+        with page.expect_response(lambda r: r.request.method == "POST", timeout=WAIT_MS):
+            page.click(f"section.memory.{side} button")
         expect(page.locator("table.done")).to_contain_text("kept")
         assert f"keep {side}" in git.Repo(store_root).head.commit.message
         page.click("button:text('Undo merge')")
