@@ -161,6 +161,68 @@ def test_list_sorts_by_heat_then_name_and_json_has_the_fields(tmp_path):
     assert positions == sorted(positions)
 
 
+def _fresh(*args: str, env: dict | None = None):
+    """``scenes ARGS`` as a new process (the console script: the quick door)."""
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([str(Path(sys.executable).with_name("scenes")), *args],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+def test_list_of_many_scenes_prints_every_row_in_a_pipe_and_on_a_terminal(tmp_path):
+    """Hundreds of scenes (more than a screen): every row, hottest first, whole values with
+    a tab between in a pipe; on a terminal the same rows as plain columns, each name whole;
+    the quick door and the full command line say the same."""
+    root = tmp_path / "s"
+    init_store(root)
+    count = 600
+    for k in range(count):
+        write_scene(root, f"scene-{k:04d}.md", k % 7, f"Scene {k},  a summary  with   spaces.")
+    expected = sorted(((k % 7, f"scene-{k:04d}.md") for k in range(count)),
+                      key=lambda r: (-r[0], r[1]))
+    fresh = _fresh("--dir", str(root), "list")
+    assert fresh.returncode == 0, fresh.stderr
+    lines = fresh.stdout.splitlines()
+    assert lines[0] == "name\theat\tupdated\tsummary" and len(lines) == count + 1
+    assert [tuple(line.split("\t")[:2]) for line in lines[1:]] == [
+        (name, str(heat)) for heat, name in expected]
+    assert lines[1].split("\t")[2:] == ["2024-01-02T00:00", "Scene 6, a summary with spaces."]
+    assert scenes("--dir", str(root), "list").stdout == fresh.stdout
+    drawn = _fresh("--dir", str(root), "list",
+                   env={"TTY_COMPATIBLE": "1", "COLUMNS": "100", "LINES": "40"})
+    assert drawn.returncode == 0, drawn.stderr
+    names = [line.split()[0] for line in drawn.stdout.splitlines()[1:] if line[:1] != " "]
+    assert names == [name for _, name in expected]
+    assert max(map(len, drawn.stdout.splitlines())) <= 100
+    json_rows = json.loads(_fresh("--dir", str(root), "list", "--json").stdout)
+    assert [(r["heat"], r["name"]) for r in json_rows] == expected
+
+
+@pytest.mark.parametrize("argv", [["status"], ["status", "--json"], ["list", "--json"],
+                                  ["search", "x", "--json"], ["recall", "x", "--json"]])
+def test_the_quick_door_says_status_list_and_their_errors_as_the_full_command_line(
+        tmp_path, argv):
+    """``status`` and ``list`` take the quick door too; a failure with ``--json`` is one JSON
+    document on stdout on both doors, and the same line on stderr."""
+    from scene_engine.cli import quick
+
+    root = tmp_path / "s"
+    init_store(root)
+    write_scene(root, "work.md", 3, "The job.")
+    for where in (root, tmp_path / "not-a-store"):
+        assert quick._parse(["--dir", str(where), *argv]) is not None
+        fresh = _fresh("--dir", str(where), *argv)
+        full = scenes("--dir", str(where), *argv)
+        assert (fresh.returncode, fresh.stdout, fresh.stderr) == (
+            full.exit_code, full.stdout, full.stderr)
+    assert fresh.returncode == 2 and "is not a scene store" in fresh.stderr
+    if "--json" in argv:
+        assert json.loads(fresh.stdout)["exit_code"] == 2
+
+
 def test_show_prints_the_file_as_on_disk_and_unknown_names_exit_2(tmp_path):
     root = tmp_path / "s"
     init_store(root)
