@@ -15,6 +15,28 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any, cast
+
+
+class LazyPattern:
+    """A regular expression compiled at its first use, not at import: a pattern with the
+    combining-mark class takes milliseconds to compile, and a command that never cuts such
+    words (a search in English, a status) should not pay for it. ``pattern`` and ``flags``
+    are there at once; anything else is the compiled pattern's (kept on the object after
+    the first call, so later calls cost what the pattern's own do)."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern, self.flags = pattern, flags
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(re.compile(self.pattern, self.flags), name)
+        setattr(self, name, value)
+        return value
+
+
+def lazy_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(pattern, flags)`` at its first use (``LazyPattern``)."""
+    return cast("re.Pattern[str]", LazyPattern(pattern, flags))
 
 
 def _mark_class() -> str:
@@ -73,8 +95,8 @@ MARK = f"[{MARKS}]"
 # decides a match. Japanese kana is CJK to the search index (``index.analysis``).
 SPACELESS = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u1980-\u19ff\u1a20-\u1aaf"
              "\ua9e0-\ua9ff\uaa60-\uaadf")
-SPACELESS_RUN = re.compile(f"(?:(?=[{SPACELESS}])(?:[^\\W\\d_]|{MARK}))+")
-_CLUSTER = re.compile(f"[^{MARKS}]{MARK}*|{MARK}+")
+SPACELESS_RUN = lazy_pattern(f"(?:(?=[{SPACELESS}])(?:[^\\W\\d_]|{MARK}))+")
+_CLUSTER = lazy_pattern(f"[^{MARKS}]{MARK}*|{MARK}+")
 
 
 def letters(run: str) -> list[str]:
@@ -93,10 +115,10 @@ def letter_pairs(run: str) -> list[str]:
 # A letter of any alphabet but CJK and the spaceless scripts (café, Zürich, Ελλάδα, दिल्ली
 # are words; CJK and Thai go by pairs), with the marks that follow it.
 _LETTER = f"[^\\W\\d_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff{SPACELESS}]{MARK}*"
-_WORD = re.compile(f"{_LETTER}(?:{_LETTER}|['’-])*{_LETTER}|\\d{{2,}}|{_LETTER}")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_PAIRED = re.compile(f"(?:[\u3040-\u30ff]{MARK}*)+|{SPACELESS_RUN.pattern}")   # kana, Thai...
-CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")   # one Han character
+_WORD = lazy_pattern(f"{_LETTER}(?:{_LETTER}|['’-])*{_LETTER}|\\d{{2,}}|{_LETTER}")
+_CJK = lazy_pattern(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_PAIRED = lazy_pattern(f"(?:[\u3040-\u30ff]{MARK}*)+|{SPACELESS_RUN.pattern}")   # kana, Thai...
+CJK_CHAR = lazy_pattern(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")   # one Han character
 STOP_WORDS = frozenset("""
 a an and are as at be been being but by can could did do does doing for from had has have having
 he her hers him his how i if in into is it its just me more most my no not of on or our ours she
