@@ -202,18 +202,29 @@ def scene_columns(cells: list[tuple[str, str, str, str]], width: int) -> str:
     (wide characters counted as two), the summary wrapped at spaces (a word wider than its
     column at characters) with its further lines under it. Control characters show as
     U+FFFD (a file name could hold a terminal escape)."""
-    rows = [tuple(_printable(c) for c in row) for row in
-            [("name", "heat", "updated", "summary"), *cells]]
-    widths = [max(cell_len(row[k]) for row in rows) for k in range(3)]
+    rows = [(_printable(a), _printable(b), _printable(c), _printable(d))
+            for a, b, c, d in [("name", "heat", "updated", "summary"), *cells]]
+    sizes = [(_cells(a), _cells(b), _cells(c)) for a, b, c, _ in rows]
+    widths = [max(size[k] for size in sizes) for k in range(3)]
     room = max(SUMMARY_MIN, width - sum(widths) - 2 * 3 - 1)
     indent = " " * (sum(widths) + 2 * 3)
+    name_w, heat_w, updated_w = widths
     out = []
-    for row in rows:
-        lead = "  ".join(_pad(row[k], widths[k], right=k == 1) for k in range(3))
-        wrapped = _wrap(row[3], room) or [""]
+    for (name, heat, updated, summary), (name_c, heat_c, updated_c) in zip(rows, sizes,
+                                                                           strict=True):
+        lead = (f"{name}{' ' * (name_w - name_c)}  {' ' * (heat_w - heat_c)}{heat}  "
+                f"{updated}{' ' * (updated_w - updated_c)}")   # heat to the right
+        wrapped = _wrap(summary, room) or [""]
         out.append(f"{lead}  {wrapped[0]}".rstrip())
         out += [f"{indent}{line}" for line in wrapped[1:]]
     return "\n".join(out) + "\n"
+
+
+def _cells(text: str) -> int:
+    """Terminal cells of ``text`` (``rich.cells.cell_len``; printable ASCII is one cell a
+    character, counted without Rich's tables: 10,000 rows have a quarter of a million
+    words)."""
+    return len(text) if text.isascii() and text.isprintable() else cell_len(text)
 
 
 def _printable(text: str) -> str:
@@ -221,18 +232,16 @@ def _printable(text: str) -> str:
         if not text.isprintable() else text
 
 
-def _pad(text: str, width: int, right: bool = False) -> str:
-    gap = " " * (width - cell_len(text))
-    return gap + text if right else text + gap
-
-
 def _wrap(text: str, width: int) -> list[str]:
     """``text`` in lines of at most ``width`` cells, broken at spaces, a longer word at
     characters (CJK text has no spaces)."""
+    measure = len if text.isascii() and text.isprintable() else cell_len   # as ``_cells``
+    if text[:1] not in ("", " ") and measure(text) <= width:
+        return [text]                 # what the loop below gives a line that fits
     lines: list[str] = []
     line, used = "", 0
     for word in text.split(" "):
-        size = cell_len(word)
+        size = measure(word)
         if line and used + 1 + size <= width:
             line, used = f"{line} {word}", used + 1 + size
             continue
@@ -241,13 +250,13 @@ def _wrap(text: str, width: int) -> list[str]:
         line, used = "", 0
         while size > width:           # a word wider than the column: cut it where it fits
             cut, taken = 0, 0
-            while cut < len(word) and taken + cell_len(word[cut]) <= width:
-                taken += cell_len(word[cut])
+            while cut < len(word) and taken + measure(word[cut]) <= width:
+                taken += measure(word[cut])
                 cut += 1
             cut = max(cut, 1)
             lines.append(word[:cut])
             word = word[cut:]
-            size = cell_len(word)
+            size = measure(word)
         line, used = word, size
     if line:
         lines.append(line)
