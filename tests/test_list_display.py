@@ -70,10 +70,12 @@ def test_every_character_and_mixed_texts_measure_as_rich_measures_them():
         if 0xD800 <= code <= 0xDFFF:
             continue
         assert display._cells(chr(code)) == cell_len(chr(code)), hex(code)
+        assert display._each_cells(chr(code)) == [cell_len(chr(code))], hex(code)
     rng = random.Random(11)
     for _ in range(5000):
         text = "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 30)))
         assert display._cells(text) == cell_len(text), text
+        assert display._each_cells(text) == [cell_len(ch) for ch in text], text
 
 
 def test_many_rows_draw_the_same_columns_as_rich_measures_give():

@@ -33,7 +33,6 @@ import functools
 import os
 import sqlite3
 import sys
-import tempfile
 import threading
 import unicodedata
 from collections.abc import Iterator
@@ -384,6 +383,8 @@ def _dictionary() -> tuple[sqlite3.Connection, int]:
 
 
 def _cache_folders() -> Iterator[Path]:
+    import tempfile
+
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     yield Path(base) / "scene-engine"
     yield Path(tempfile.gettempdir()) / f"scene-engine-{os.getuid() if hasattr(os, 'getuid') else 0}"
