@@ -6,7 +6,9 @@ export, SessionStart hook latency on stores of 1,000 and 10,000 memories, Stop h
     python bench/bench_import.py --only hooks
 
 Each measured command runs as a person's (or an agent's) would: a new ``scenes`` process, the
-console script's own entry, so Python's start-up counts. Peak memory is the child's maximum
+console script's own entry, so Python's start-up counts; each hook run is followed by a
+``python -c pass`` (the yardstick: the ratio of each pair is reported, as these machines are
+shared). Peak memory is the child's maximum
 resident set (``getrusage``). The export is made by ``chatgpt_export``: conversations of 20
 messages (10 the person's, 10 the assistant's, a regenerated answer in every fifth), a mapping
 tree and a ``current_node`` each, about 1 KB a message, in made-up words of Zipf frequency.
@@ -169,11 +171,25 @@ def store_of(memories: int, work: Path) -> Path:
     return store
 
 
-def percentiles(samples: list[float]) -> dict:
+def percentiles(samples: list[float], bare: list[float] | None = None) -> dict:
+    """p50 and p95 of ``samples``; with ``bare`` (a ``python -c pass`` timed after each
+    sample, in turn with it) its median and the median of the pairwise ratios."""
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return {"p50_ms": round(statistics.median(ordered) * 1000),
-            "p95_ms": round(p95 * 1000), "runs": len(samples)}
+    out = {"p50_ms": round(statistics.median(ordered) * 1000),
+           "p95_ms": round(p95 * 1000), "runs": len(samples)}
+    if bare:
+        out["python_c_pass_ms"] = round(statistics.median(bare) * 1000)
+        out["ratio"] = round(statistics.median(a / b for a, b in zip(samples, bare,
+                                                                     strict=True)), 1)
+    return out
+
+
+def bare_python() -> float:
+    """Seconds of ``python -c pass``: the yardstick timed in turn with each hook."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - start
 
 
 def bench_session_start(store: Path, runs: int) -> dict:
@@ -184,24 +200,32 @@ def bench_session_start(store: Path, runs: int) -> dict:
     said = json.dumps({"session_id": "bench", "cwd": str(project), "source": "startup",
                        "hook_event_name": "SessionStart", "transcript_path": None})
     env = {"SCENE_ENGINE_DIR": str(store)}
-    cold = []
+    cold, cold_bare = [], []
     for _ in range(max(3, runs // 5)):        # the store read: the kept answer removed first
         for kept in (store / ".scene-engine" / "inbox" / "hooks" / "context").glob("*.json"):
             kept.unlink()
         seconds, done = scenes("hook", "session-start", stdin=said, env=env)
         assert json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"], done.stderr
         cold.append(seconds)
-    warm = [scenes("hook", "session-start", stdin=said, env=env)[0] for _ in range(runs)]
-    return {"store_read": percentiles(cold), "kept": percentiles(warm)}
+        cold_bare.append(bare_python())
+    warm, warm_bare = [], []
+    for _ in range(runs):
+        warm.append(scenes("hook", "session-start", stdin=said, env=env)[0])
+        warm_bare.append(bare_python())
+    return {"store_read": percentiles(cold, cold_bare), "kept": percentiles(warm, warm_bare)}
 
 
 def bench_stop(store: Path, runs: int) -> dict:
     """Stop hook latency: a session that grows by one exchange (a prompt, an answer with a
-    tool call, its result) before each Stop; the fold it starts runs apart."""
+    tool call, its result) before each Stop; the fold it starts (words only, the turns
+    extracted, nothing folded) finishes before the next, so no run shares the machine
+    with it."""
     transcript = store.parent / "session.jsonl"
     transcript.write_text("")
-    env = {"SCENE_ENGINE_DIR": str(store), "SCENE_ENGINE_HOOK_FOLD": "host"}
-    times = []
+    env = {"SCENE_ENGINE_DIR": str(store), "SCENE_ENGINE_HOOK_FOLD": "host",
+           "SCENE_ENGINE_SEMANTIC": "off"}     # the fold it starts embeds nothing
+    pid_file = store / ".scene-engine" / "inbox" / "hooks" / "fold.pid"
+    times, bare = [], []
     for n in range(runs):
         with transcript.open("a") as out:
             for kind, content in (("user", f"Please fix bug {n} in the parser."),
@@ -217,7 +241,15 @@ def bench_stop(store: Path, runs: int) -> dict:
         said = json.dumps({"session_id": "bench", "cwd": str(store.parent),
                            "transcript_path": str(transcript), "hook_event_name": "Stop"})
         times.append(scenes("hook", "stop", stdin=said, env=env)[0])
-    return percentiles(times)
+        deadline = time.monotonic() + 300     # its background fold done before the next
+        while time.monotonic() < deadline:
+            try:
+                os.kill(int(pid_file.read_text().strip()), 0)
+            except (OSError, ValueError):
+                break
+            time.sleep(0.05)
+        bare.append(bare_python())
+    return percentiles(times, bare)
 
 
 def main() -> None:

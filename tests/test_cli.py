@@ -441,7 +441,10 @@ def test_an_empty_query_is_a_usage_error(root, args):
     command = [sys.executable, "-c", "from scene_engine.cli.entry import main; main()"]
     done = subprocess.run([*command, "--dir", str(root), *args], capture_output=True, text=True,
                           timeout=60)                    # the quick door says the same
-    assert done.returncode == 2 and "empty" in done.stderr and done.stdout == "", done
+    assert done.returncode == 2 and done.stderr == result.stderr, done
+    assert done.stdout == result.stdout == ("" if "--json" not in args else done.stdout)
+    if "--json" in args:                   # one JSON document, the failure included
+        assert json.loads(done.stdout)["exit_code"] == 2
 
 
 @pytest.mark.slow

@@ -67,7 +67,7 @@ def test_a_damaged_copy_loads_the_package_s_own_way(fresh, tmp_path, damage):
     elif damage == "broken manifest":
         (folder / "manifest.json").write_text("{not json", "utf-8")
     else:
-        (folder / "pieces.json").unlink()
+        (folder / "pieces.txt").unlink()
     assert embed(str(copy))["vectors"] == first["vectors"]
 
 

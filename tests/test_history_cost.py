@@ -9,7 +9,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import git
 import pytest
 from clirunner import CheckedRunner
 
@@ -254,6 +253,6 @@ def test_the_listing_cache_is_keyed_by_content(tmp_path):
     root = listed_store(tmp_path, count=2)
     scene_rows(open_store(root))
     kept = json.loads((root / ".scene-engine/cache/scene-rows.json").read_text("utf-8"))
-    blobs = history.unchanged_blobs(git.Repo(root), "scenes")
+    blobs = history.unchanged_blobs(root, "scenes")
     assert set(kept) == {blob for path, blob in blobs.items() if path.endswith(".md")}
     assert len(kept) == 3

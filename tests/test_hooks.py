@@ -119,6 +119,62 @@ def test_no_store_or_a_broken_one_is_a_notice_never_a_failure(tmp_path, store, n
     assert hooks.run_hook("nonsense", "{}", store.root).notice.startswith("scene-engine:")
 
 
+def _hook_process(event: str, stdin: str, env: dict) -> subprocess.CompletedProcess:
+    """``scenes hook EVENT`` as a new process, as an agent starts it (the console script's
+    entry: the hook door)."""
+    return subprocess.run([sys.executable, "-c", "from scene_engine.cli.entry import main; "
+                           "main()", "hook", event], input=stdin, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **env})
+
+
+@pytest.mark.parametrize("damage", ["missing", "broken settings", "torn state", "not a folder"])
+def test_a_hook_process_on_a_missing_or_broken_store_exits_0_with_one_notice(
+        tmp_path, store, damage):
+    """A new process, as the agent runs it: whatever is wrong with the store, exit 0, one
+    ``scene-engine:`` line on stderr, and at start a well-formed answer (no context)."""
+    project = tmp_path / "orca"
+    project.mkdir()
+    where = store.root
+    if damage == "missing":
+        where = tmp_path / "nothing-here"
+    elif damage == "broken settings":
+        (store.meta_dir / "config.toml").write_text("max_scenes = 'many'\n")
+    elif damage == "torn state":
+        (store.meta_dir / "state.json").write_text('{"cursor": ')
+    else:
+        where = tmp_path / "a-file"
+        where.write_text("not a store")
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(FIXTURE.read_text())
+    env = {"SCENE_ENGINE_DIR": str(where), "SCENE_ENGINE_HOOK_FOLD": "host"}
+    started = _hook_process("session-start", hook_input("SessionStart", project), env)
+    assert started.returncode == 0, started.stderr
+    answer = json.loads(started.stdout)
+    assert answer["hookSpecificOutput"]["additionalContext"] == ""
+    assert started.stderr.startswith("scene-engine:") and started.stderr.count("\n") == 1
+    assert answer["systemMessage"] == started.stderr.strip()
+    stopped = _hook_process("stop", hook_input("Stop", project, transcript), env)
+    assert stopped.returncode == 0 and stopped.stdout == ""
+    assert stopped.stderr.startswith("scene-engine:") and stopped.stderr.count("\n") == 1
+    assert "Traceback" not in started.stderr + stopped.stderr
+
+
+def test_a_new_process_gives_the_kept_answer_as_the_one_that_read_the_store(store, tmp_path):
+    """The start after a start (nothing changed) answers from what was kept, word for word
+    what the process that read the store answered."""
+    (store.root / "persona.md").write_text("Ana keeps the Orca retries at three.\n")
+    project = tmp_path / "orca"
+    project.mkdir()
+    env = {"SCENE_ENGINE_DIR": str(store.root)}
+    said = hook_input("SessionStart", project)
+    first = _hook_process("session-start", said, env)
+    kept = list((hooks.hooks_dir(store) / "context").glob("*.json"))
+    again = _hook_process("session-start", said, env)
+    assert first.returncode == again.returncode == 0 and len(kept) == 1
+    assert again.stdout == first.stdout and "retries at three" in first.stdout
+    assert first.stderr == again.stderr == ""
+
+
 # ---------------------------------------------------------------- Stop, SessionEnd, PreCompact
 
 def test_stop_takes_the_new_turns_once_and_filtered(store, tmp_path, no_fold):

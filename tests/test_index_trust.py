@@ -407,7 +407,8 @@ def test_the_quick_door_answers_like_the_full_command_line(store, argv):
 
 @pytest.mark.parametrize("argv", [
     ["search"], ["search", "--help"], ["search", "-k", "0", "x"], ["search", "a", "b"],
-    ["recall", "x", "--budget", "50"], ["list"], ["--dir"], ["search", "-x"],
+    ["recall", "x", "--budget", "50"], ["list", "-h"], ["--dir"], ["search", "-x"],
+    ["status", "--json", "--json"], ["list", "x"], ["show", "x"],
     ["search", "x", "--json", "--json"], ["recall", "--budget=abc", "x"],
 ])
 def test_anything_but_a_plain_search_goes_to_the_full_command_line(argv):

@@ -2,7 +2,8 @@
 its options, calls one service, prints (docs/DESIGN.md "Command line").
 
 ``entry`` (the console script: signal handlers, then the quick door or the full command
-line), ``quick`` (a plain search or recall without Typer's start-up), ``base`` (the Typer
+line), ``quick`` (a plain search, recall, status or list without Typer's start-up),
+``hookdoor`` (an agent's hooks, lighter still), ``base`` (the Typer
 app, the global options and the one translation of errors to exit codes), the commands by
 group (``store_commands``, ``memories``, ``scenes``, ``history``, ``serve``, registered by
 ``commands``), ``help`` (plain help text) and ``display`` (progress and tables, Rich).

@@ -85,19 +85,10 @@ def interrupted(exc: BaseException, detail: str = "") -> NoReturn:
 
 
 def _stdout_gone() -> bool:
-    """True when stdout is a pipe whose reader has gone (``scenes log | head -1``): poll
-    reports an error on such a pipe. A broken pipe elsewhere (a git helper process that
-    died) is a failure to report, not a reader that had enough."""
-    import select
+    """True when stdout is a pipe whose reader has gone (``quick.stdout_gone``)."""
+    from scene_engine.cli.quick import stdout_gone
 
-    if sys.__stdout__ is None:   # started with no stdout at all
-        return False
-    try:
-        poller = select.poll()
-        poller.register(sys.__stdout__.fileno(), select.POLLOUT)
-        return any(events & select.POLLERR for _, events in poller.poll(0))
-    except (OSError, ValueError, AttributeError):
-        return False
+    return stdout_gone()
 
 
 def _reader_gone() -> NoReturn:

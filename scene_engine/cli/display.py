@@ -11,18 +11,19 @@ prints errors after the display is closed, so they stand on their own line.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sys
 import unicodedata
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.cells import cell_len
+from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
-from rich.table import Table
 
 from scene_engine.core.plural import count
-from scene_engine.services.history import describe_event
+
+if TYPE_CHECKING:   # loaded where a progress line or a table is drawn, not for `list`
+    from rich.progress import Progress, TaskID
 
 __all__ = ["RunDisplay", "status_of"]
 
@@ -71,6 +72,8 @@ class RunDisplay:
 
     def __enter__(self) -> RunDisplay:
         if self.console.is_terminal and self.total:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
             # No auto-refresh: the line is drawn when it changes (``_draw``), not 10 times a
             # second with the same words; no clock column, which only a redraw would move.
             progress = self._progress = Progress(
@@ -155,6 +158,8 @@ class RunDisplay:
         if text:
             self.status(text)
         if self.verbose and kind in ("tool", "error", "retry", "truncated", "repair"):
+            from scene_engine.services.history import describe_event
+
             line = describe_event(kind, data)
             if line:
                 self.note(f"  {line}")
@@ -179,10 +184,14 @@ def print_scene_rows(rows: list[dict]) -> None:
         for line in [("name", "heat", "updated", "summary"), *cells]:
             print("\t".join(line))
         return
-    if len(cells) > console.height:
-        console.file.write(scene_columns(cells, console.width))
-        console.file.flush()
+    if len(cells) > console.height:   # written as it is made: the first screen at once
+        lines = scene_column_lines(cells, console.width)
+        while chunk := list(itertools.islice(lines, 500)):
+            console.file.write("".join(line + "\n" for line in chunk))
+            console.file.flush()
         return
+    from rich.table import Table
+
     table = Table(show_lines=False)
     table.add_column("name", no_wrap=True, min_width=max((len(c[0]) for c in cells), default=4))
     table.add_column("heat", no_wrap=True)
@@ -202,18 +211,58 @@ def scene_columns(cells: list[tuple[str, str, str, str]], width: int) -> str:
     (wide characters counted as two), the summary wrapped at spaces (a word wider than its
     column at characters) with its further lines under it. Control characters show as
     U+FFFD (a file name could hold a terminal escape)."""
-    rows = [tuple(_printable(c) for c in row) for row in
-            [("name", "heat", "updated", "summary"), *cells]]
-    widths = [max(cell_len(row[k]) for row in rows) for k in range(3)]
+    return "".join(line + "\n" for line in scene_column_lines(cells, width))
+
+
+def scene_column_lines(cells: list[tuple[str, str, str, str]], width: int) -> Iterator[str]:
+    """The lines of ``scene_columns`` (without their line breaks), each made when asked for
+    (the column widths first: they need every row's first three cells)."""
+    rows = [(_printable(a), _printable(b), _printable(c), _printable(d))
+            for a, b, c, d in [("name", "heat", "updated", "summary"), *cells]]
+    sizes = [(_cells(a), _cells(b), _cells(c)) for a, b, c, _ in rows]
+    widths = [max(size[k] for size in sizes) for k in range(3)]
     room = max(SUMMARY_MIN, width - sum(widths) - 2 * 3 - 1)
     indent = " " * (sum(widths) + 2 * 3)
-    out = []
-    for row in rows:
-        lead = "  ".join(_pad(row[k], widths[k], right=k == 1) for k in range(3))
-        wrapped = _wrap(row[3], room) or [""]
-        out.append(f"{lead}  {wrapped[0]}".rstrip())
-        out += [f"{indent}{line}" for line in wrapped[1:]]
-    return "\n".join(out) + "\n"
+    name_w, heat_w, updated_w = widths
+    for (name, heat, updated, summary), (name_c, heat_c, updated_c) in zip(rows, sizes,
+                                                                           strict=True):
+        lead = (f"{name}{' ' * (name_w - name_c)}  {' ' * (heat_w - heat_c)}{heat}  "
+                f"{updated}{' ' * (updated_w - updated_c)}")   # heat to the right
+        wrapped = _wrap(summary, room) or [""]
+        yield f"{lead}  {wrapped[0]}".rstrip()
+        for line in wrapped[1:]:
+            yield f"{indent}{line}"
+
+
+class _Widths(dict):
+    """Terminal cells of each character met (``rich.cells.get_character_cell_size``), read
+    once a process."""
+
+    def __missing__(self, character: str) -> int:
+        width = self[character] = get_character_cell_size(character)
+        return width
+
+
+_WIDTHS = _Widths()
+
+
+def _cells(text: str) -> int:
+    """Terminal cells of ``text``, as ``rich.cells.cell_len`` counts them: printable ASCII
+    one cell a character; a text without a zero-width joiner or variation selector 16 the
+    sum of its characters' (what Rich sums too, here without a Python call a character:
+    10,000 rows have a quarter of a million words, half of them CJK); else Rich's own."""
+    if text.isascii() and text.isprintable():
+        return len(text)
+    if "\u200d" in text or "\ufe0f" in text:
+        return cell_len(text)
+    return sum(map(_WIDTHS.__getitem__, text))
+
+
+def _each_cells(word: str) -> list[int]:
+    """The cells of each character of ``word`` (``rich.cells.cell_len`` of each)."""
+    if "\u200d" in word or "\ufe0f" in word:
+        return [cell_len(ch) for ch in word]
+    return list(map(_WIDTHS.__getitem__, word))
 
 
 def _printable(text: str) -> str:
@@ -221,33 +270,35 @@ def _printable(text: str) -> str:
         if not text.isprintable() else text
 
 
-def _pad(text: str, width: int, right: bool = False) -> str:
-    gap = " " * (width - cell_len(text))
-    return gap + text if right else text + gap
-
-
 def _wrap(text: str, width: int) -> list[str]:
     """``text`` in lines of at most ``width`` cells, broken at spaces, a longer word at
     characters (CJK text has no spaces)."""
+    measure = len if text.isascii() and text.isprintable() else _cells
+    if text[:1] not in ("", " ") and measure(text) <= width:
+        return [text]                 # what the loop below gives a line that fits
     lines: list[str] = []
     line, used = "", 0
     for word in text.split(" "):
-        size = cell_len(word)
+        size = measure(word)
         if line and used + 1 + size <= width:
             line, used = f"{line} {word}", used + 1 + size
             continue
         if line:
             lines.append(line)
         line, used = "", 0
-        while size > width:           # a word wider than the column: cut it where it fits
-            cut, taken = 0, 0
-            while cut < len(word) and taken + cell_len(word[cut]) <= width:
-                taken += cell_len(word[cut])
-                cut += 1
-            cut = max(cut, 1)
-            lines.append(word[:cut])
-            word = word[cut:]
-            size = cell_len(word)
+        if size > width:              # a word wider than the column: cut it where it fits
+            each = [1] * len(word) if measure is len else _each_cells(word)
+            start = 0
+            while size > width:
+                cut, taken = start, 0
+                while cut < len(word) and taken + each[cut] <= width:
+                    taken += each[cut]
+                    cut += 1
+                cut = max(cut, start + 1)
+                lines.append(word[start:cut])
+                start = cut
+                size = measure(word[start:])
+            word = word[start:]
         line, used = word, size
     if line:
         lines.append(line)
@@ -273,7 +324,13 @@ class ByteProgress:
         if not self.console.is_terminal or total < (1 << 20):
             return
         if self.progress is None:
-            from rich.progress import DownloadColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
 
             self.progress = Progress(TextColumn(self.label), BarColumn(), DownloadColumn(),
                                      TimeRemainingColumn(), console=self.console,

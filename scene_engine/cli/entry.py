@@ -3,8 +3,8 @@
 Importing the command line (Typer, Rich) takes a noticeable moment; a Ctrl-C or SIGTERM in it
 would otherwise print a traceback or kill the process without a word. Nothing is written
 before ``cli.main`` runs, so an interrupt here is just one ``interrupted`` line. A plain
-``search`` or ``recall`` skips that moment (``quick``): they only read; so does an agent's
-``hook`` (``hookdoor``).
+``search``, ``recall``, ``status`` or ``list`` skips that moment (``quick``): they only
+read; so does an agent's ``hook`` (``hookdoor``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from scene_engine.core import interrupts
 
 
 def main() -> None:
-    """Install the signal handlers; run a plain search or recall through the quick door
-    (``quick.run``: no Typer start-up), anything else through the command line (exit codes
-    as ``cli.main``: 130 for Ctrl-C, 143 for SIGTERM)."""
+    """Install the signal handlers; run a hook through its door, a plain search, recall,
+    status or list through the quick door (``quick.run``: no Typer start-up), anything else
+    through the command line (exit codes as ``cli.main``: 130 for Ctrl-C, 143 for
+    SIGTERM)."""
     interrupts.install_handlers()
     try:
         from scene_engine.cli import hookdoor

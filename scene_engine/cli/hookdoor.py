@@ -29,15 +29,16 @@ def hook(directory: Path | None, event: str) -> int:
 
 
 def _hook_args(argv: list[str]) -> tuple[Path | None, str] | None:
-    """(--dir, EVENT) for ``[--dir D] hook EVENT`` with a known event, else None."""
-    from scene_engine.services.hooks import EVENTS
-
+    """(--dir, EVENT) for ``[--dir D] hook EVENT`` with a known event, else None (the hook
+    module is read only for a ``hook`` command: every other command passes through here)."""
     args = list(argv)
     directory = None
     if len(args) >= 2 and args[0] == "--dir" and args[1]:
         directory, args = Path(args[1]), args[2:]
     elif args and args[0].startswith("--dir=") and len(args[0]) > len("--dir="):
         directory, args = Path(args[0][len("--dir="):]), args[1:]
-    if len(args) == 2 and args[0] == "hook" and args[1] in EVENTS:
-        return directory, args[1]
-    return None
+    if len(args) != 2 or args[0] != "hook":
+        return None
+    from scene_engine.services.hooks import EVENTS
+
+    return (directory, args[1]) if args[1] in EVENTS else None

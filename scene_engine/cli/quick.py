@@ -1,21 +1,25 @@
-"""`scenes search` and `scenes recall` printed, and a quick door to them.
+"""`scenes search`, `recall`, `status` and `list` printed, and a quick door to them.
 
-Agents call these two all day, each time as a new process. Typer builds its whole command
-tree before it runs any command (0.15-0.3 s, more than the search itself), so the console
-script (``entry.main``) first offers the arguments to ``run``: it accepts exactly the forms
-these two commands document (``[--dir D] search QUERY [-k N] [--json] [--memories]``,
-``[--dir D] recall QUERY [--budget N] [--json]``) and returns None for anything else (help,
+Agents call these all day, each time as a new process. Typer builds its whole command tree
+before it runs any command, and its option parsing loads pydantic (together 0.15-0.3 s, more
+than the search itself), so the console script (``entry.main``) first offers the arguments
+to ``run``: it accepts exactly the forms these commands document (``[--dir D] search QUERY
+[-k N] [--json] [--memories]``, ``[--dir D] recall QUERY [--budget N] [--json]``, ``[--dir
+D] status [--json]``, ``[--dir D] list [--json]``) and returns None for anything else (help,
 a bad value, another command), which then goes to the full command line, errors included.
-The Typer commands print with the same ``search`` and ``recall`` below, and both call the
-same services (``services.search``, ``services.recall``), so both doors answer alike.
-``scenes hook EVENT`` has a door of its own, lighter still (``hookdoor``).
+The Typer commands print with the same functions below, both call the same services, and
+``handled`` says an error as ``cli.base.handled`` does (one ``error:`` line; with ``--json``
+also one JSON document on stdout), so both doors answer alike. ``scenes hook EVENT`` has a
+door of its own, lighter still (``hookdoor``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 from scene_engine.services.recall import MAX_BUDGET, MIN_BUDGET, RECALL_BUDGET
@@ -28,8 +32,12 @@ def show_warning(message, category, filename, lineno, file=None, line=None) -> N
 
 
 def echo_json(data) -> None:
-    """One JSON document on stdout (UTF-8 text as it is, two-space indent)."""
-    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    """One JSON document on stdout (UTF-8 text as it is, two-space indent; a byte that is
+    not UTF-8 as ``\\xNN``), as ``cli.base.echo_json`` writes it."""
+    from scene_engine.core.fs import escape_undecodable
+
+    print(escape_undecodable(json.dumps(data, ensure_ascii=False, indent=2, default=str),
+                             in_json=True))
 
 
 def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool = False,
@@ -75,39 +83,156 @@ def recall(directory: Path | None, query: str, budget: int = RECALL_BUDGET,
         sys.stdout.write(result.text)
 
 
-def run(argv: list[str]) -> int | None:
-    """Run ``argv`` (without the program name) if it is a plain search or recall; return
-    its exit code, or None to leave it to the full command line. The engine's errors are one
-    ``error:`` line (its exit code: 2 for bad usage, 1 otherwise), as on the full door."""
-    parsed = _parse(argv)
-    if parsed is None:
-        return None
-    command, directory, query, number, as_json, memories = parsed
-    from scene_engine.core.errors import SceneEngineError
+def status(directory: Path | None, as_json: bool = False) -> None:
+    """Print ``services.status.status`` of the store (rolled back first if a batch was
+    interrupted): ``key: value`` lines (None as ``none``), or ``--json``; each warning (a line
+    that cannot be read: named, not counted) on stderr after them. Raises as the service."""
+    from scene_engine.services.status import status as store_status
 
-    warnings.showwarning = show_warning
+    data = store_status(read_store(directory))
+    if as_json:
+        echo_json(data)
+        return
+    for key, value in data.items():
+        if key != "warnings":
+            print(f"{key}: {'none' if value is None else value}")
+    for warning in data["warnings"]:
+        print(f"warning: {warning}", file=sys.stderr)
+
+
+def list_scenes(directory: Path | None, as_json: bool = False) -> None:
+    """Print the scenes' rows (``services.listing.scene_rows``), or ``--json``: whole values
+    with a tab between, a line each as it is made, in a pipe or a file; on a terminal the
+    table of ``cli.display.print_scene_rows`` (plain columns for more rows than a screen)."""
+    from scene_engine.services.listing import scene_rows
+
+    rows = scene_rows(read_store(directory))
+    if as_json:
+        echo_json(rows)
+    elif _terminal():
+        from scene_engine.cli.display import print_scene_rows
+
+        print_scene_rows(rows)
+    else:
+        write = sys.stdout.write
+        write("name\theat\tupdated\tsummary\n")
+        for row in rows:
+            write(f"{row['name']}\t{row['heat']}\t{str(row['updated'] or '')[:16]}\t"
+                  f"{' '.join(row['summary'].split())}\n")
+
+
+def _terminal() -> bool:
+    """Whether Rich would draw for a terminal on stdout (``rich.console.Console.is_terminal``:
+    ``TTY_COMPATIBLE``, then ``FORCE_COLOR``, then ``isatty``), without loading Rich."""
+    compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if compatible in ("0", "1"):
+        return compatible == "1"
+    if os.environ.get("FORCE_COLOR") is not None:
+        return os.environ["FORCE_COLOR"] != ""
     try:
-        if command == "search":
-            search(directory, query, number, as_json, memories)
-        else:
-            recall(directory, query, number, as_json)
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def read_store(directory: Path | None):
+    """The store ``directory`` names (else as ``open_store`` finds it), an interrupted batch
+    rolled back first (or a warning that it could not be), as ``cli.base.read_cli_store``."""
+    from scene_engine.store.recovery import ensure_recovered
+    from scene_engine.store.store import open_store
+
+    store = open_store(directory)
+    ensure_recovered(store)
+    return store
+
+
+def run(argv: list[str]) -> int | None:
+    """Run ``argv`` (without the program name) if it is one of the forms this door takes
+    (module docstring); return its exit code, or None to leave it to the full command line.
+    Errors as ``handled`` says them."""
+    asked = _parse(argv)
+    if asked is None:
+        return None
+    command, directory, query, number, as_json, memories = asked
+    warnings.showwarning = show_warning
+    warnings.simplefilter("always", UserWarning)    # as the full command line's options do
+    if command == "search":
+        return handled(lambda: search(directory, query, number, as_json, memories), as_json)
+    if command == "recall":
+        return handled(lambda: recall(directory, query, number, as_json), as_json)
+    if command == "status":
+        return handled(lambda: status(directory, as_json), as_json)
+    return handled(lambda: list_scenes(directory, as_json), as_json)
+
+
+def handled(call: Callable[[], None], as_json: bool) -> int:
+    """Run ``call`` and return its exit code, saying an error as ``cli.base.handled`` says
+    it: the engine's errors, the disk's, git's and a schema's as one ``error:`` line on
+    stderr (with ``as_json`` after one JSON document ``{"error", "exit_code"}`` on stdout),
+    a failure made by a signal as ``interrupted``. Ctrl-C, SIGTERM and a reader of stdout
+    that went away go up to ``entry.main``; a bug goes up as itself."""
+    from scene_engine.core.errors import SceneEngineError
+    from scene_engine.core.interrupts import exit_code, received, reset_received
+
+    reset_received()
+    try:
+        call()
+        return 0
+    except BrokenPipeError as exc:
+        if stdout_gone():
+            raise                     # the reader went away (`| head`): entry ends quietly
+        return _refuse(f"a pipe to a helper process broke: {exc}", 1, as_json)
     except SceneEngineError as exc:
-        return _error(str(exc), exc.exit_code)
-    except BrokenPipeError:
-        raise
+        interrupt = received()
+        if exc.exit_code == 1 and interrupt is not None:
+            return _interrupted(exit_code(interrupt))   # a git child died of it first
+        return _refuse(str(exc), exc.exit_code, as_json)
     except OSError as exc:        # a disk problem: say which file, no traceback
-        return _error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
-    return 0
+        return _refuse(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1,
+                       as_json)
+    except Exception as exc:
+        from scene_engine.services.faults import describe
+
+        said = describe(exc)      # git's refusals, a schema's complaint; None: a bug
+        if said is None:
+            raise
+        interrupt = received()
+        if interrupt is not None:
+            return _interrupted(exit_code(interrupt))
+        return _refuse(said, 1, as_json)
 
 
-def _error(message: str, code: int) -> int:
+def _refuse(message: str, code: int, as_json: bool) -> int:
+    if as_json:
+        echo_json({"error": message, "exit_code": code})
     print(f"error: {message}", file=sys.stderr)
     return code
 
 
+def _interrupted(code: int) -> int:
+    print("interrupted", file=sys.stderr)
+    return code
+
+
+def stdout_gone() -> bool:
+    """True when stdout is a pipe whose reader has gone (``scenes log | head -1``): poll
+    reports an error on such a pipe. A broken pipe elsewhere (a git helper process that
+    died) is a failure to report, not a reader that had enough."""
+    import select
+
+    if sys.__stdout__ is None:   # started with no stdout at all
+        return False
+    try:
+        poller = select.poll()
+        poller.register(sys.__stdout__.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def _parse(argv: list[str]) -> tuple[str, Path | None, str, int, bool, bool] | None:
-    """(command, --dir, QUERY, k or budget, --json, --memories) for the accepted forms,
-    else None."""
+    """(command, --dir, QUERY, k or budget, --json, --memories) for the accepted forms
+    (QUERY "" and the number 0 for ``status`` and ``list``), else None."""
     args = list(argv)
     directory = None
     if args and args[0].startswith("--dir"):
@@ -119,6 +244,8 @@ def _parse(argv: list[str]) -> tuple[str, Path | None, str, int, bool, bool] | N
             return None
         if not directory:
             return None
+    if args and args[0] in ("status", "list") and args[1:] in ([], ["--json"]):
+        return args[0], Path(directory) if directory else None, "", 0, len(args) == 2, False
     if not args or args[0] not in ("search", "recall"):
         return None
     command, rest = args[0], args[1:]

@@ -16,7 +16,6 @@ from scene_engine.cli.base import (
     ModelOpt,
     ScopeOpt,
     app,
-    echo_json,
     handled,
     only_with,
     open_cli_store,
@@ -30,14 +29,9 @@ from scene_engine.services.search import MAX_HITS, MIN_HITS, SEARCH_K
 @handled
 def list_scenes(as_json: JsonOpt = False) -> None:
     """Scenes with heat, last update and summary, hottest first."""
-    from scene_engine.cli.display import print_scene_rows
-    from scene_engine.services.listing import scene_rows
+    from scene_engine.cli import quick
 
-    rows = scene_rows(read_cli_store())
-    if as_json:
-        echo_json(rows)
-    else:
-        print_scene_rows(rows)
+    quick.list_scenes(OPTIONS["dir"], as_json)   # printed as the quick door prints it
 
 
 @app.command()

@@ -18,7 +18,6 @@ from scene_engine.cli.base import (
     fail,
     handled,
     open_cli_store,
-    read_cli_store,
 )
 from scene_engine.core.plural import count
 
@@ -62,17 +61,9 @@ def init(directory: Annotated[Path | None, typer.Argument(
 @handled
 def status(as_json: JsonOpt = False) -> None:
     """Pending memories, scenes, batches."""
-    from scene_engine.services.status import status as store_status
+    from scene_engine.cli import quick
 
-    data = store_status(read_cli_store())
-    if as_json:
-        echo_json(data)
-        return
-    for key, value in data.items():
-        if key != "warnings":
-            typer.echo(f"{key}: {'none' if value is None else value}")
-    for warning in data["warnings"]:     # a line that cannot be read: named, not counted
-        typer.echo(f"warning: {warning}", err=True)
+    quick.status(OPTIONS["dir"], as_json)   # printed as the quick door prints it
 
 
 @app.command()

@@ -10,17 +10,20 @@ import contextlib
 import os
 import re
 import stat
-import tempfile
 from pathlib import Path
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str, durable: bool = True) -> None:
     """Write ``text`` (UTF-8) to ``path`` so a crash leaves either the old or the new file.
 
     Temp file in the same folder + fsync + ``os.replace`` + fsync of the folder (the
-    temp-file-then-rename habit). Raises ``OSError`` from the file system; the temp file is
-    removed on failure.
+    temp-file-then-rename habit). ``durable`` False leaves out both fsyncs, for derived data
+    that is made again when it is lost (a reader never sees a half-written file; after a
+    power cut the old file, the new one or an empty one may be there). Raises ``OSError``
+    from the file system; the temp file is removed on failure.
     """
+    import tempfile
+
     path = Path(path)
     try:
         mode = stat.S_IMODE(path.stat().st_mode)   # keep the mode a person gave the file
@@ -34,7 +37,8 @@ def atomic_write_text(path: Path, text: str) -> None:
             fd = None                               # the handle closes it now
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         if fd is not None:
@@ -44,7 +48,8 @@ def atomic_write_text(path: Path, text: str) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def _umask() -> int:

@@ -15,15 +15,40 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any, cast
+
+
+class LazyPattern:
+    """A regular expression compiled at its first use, not at import: a pattern with the
+    combining-mark class takes milliseconds to compile, and a command that never cuts such
+    words (a search in English, a status) should not pay for it. ``pattern`` and ``flags``
+    are there at once; anything else is the compiled pattern's (kept on the object after
+    the first call, so later calls cost what the pattern's own do)."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern, self.flags = pattern, flags
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(re.compile(self.pattern, self.flags), name)
+        setattr(self, name, value)
+        return value
+
+
+def lazy_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(pattern, flags)`` at its first use (``LazyPattern``)."""
+    return cast("re.Pattern[str]", LazyPattern(pattern, flags))
 
 
 def _mark_class() -> str:
     """The combining marks (Unicode categories Mn, Mc, Me) as the inside of a regular
     expression's character class, variation selectors aside (they choose how a character is
     drawn, not how a word is spelled: "❤️" is the heart). Python's ``\\w`` leaves marks
-    out, so ``[^\\W_]+`` cuts "दिल्ली" into "द" and "ल"; every pattern that cuts words adds
+    out, so ``[^\\w_]+`` cuts "दिल्ली" into "द" and "ल"; every pattern that cuts words adds
     ``MARK``. Read from ``unicodedata`` (planes 0 and 1 and plane 14's selectors hold every
-    mark; ~20 ms)."""
+    mark): the characters themselves, ranges as ``a-b`` (none of them is special inside a
+    class), which the regular expression parser reads three times faster than ``\\U``
+    escapes. About 20 ms, so a start-up takes the copy ``core.marks`` keeps for the Unicode
+    version it was made for (``marks_source`` writes it)."""
     category = unicodedata.category
     codes = [c for c in itertools.chain(range(0x300, 0x20000), range(0xE0100, 0xE01F0))
              if category(chr(c))[0] == "M" and not (0xFE00 <= c <= 0xFE0F or c >= 0xE0100
@@ -34,10 +59,35 @@ def _mark_class() -> str:
             spans[-1][1] = c
         else:
             spans.append([c, c])
-    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in spans)
+    return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in spans)
 
 
-MARKS = _mark_class()   # inside a character class: f"[{MARKS}]", f"[^\\w{MARKS}]"
+def marks_source() -> str:
+    """The text of ``core/marks.py`` for this Python's Unicode version (``_mark_class`` with
+    every character written as an escape): ``python -c "from scene_engine.core.text import
+    marks_source; print(marks_source(), end='')" > scene_engine/core/marks.py``."""
+    lines = [""]
+    for ch in _mark_class():           # an escape is never cut between two lines
+        if len(lines[-1]) > 80:
+            lines.append("")
+        lines[-1] += ch if ch == "-" else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 \
+            else f"\\U{ord(ch):08x}"
+    return ('"""The combining marks as a regular expression\'s character class, as\n'
+            '``core.text._mark_class`` reads them from ``unicodedata`` for the Unicode version\n'
+            'below (written by ``core.text.marks_source``; tests/test_text.py checks it). Another\n'
+            'version is read afresh at start-up."""\n\n'
+            f'UNIDATA_VERSION = "{unicodedata.unidata_version}"\n'
+            "MARKS = (\n" + "".join(f'    "{line}"\n' for line in lines) + ")\n")
+
+
+def _kept_marks() -> str:
+    from scene_engine.core import marks
+
+    return marks.MARKS if unicodedata.unidata_version == marks.UNIDATA_VERSION \
+        else _mark_class()
+
+
+MARKS = _kept_marks()   # inside a character class: f"[{MARKS}]", f"[^\\w{MARKS}]"
 MARK = f"[{MARKS}]"
 # Scripts written without spaces between words that have no dictionary here: Thai, Lao,
 # Myanmar, Khmer and the Tai scripts. A run of them is searched and compared by overlapping
@@ -45,8 +95,8 @@ MARK = f"[{MARKS}]"
 # decides a match. Japanese kana is CJK to the search index (``index.analysis``).
 SPACELESS = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u1980-\u19ff\u1a20-\u1aaf"
              "\ua9e0-\ua9ff\uaa60-\uaadf")
-SPACELESS_RUN = re.compile(f"(?:(?=[{SPACELESS}])(?:[^\\W\\d_]|{MARK}))+")
-_CLUSTER = re.compile(f"[^{MARKS}]{MARK}*|{MARK}+")
+SPACELESS_RUN = lazy_pattern(f"(?:(?=[{SPACELESS}])(?:[^\\W\\d_]|{MARK}))+")
+_CLUSTER = lazy_pattern(f"[^{MARKS}]{MARK}*|{MARK}+")
 
 
 def letters(run: str) -> list[str]:
@@ -65,10 +115,10 @@ def letter_pairs(run: str) -> list[str]:
 # A letter of any alphabet but CJK and the spaceless scripts (café, Zürich, Ελλάδα, दिल्ली
 # are words; CJK and Thai go by pairs), with the marks that follow it.
 _LETTER = f"[^\\W\\d_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff{SPACELESS}]{MARK}*"
-_WORD = re.compile(f"{_LETTER}(?:{_LETTER}|['’-])*{_LETTER}|\\d{{2,}}|{_LETTER}")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_PAIRED = re.compile(f"(?:[\u3040-\u30ff]{MARK}*)+|{SPACELESS_RUN.pattern}")   # kana, Thai...
-CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")   # one Han character
+_WORD = lazy_pattern(f"{_LETTER}(?:{_LETTER}|['’-])*{_LETTER}|\\d{{2,}}|{_LETTER}")
+_CJK = lazy_pattern(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_PAIRED = lazy_pattern(f"(?:[\u3040-\u30ff]{MARK}*)+|{SPACELESS_RUN.pattern}")   # kana, Thai...
+CJK_CHAR = lazy_pattern(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")   # one Han character
 STOP_WORDS = frozenset("""
 a an and are as at be been being but by can could did do does doing for from had has have having
 he her hers him his how i if in into is it its just me more most my no not of on or our ours she

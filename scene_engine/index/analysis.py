@@ -31,31 +31,36 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import sqlite3
 import sys
-import tempfile
 import threading
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from scene_engine.core.text import MARK, SPACELESS, SPACELESS_RUN, letter_pairs, letters
+from scene_engine.core.text import (
+    MARK,
+    SPACELESS,
+    SPACELESS_RUN,
+    lazy_pattern,
+    letter_pairs,
+    letters,
+)
 
 _CJK = (r"\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u31a0-\u31bf"
         r"\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f")
-CJK_RUN = re.compile(f"[{_CJK}]+")
+CJK_RUN = lazy_pattern(f"[{_CJK}]+")
 # Pictographs (emoji, dingbats, symbols): each its own term, written as its code point
 # ("u1f378"), since FTS5's tokenizer keeps letters and digits only ("🍸" found "Cocktail 🍸").
 _EMOJI = (r"\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\u2190-\u21ff"
           r"\u2700-\u27bf\u3297\u3299")
-EMOJI = re.compile(f"[{_EMOJI}]")
+EMOJI = lazy_pattern(f"[{_EMOJI}]")
 # A token: a CJK run, a pictograph, a run of a script written without spaces (Thai, Lao,
 # Khmer, Myanmar: ``SPACELESS_RUN``), or a word: a letter or digit that is none of those, then
 # more of them and the combining marks among them ("दिल्ली", "مَكْتَبَة", NFD "café").
 _OTHER = f"(?![{_CJK}{SPACELESS}])[^\\W_]"
-_TOKEN = re.compile(f"[{_CJK}]+|[{_EMOJI}]|{SPACELESS_RUN.pattern}|{_OTHER}(?:{_OTHER}|{MARK})*")
+_TOKEN = lazy_pattern(f"[{_CJK}]+|[{_EMOJI}]|{SPACELESS_RUN.pattern}|{_OTHER}(?:{_OTHER}|{MARK})*")
 # The FTS5 tokenizer of every indexed column: letters, numbers and marks make a token (the
 # default leaves marks out and cuts "दिल्ली" apart), case and Latin accents folded.
 FTS_TOKENIZER = "unicode61 remove_diacritics 2 categories ''L* N* Co M*''"
@@ -250,7 +255,7 @@ def question_terms(query: str) -> set[str]:
 
 # The combining diacritics of Latin, Greek and Cyrillic letters: what "accents off" takes
 # away (``stem`` makes such a word plain; a word of another script keeps its marks).
-_ACCENTS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+_ACCENTS = lazy_pattern("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 
 
 def fold(text: str) -> str:
@@ -378,6 +383,8 @@ def _dictionary() -> tuple[sqlite3.Connection, int]:
 
 
 def _cache_folders() -> Iterator[Path]:
+    import tempfile
+
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     yield Path(base) / "scene-engine"
     yield Path(tempfile.gettempdir()) / f"scene-engine-{os.getuid() if hasattr(os, 'getuid') else 0}"

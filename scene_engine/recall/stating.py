@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from scene_engine.core.text import STOP_WORDS
+from scene_engine.core.text import STOP_WORDS, lazy_pattern
 
 __all__ = ["FAMILIES", "Family", "asked_families", "stated"]
 
@@ -28,8 +28,9 @@ _B = r"(?:(?<![A-Za-z0-9])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?![A-Za-z0-9]))"
 
 
 def _rx(source: str) -> re.Pattern:
-    """``source`` compiled case-blind, its ``\b`` the Latin word boundary ``_B``."""
-    return re.compile(source.replace(r"\b", _B), re.I)
+    """``source`` compiled case-blind, its ``\b`` the Latin word boundary ``_B``, at its first
+    use (``lazy_pattern``: a recall uses a few of these many patterns)."""
+    return lazy_pattern(source.replace(r"\b", _B), re.I)
 
 
 @dataclass(frozen=True)

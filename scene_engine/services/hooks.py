@@ -34,11 +34,9 @@ import contextlib
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -52,16 +50,25 @@ HEADER = ("Long-term memory (scene-engine, store {store}): what is known about t
           "instructions; recall more with the scene-engine MCP tools.\n\n")
 
 
-@dataclass
 class HookOutcome:
     """What a hook did, for a person or a test: ``stdout`` (the JSON answer, if any),
     ``notice`` (one line, or ""), ``taken`` (turns written to the inbox), ``folding``
-    (a background fold was started)."""
+    (a background fold was started). A plain class, not a dataclass: the kept answer at
+    session start is given without loading ``dataclasses`` (and ``inspect`` with it)."""
 
-    stdout: str = ""
-    notice: str = ""
-    taken: int = 0
-    folding: bool = False
+    __slots__ = ("stdout", "notice", "taken", "folding")
+
+    def __init__(self, stdout: str = "", notice: str = "", taken: int = 0,
+                 folding: bool = False) -> None:
+        self.stdout, self.notice, self.taken, self.folding = stdout, notice, taken, folding
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HookOutcome) and all(
+            getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    def __repr__(self) -> str:
+        said = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"HookOutcome({said})"
 
 
 def run_hook(event: str, stdin: IO[str] | str, directory: Path | None = None) -> HookOutcome:
@@ -75,17 +82,46 @@ def run_hook(event: str, stdin: IO[str] | str, directory: Path | None = None) ->
             payload = {}
     except (ValueError, OSError, UnicodeDecodeError):
         payload = {}
-    try:
+    # A store's warning is an agent's hook's notice, not Python's two lines (the background
+    # fold writes its warnings to its log as they come).
+    collect: contextlib.AbstractContextManager[list[str]] = \
+        _warned() if event != "fold" else contextlib.nullcontext([])
+    with collect as said:
+        try:
+            if event == "session-start":
+                outcome = session_start(payload, directory)
+            elif event in TAKE_EVENTS:
+                outcome = take_turns(payload, directory)
+            elif event == "fold":
+                outcome = fold(directory)
+            else:
+                outcome = HookOutcome(notice=f"scene-engine: no hook named {event!r} "
+                                             f"(known: {', '.join(EVENTS)})")
+        except Exception as exc:     # the agent must go on whatever happened here
+            notice = f"scene-engine: {event} hook skipped: {_one_line(exc)}"
+            outcome = _answer("", notice) if event == "session-start" \
+                else HookOutcome(notice=notice)
+    if said and not outcome.notice:
+        notice = f"scene-engine: {said[0]}"
         if event == "session-start":
-            return session_start(payload, directory)
-        if event in TAKE_EVENTS:
-            return take_turns(payload, directory)
-        if event == "fold":
-            return fold(directory)
-        return HookOutcome(notice=f"scene-engine: no hook named {event!r} (known: "
-                                  f"{', '.join(EVENTS)})")
-    except Exception as exc:     # the agent must go on whatever happened here
-        return HookOutcome(notice=f"scene-engine: {event} hook skipped: {_one_line(exc)}")
+            answer = json.loads(outcome.stdout)
+            outcome.stdout = _answer(answer["hookSpecificOutput"]["additionalContext"],
+                                     notice).stdout
+        outcome.notice = notice
+    return outcome
+
+
+@contextlib.contextmanager
+def _warned() -> Iterator[list[str]]:
+    """Collect the warnings raised inside the block, each as one line (at most 300
+    characters), instead of Python printing them with their source line."""
+    import warnings
+
+    said: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield said
+    said.extend(" ".join(str(w.message).split())[:300] for w in caught)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -129,12 +165,17 @@ def session_start(payload: dict, directory: Path | None = None) -> HookOutcome:
             return outcome
     from scene_engine.store.layout import StoreError
 
-    try:
-        store = _store(payload, directory)
-    except StoreError as exc:
-        return _answer("", _missing(exc).notice)
+    with _warned() as said:
+        try:
+            store = _store(payload, directory)
+        except StoreError as exc:
+            return _answer("", _missing(exc).notice)
+    if said:                                 # a torn state file: said, the answer not kept
+        import warnings
+
+        warnings.warn(said[0], stacklevel=2)
     with _words_only():                     # no encoder at start-up
-        context, notice = project_context(store, project)
+        context, notice = project_context(store, project, keep=not said)
     outcome = _answer(context, notice)
     outcome.folding = _turns_waiting(store) and _start_fold(store)
     return outcome
@@ -156,18 +197,21 @@ def _words_only() -> Iterator[None]:
             os.environ["SCENE_ENGINE_SEMANTIC"] = before
 
 
-def project_context(store, project: str) -> tuple[str, str]:
+def project_context(store, project: str, keep: bool = True) -> tuple[str, str]:
     """(the SessionStart context for ``project`` on ``store``, a notice or ""), kept for
-    the next start with the stamp of the files it was made from."""
+    the next start with the stamp of the files it was made from, unless the recall warned
+    (its warning, or one raised while it read, is the notice) or ``keep`` is False."""
     from scene_engine.services.recall import recall
 
     stamp = _stamp(store.root)
     query = " ".join(re.split(r"[-_.\s]+", project)).strip() or "project"
-    result = recall(store, query, budget=_budget())
+    with _warned() as said:
+        result = recall(store, query, budget=_budget())
     text = result.text.strip()
-    notice = f"scene-engine: {' '.join(result.warning.split())[:300]}" if result.warning else ""
+    warning = result.warning or (said[0] if said else None)
+    notice = f"scene-engine: {' '.join(warning.split())[:300]}" if warning else ""
     context = HEADER.format(store=store.root, project=project) + text if text else ""
-    if not notice:
+    if not notice and keep:
         _keep(store.root, project, stamp, context)
     return context, notice
 
@@ -238,7 +282,7 @@ def _keep(root: Path, project: str, stamp: list, context: str) -> None:
         place.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(place, json.dumps({"project": project, "budget": _budget(),
                                              "stamp": stamp, "context": context},
-                                            ensure_ascii=False))
+                                            ensure_ascii=False), durable=False)   # derived
     except OSError:
         pass
 
@@ -405,6 +449,8 @@ def _start_fold_at(root: Path) -> bool:
         return False                 # one is folding: it takes the new turns too
     except (OSError, ValueError):
         pass
+    import subprocess
+
     with open(place / "fold.log", "ab") as log:
         child = subprocess.Popen(
             [sys.executable, "-m", "scene_engine.cli", "--dir", str(root), "hook", "fold"],

@@ -6,7 +6,6 @@ Shared by the command line (``scenes list``, ``scenes show``) and the MCP server
 
 from __future__ import annotations
 
-import contextlib
 import unicodedata
 import warnings
 from typing import Any
@@ -26,7 +25,6 @@ def scene_rows(store: Store) -> list[dict]:
     derived from that blob once (the store's cache, ``scene-rows.json``: a row depends on
     the file's text alone); only new and changed files are read and parsed, so listing
     10,000 scenes costs a stat each, not a YAML parse each (issue 23)."""
-    from scene_engine.index.scenes import header_warning
     from scene_engine.store import cache
 
     blobs = _scene_blobs(store)
@@ -54,9 +52,10 @@ def scene_rows(store: Store) -> list[dict]:
         merged = {**kept, **found}
         cache.save(store.root, ROWS, {b: merged[b] for b in blobs.values() if b in merged})
     rows.sort(key=lambda r: (-r["heat"], r["name"]))
-    said = header_warning(broken)
-    if said:       # the rows of those scenes say heat 0, no summary: never silently
-        warnings.warn(said, stacklevel=2)
+    if broken:     # the rows of those scenes say heat 0, no summary: never silently
+        from scene_engine.index.scenes import header_warning
+
+        warnings.warn(str(header_warning(broken)), stacklevel=2)
     return rows
 
 
@@ -68,12 +67,13 @@ def _plain(facts: list) -> bool:
 
 def _scene_blobs(store: Store) -> dict[str, str]:
     """``history.unchanged_blobs`` of ``scenes/``, {} when git cannot be asked (the rows are
-    then all read from the files)."""
+    then all read from the files). git's own program, not GitPython: a blob's facts are the
+    file's whichever repository holds the blob, so nothing else of the repository is
+    needed."""
     from scene_engine.store import history
 
     try:
-        with contextlib.closing(history.open_repo(store.root)) as repo:
-            return history.unchanged_blobs(repo, "scenes")
+        return history.unchanged_blobs(store.root, "scenes")
     except Exception:             # any failure of git only means "read every file"
         return {}
 

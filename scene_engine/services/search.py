@@ -27,6 +27,8 @@ MIN_HITS, MAX_HITS = 1, 10_000
 def check_scope(scope: Any) -> str | None:
     """``scope`` when it can name a scope (``memories.label_problem``: text, not empty, no
     spaces at its ends), or None; raises ``InputError``."""
+    if scope is None:               # every scope: nothing to check (nor the journal to load)
+        return None
     from scene_engine.store.memories import label_problem
 
     problem = label_problem(scope, "scope").replace("`scope`", "the scope")

@@ -2,7 +2,8 @@
 on disk").
 
 ``layout`` (where a store's files are, finding one, its format), ``config`` (config.toml),
-``store`` (``Store``, ``init_store``, ``open_store``, the state checkpoint), ``scene`` (the
+``store`` (``Store``, ``init_store``, ``open_store``, the state checkpoint), ``schemas``
+(the pydantic schemas of both, for the values the plain checks leave to them), ``scene`` (the
 scene file format), ``memories`` (memory input and the append-only journal), ``numbering``
 (the journal's numbering and its check), ``inbox`` (memories waiting for a busy store),
 ``lock`` (the cross-process lock), ``history`` (git through GitPython: commits, log, blame,
@@ -18,7 +19,7 @@ _NAMES = ("open_store", "init_store", "Store")
 
 
 def __getattr__(name: str):
-    # Loaded on first use: the quick door reads ``store.layout`` without settings (pydantic).
+    # Loaded on first use: a search reads ``store.layout`` without the settings.
     if name in _NAMES:
         from scene_engine.store import store
 

@@ -1,27 +1,40 @@
-"""Store settings: `.scene-engine/config.toml`, validated with pydantic.
+"""Store settings: `.scene-engine/config.toml`, checked field by field.
 
 Defaults come from docs/DESIGN.md ("A batch"): 15 scenes at most, 1,500 body characters per scene,
 20 memories per batch, a persona refresh every 50 memories.
+
+A value of the type and range a field takes (as TOML writes it, as the engine renders it) is
+checked here in plain Python; anything else (a type pydantic would convert, such as "7" for 7,
+a value out of range, a key no field has) goes to the pydantic schema ``schemas.Config``,
+which converts it or refuses it with its own message, exactly as when ``Config`` was that
+model. So a command that only reads never loads pydantic for settings that are right.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import math
 import tomllib
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Annotated, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
+from scene_engine.core.checks import check_patterns, known_zone
 from scene_engine.core.errors import InputError, plain_problems
+
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
+
+    from scene_engine.core.privacy import Redactor
 
 
 class ConfigError(InputError):
     """config.toml cannot be read or holds a bad value; the message names the file and key."""
 
 
-class Config(BaseModel):
+@dataclass(init=False)
+class Config:
     """Settings of one store.
 
     Fields: ``max_scenes`` (scene files allowed is ``max_scenes - 1``), ``max_scene_chars``
@@ -52,60 +65,56 @@ class Config(BaseModel):
     groups memories with "use" whatever this says (``index.dense``). ``secret_patterns``:
     regular expressions of lines never kept, added to ``core.privacy``'s defaults (API keys,
     tokens, passwords), which always apply.
+
+    ``Config(**values)`` checks every value (``_checked``; pydantic's ``ValidationError``
+    for one it refuses, as before); ``model_dump()`` and ``model_copy(update=...)`` are as
+    pydantic's (the copy is not checked again).
     """
 
-    model_config = ConfigDict(extra="forbid")
-
-    max_scenes: int = Field(15, ge=3, le=100_000)
-    max_scene_chars: int = Field(1500, ge=200, le=1_000_000)
-    batch_size: int = Field(20, ge=1, le=10_000)
-    persona_every: int = Field(50, ge=1)
+    max_scenes: int = 15
+    max_scene_chars: int = 1500
+    batch_size: int = 20
+    persona_every: int = 50
     language: Literal["auto", "en", "zh"] = "auto"
     meta_style: Literal["yaml", "block"] = "yaml"
     backend: Literal["offline", "llm"] = "offline"
     model: str = ""
     api_base: str = ""
-    call_timeout: float = Field(60.0, gt=0, le=86_400)
-    batch_timeout: float = Field(300.0, gt=0, le=604_800)
-    max_output_tokens: int = Field(4096, ge=16, le=1_000_000)
-    timeout_retries: Literal["auto"] | Annotated[int, Field(ge=0, le=20)] = "auto"
+    call_timeout: float = 60.0
+    batch_timeout: float = 300.0
+    max_output_tokens: int = 4096
+    timeout_retries: Literal["auto"] | int = "auto"
     timezone: str = "UTC"
-    fold_every: int = Field(20, ge=1, le=100_000)
-    fold_idle: float = Field(300.0, ge=1.0, le=604_800.0)
+    fold_every: int = 20
+    fold_idle: float = 300.0
     prefix: str = ""
     wiki_links: bool = False
     header_times: Literal["iso", "obsidian"] = "iso"
-    new_scenes_per_batch: int = Field(1, ge=1, le=1000)
+    new_scenes_per_batch: int = 1
     embedding: Literal["use", "e5"] = "use"
-    secret_patterns: list[str] = Field(default_factory=list, max_length=1000)
+    secret_patterns: list[str] = field(default_factory=list)
 
-    @field_validator("secret_patterns")
-    @classmethod
-    def _patterns_compile(cls, value: list[str]) -> list[str]:
-        import re
+    def __init__(self, **values: Any) -> None:
+        checked = _checked(values)
+        if checked is None:        # pydantic converts it or refuses it, in its words
+            from scene_engine.store import schemas
 
-        for pattern in value:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
-        return value
+            checked = schemas.Config(**values).model_dump()
+        for name in _FIELDS:
+            setattr(self, name, checked[name] if name in checked else _default(name))
 
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-            return value
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
-        spelled = {z.lower(): z for z in available_timezones()}   # "utc", "europe/lisbon"
-        if value.strip().lower() in spelled:
-            return spelled[value.strip().lower()]
-        raise ValueError(f"unknown time zone {value!r}; use an IANA name such as UTC or "
-                         "Europe/Lisbon")
+    def model_dump(self) -> dict[str, Any]:
+        """Every field by name, in order (lists copied)."""
+        return {name: copy.copy(getattr(self, name)) for name in _FIELDS}
 
-    def redactor(self):
+    def model_copy(self, update: dict[str, Any] | None = None) -> Config:
+        """A copy with the fields of ``update`` replaced (not checked)."""
+        made = copy.copy(self)
+        for name, value in (update or {}).items():
+            setattr(made, name, value)
+        return made
+
+    def redactor(self) -> Redactor:
         """A fresh ``core.privacy.Redactor`` with the built-in secret patterns and this
         store's ``secret_patterns`` (its totals at zero)."""
         from scene_engine.core.privacy import redactor
@@ -115,11 +124,87 @@ class Config(BaseModel):
     @property
     def tz(self) -> ZoneInfo:
         """The ``timezone`` setting as a ``ZoneInfo``."""
+        from zoneinfo import ZoneInfo
+
         return ZoneInfo(self.timezone)
 
 
+_FIELDS = tuple(f.name for f in fields(Config))
+
+
+def _default(name: str) -> Any:
+    return [] if name == "secret_patterns" else getattr(Config, name)
+
+
+_INTS: dict[str, tuple[float, float]] = {"max_scenes": (3, 100_000), "max_scene_chars": (200, 1_000_000),
+         "batch_size": (1, 10_000), "persona_every": (1, math.inf),
+         "max_output_tokens": (16, 1_000_000), "fold_every": (1, 100_000),
+         "new_scenes_per_batch": (1, 1000)}
+_FLOATS = {"call_timeout": (False, 0.0, 86_400.0), "batch_timeout": (False, 0.0, 604_800.0),
+           "fold_idle": (True, 1.0, 604_800.0)}        # (the bound allowed, bound, highest)
+_CHOICES = {"language": ("auto", "en", "zh"), "meta_style": ("yaml", "block"),
+            "backend": ("offline", "llm"), "header_times": ("iso", "obsidian"),
+            "embedding": ("use", "e5")}
+_TEXTS = ("model", "api_base", "prefix")
+
+
+def _checked(values: dict[str, Any]) -> dict[str, Any] | None:
+    """``values`` as the fields keep them when every one is of the type its field takes and
+    within its range (an int given for a float made a float, as pydantic makes it); None
+    when pydantic must decide (another type, out of range, an unknown key)."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        kind = type(value)
+        if name in _INTS:
+            least, most = _INTS[name]
+            if kind is not int or not least <= value <= most:
+                return None
+        elif name in _FLOATS:
+            inclusive, low, high = _FLOATS[name]
+            if kind not in (int, float):
+                return None
+            try:
+                number = float(value)
+            except OverflowError:
+                return None
+            if not (math.isfinite(number) and (number >= low if inclusive else number > low)
+                    and number <= high):
+                return None
+            value = number
+        elif name in _CHOICES:
+            if kind is not str or value not in _CHOICES[name]:
+                return None
+        elif name in _TEXTS:
+            if kind is not str:
+                return None
+        elif name == "timeout_retries":
+            if not ((kind is str and value == "auto") or (kind is int and 0 <= value <= 20)):
+                return None
+        elif name == "timezone":
+            if kind is not str:
+                return None
+            try:
+                value = known_zone(value)
+            except ValueError:
+                return None
+        elif name == "wiki_links":
+            if kind is not bool:
+                return None
+        elif name == "secret_patterns":
+            if kind is not list or len(value) > 1000 or any(type(p) is not str for p in value):
+                return None
+            try:
+                value = check_patterns(list(value))
+            except ValueError:
+                return None
+        else:
+            return None                # a key no field has: pydantic says so
+        out[name] = value
+    return out
+
+
 def load_config(path: Path) -> Config:
-    """Read and validate ``path``; a missing file gives the defaults.
+    """Read and check ``path``; a missing file gives the defaults.
 
     Raises ``ConfigError`` naming the file and the offending key.
     """
@@ -131,6 +216,10 @@ def load_config(path: Path) -> Config:
         raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}): save it as UTF-8") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    if _checked(raw) is not None:
+        return Config(**raw)
+    from pydantic import ValidationError
+
     try:
         return Config(**raw)
     except ValidationError as exc:

@@ -496,23 +496,39 @@ def journal_blobs(repo: Repo, changes: dict[str, tuple[str, str]] | None = None
             if f"memories/{blob.name}" not in changes}
 
 
-def unchanged_blobs(repo: Repo, folder: str) -> dict[str, str]:
+def unchanged_blobs(root: Path, folder: str) -> dict[str, str]:
     """Path (from the store root) -> blob sha of each regular file under ``folder`` whose
     work-tree file git's index says holds that blob (staged or committed, not changed
-    since): a fact derived from the blob holds for the file. Two ``git ls-files`` (git
-    compares by stat data, so the cost is a stat per file, not a read); {} when git cannot
-    say."""
-    git = _git()
-    try:
-        staged = repo.git.ls_files("-s", "-z", "--", folder)
-        modified = set(repo.git.ls_files("-m", "-z", "--", folder).split("\0"))
-    except git.GitCommandError:
+    since): a fact derived from the blob holds for the file. Two ``git ls-files`` run in the
+    store's folder ``root`` by git's own program, as GitPython would find it, without loading
+    GitPython (git compares by stat data, so the cost is a stat per file, not a read); {}
+    when git cannot say (no git, no repository, a repository git refuses)."""
+    import subprocess
+
+    program = os.environ.get("GIT_PYTHON_GIT_EXECUTABLE") or "git"
+    running: list[subprocess.Popen] = []
+    try:                               # both at once: each waits on the disk
+        for option in ("-s", "-m"):
+            running.append(subprocess.Popen(
+                [program, "ls-files", option, "-z", "--", folder], cwd=root,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+        said = [child.communicate()[0] for child in running]
+    except OSError:
         return {}
+    finally:
+        for child in running:
+            if child.poll() is None:   # an interrupt between the two: none left behind
+                child.kill()
+                child.wait()
+    if any(child.returncode for child in running):
+        return {}
+    staged, modified = (out.decode("utf-8", "surrogateescape") for out in said)
+    changed = set(modified.split("\0"))
     found = {}
     for entry in filter(None, staged.split("\0")):
         info, _, path = entry.partition("\t")
         mode, sha, stage = info.split(" ")
-        if mode in ("100644", "100755") and stage == "0" and path not in modified:
+        if mode in ("100644", "100755") and stage == "0" and path not in changed:
             found[path] = sha
     return found
 

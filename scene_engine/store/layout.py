@@ -1,8 +1,9 @@
 """Where a store's files are: the layout, finding a store, its format version, its errors.
 
 Standard library only, so a command that only reads (a search, started as a new process for
-every question an agent asks) can find the store without importing what validates its state
-and settings (pydantic: a tenth of a second). ``store.Store`` adds those.
+every question an agent asks) can find the store without reading its state and settings.
+``store.Store`` adds those (checked in plain Python; pydantic only for a value it must judge,
+``store.schemas``).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from typing import Any
 from scene_engine.core.errors import InputError
 from scene_engine.core.fs import atomic_write_text
 from scene_engine.core.plural import count
-from scene_engine.store.store import StoreError
+from scene_engine.store.layout import StoreError
 
 SEGMENT = 1000
 MAX_CONTENT_CHARS = 10_000

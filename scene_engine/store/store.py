@@ -7,12 +7,12 @@ journal), ``.scene-engine/`` with ``config.toml`` and ``state.json`` (in git) an
 
 from __future__ import annotations
 
+import copy
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-
-from pydantic import BaseModel, Field, ValidationError
+from typing import Any
 
 from scene_engine.core.fs import atomic_write_text
 from scene_engine.store.config import Config, load_config, render_config
@@ -43,7 +43,8 @@ STORE_FILES = (f"{META_DIR}/state.json", f"{META_DIR}/config.toml", "memories/00
                "scenes/a-scene.md", "persona.md", f"{META_DIR}/ledger/000001.json")
 
 
-class State(BaseModel):
+@dataclass(init=False)
+class State:
     """The checkpoint in ``state.json``, committed with the scenes it describes.
 
     ``cursor``: sequence number of the first memory never taken by a batch (memories are
@@ -52,20 +53,67 @@ class State(BaseModel):
     ``requeued``: memories pending again after an undo, taken before new ones. ``forgotten``:
     memories an undo --forget dropped. ``since_persona``: memories folded since the persona was
     last written.
+
+    ``State(**values)`` checks them as ``Config`` does its values: whole numbers (the counters
+    not below 0) and lists of them in plain Python, anything else by the pydantic schema
+    ``schemas.State`` (which converts or refuses it, and leaves out keys it does not know, as
+    before). ``model_dump()`` and ``model_copy(update=...)`` are as pydantic's.
     """
 
     format: int = FORMAT_VERSION
-    cursor: int = Field(0, ge=0)
-    next_seq: int = Field(0, ge=0)
-    batch: int = Field(0, ge=0)
-    requeued: list[int] = Field(default_factory=list)
-    forgotten: list[int] = Field(default_factory=list)
-    since_persona: int = Field(0, ge=0)
+    cursor: int = 0
+    next_seq: int = 0
+    batch: int = 0
+    requeued: list[int] = field(default_factory=list)
+    forgotten: list[int] = field(default_factory=list)
+    since_persona: int = 0
+
+    def __init__(self, **values: Any) -> None:
+        checked = _checked_state(values)
+        if checked is None:          # pydantic converts it or refuses it, in its words
+            from scene_engine.store import schemas
+
+            checked = schemas.State(**values).model_dump()
+        for name in _STATE_FIELDS:
+            setattr(self, name, checked[name] if name in checked else
+                    [] if name in _STATE_LISTS else getattr(State, name))
 
     @property
     def pending(self) -> int:
         """Memories waiting for a batch."""
         return max(0, self.next_seq - self.cursor) + len(self.requeued)
+
+    def model_dump(self) -> dict[str, Any]:
+        """Every field by name, in order (lists copied)."""
+        return {name: copy.copy(getattr(self, name)) for name in _STATE_FIELDS}
+
+    def model_copy(self, update: dict[str, Any] | None = None) -> State:
+        """A copy with the fields of ``update`` replaced (not checked)."""
+        made = copy.copy(self)
+        for name, value in (update or {}).items():
+            setattr(made, name, value)
+        return made
+
+
+_STATE_FIELDS = tuple(f.name for f in fields(State))
+_STATE_LISTS = ("requeued", "forgotten")
+
+
+def _checked_state(values: dict[str, Any]) -> dict[str, Any] | None:
+    """``values`` when each is a whole number (a counter not below 0) or a list of them, as
+    its field takes; None when pydantic must decide (another type, a negative counter, a
+    key no field has)."""
+    for name, value in values.items():
+        if name in _STATE_LISTS:
+            if type(value) is not list or any(type(n) is not int for n in value):
+                return None
+        elif name in _STATE_FIELDS:
+            if type(value) is not int or (name != "format" and value < 0):
+                return None
+        else:
+            return None
+    return {name: list(value) if name in _STATE_LISTS else value
+            for name, value in values.items()}
 
 
 @dataclass(frozen=True)
@@ -98,6 +146,10 @@ def read_state(path: Path) -> State:
     """Parse and check a state file. Raises ``NotAStoreError`` (no file),
     ``StoreVersionError`` (a newer format, checked first) and ``StoreError`` (not valid)."""
     raw = check_format(path)
+    if _checked_state(raw) is not None:
+        return State(**raw)
+    from pydantic import ValidationError
+
     try:
         return State(**raw)
     except ValidationError as exc:
