@@ -6,13 +6,34 @@ exit 1 (a refusal) and looks for "Traceback" cannot tell a refusal from a bug. E
 in-process run in the suite goes through ``CheckedRunner`` (``tests/test_suite_rules.py``
 holds the suite to that): a run whose exception is anything but the ``SystemExit`` of an exit
 code fails the test there, with the command's traceback.
+
+Typer turns its app into a click command on every ``invoke`` (reading the type hints of every
+command's parameters: about 0.1 s a run, a tenth of the quick loop). ``CheckedRunner`` builds
+it once per app and runs that same command each time: what a run does is read from the
+command's functions when it runs, so a test that patches a service still reaches it.
 """
 
 from __future__ import annotations
 
 import traceback
+from typing import Any
 
+import typer.testing
 from typer.testing import CliRunner, Result
+
+_BUILT: dict[int, tuple[Any, Any]] = {}     # id(app) -> (app, its click command)
+_build = typer.testing._get_command
+
+
+def _command_once(app: Any) -> Any:
+    """The click command of ``app``, built on the first call for it."""
+    held = _BUILT.get(id(app))
+    if held is None or held[0] is not app:
+        held = _BUILT[id(app)] = (app, _build(app))
+    return held[1]
+
+
+typer.testing._get_command = _command_once   # what typer's CliRunner.invoke calls
 
 
 class CommandCrashed(AssertionError):

@@ -21,14 +21,26 @@ settings.register_profile("explore", derandomize=False, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+@pytest.fixture(scope="session")
+def encoder_cache(tmp_path_factory) -> Path:
+    """One folder for the sentence encoder's prepared copy (``SCENE_ENGINE_CACHE``,
+    scene_engine.index.encoder_cache) for the whole run, as a user's cache is kept between
+    commands. In each test's empty HOME every process that needed the encoder loaded it the
+    package's slow way and wrote an 80 MB copy beside it. tests/test_encoder_cache.py names
+    its own folders, and tests the first load there."""
+    return tmp_path_factory.mktemp("encoder-cache")
+
+
 @pytest.fixture(autouse=True)
-def no_git_identity(tmp_path_factory) -> Iterator[None]:
+def no_git_identity(tmp_path_factory, encoder_cache) -> Iterator[None]:
     """Every test runs as on a fresh machine: HOME is an empty folder, git reads no system or
     global config (so no identity), and no store is chosen by the environment. A patch of its
     own, not the test's ``monkeypatch``: a test's ``monkeypatch.undo()`` must not bring the
-    real HOME (and its ~/.gitconfig, outside the clone) back."""
+    real HOME (and its ~/.gitconfig, outside the clone) back. (The encoder's cache is the
+    run's one folder: ``encoder_cache``.)"""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+        patch.setenv("SCENE_ENGINE_CACHE", str(encoder_cache))
         patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
         patch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
         for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",

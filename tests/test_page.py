@@ -454,7 +454,8 @@ def test_tracing_a_memory_from_a_search(page, served, shots):
 
 
 def _queue(page, name: str) -> str:
-    page.click(f"nav.tabs >> text={name}")
+    with page.expect_navigation():        # not the page before the click: it has a main h1 too
+        page.click(f"nav.tabs >> text={name}")
     page.wait_for_selector("main h1")
     return page.locator("main").inner_text()
 
