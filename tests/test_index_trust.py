@@ -59,7 +59,9 @@ def found(root: Path, query: str) -> list[str]:
         return names(SceneIndex(root / ".scene-engine" / "index.sqlite", root / "scenes",
                                 _conn=conn).search(query))
     except sqlite3.OperationalError as exc:   # caught between the file and its tables
-        if "no such table" in str(exc):
+        # ... or, read-only, between the new file and its WAL index (-shm) the writer is
+        # making: sqlite says "disk I/O error" to this probe, and the next probe reads it.
+        if "no such table" in str(exc) or "disk I/O error" in str(exc):
             return []
         raise
     finally:

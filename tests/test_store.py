@@ -218,7 +218,7 @@ def test_the_quick_door_says_status_list_and_their_errors_as_the_full_command_li
         full = scenes("--dir", str(where), *argv)
         assert (fresh.returncode, fresh.stdout, fresh.stderr) == (
             full.exit_code, full.stdout, full.stderr)
-    assert fresh.returncode == 2 and "is not a scene store" in fresh.stderr
+    assert fresh.returncode == 2 and "not-a-store does not exist" in fresh.stderr
     if "--json" in argv:
         assert json.loads(fresh.stdout)["exit_code"] == 2
 
