@@ -4,8 +4,9 @@ Playwright; nothing downloaded: the tests skip with a message only where no Chro
 installed, and ``.ci/run`` installs one).
 
 The store is the demo's (offline) with two conversations extracted, so the
-review queue holds two pairs. Each test gets its own copy and its own server, stopped by
-pid. Screenshots of each page go to $SCENES_UI_SCREENSHOTS, else a temporary folder; the
+review queue holds two pairs. Each test that changes the store gets its own copy and its own
+server, stopped by pid; the tests that only read (or are refused) share one, ``reader``.
+Screenshots of each page go to $SCENES_UI_SCREENSHOTS, else a temporary folder; the
 README's, ``docs/page.png``, is this file's ``scenes.png``.
 """
 
@@ -108,6 +109,18 @@ def served(store_root):
     assert "Traceback" not in said, said
 
 
+@pytest.fixture(scope="module")
+def reader(made, tmp_path_factory):
+    """One server on one copy for the tests that only read or are refused (a server and a
+    copy each cost about a second): a test that changes the store takes ``served``."""
+    copy = tmp_path_factory.mktemp("reader") / "store"
+    shutil.copytree(made, copy, symlinks=True)
+    server = Served(copy)
+    yield server
+    said = server.stop()
+    assert "Traceback" not in said, said
+
+
 def ask(served: Served, method: str, path: str, headers: dict | None = None,
         body: str | None = None, cookie: bool = True) -> tuple[int, dict, str]:
     """One raw HTTP request (the path sent as it is): (status, headers, body)."""
@@ -145,29 +158,29 @@ def head(root: Path) -> str:
 
 # ---------------------------------------------------------------- over HTTP: who may ask
 
-def test_without_the_token_the_page_shows_nothing(served):
-    status, _, body = ask(served, "GET", "/", cookie=False)
+def test_without_the_token_the_page_shows_nothing(reader):
+    status, _, body = ask(reader, "GET", "/", cookie=False)
     assert status == 403 and "token" in body and "northwind" not in body
-    status, _, body = ask(served, "GET", "/?token=not-the-token", cookie=False)
+    status, _, body = ask(reader, "GET", "/?token=not-the-token", cookie=False)
     assert status == 403 and "northwind" not in body
-    status, _, _ = ask(served, "GET", "/static/page.css", cookie=False)
+    status, _, _ = ask(reader, "GET", "/static/page.css", cookie=False)
     assert status == 403
 
 
-def test_the_token_in_the_url_sets_a_strict_cookie_and_leaves_the_address(served):
-    status, headers, _ = ask(served, "GET", f"/scene/{DEMO['rain']}?token={served.token}",
+def test_the_token_in_the_url_sets_a_strict_cookie_and_leaves_the_address(reader):
+    status, headers, _ = ask(reader, "GET", f"/scene/{DEMO['rain']}?token={reader.token}",
                              cookie=False)
     assert status == 303 and headers["location"] == f"/scene/{DEMO['rain']}"
     cookie = headers["set-cookie"].lower()
-    assert f"scenes_ui_{served.port}={served.token.lower()}" in cookie
+    assert f"scenes_ui_{reader.port}={reader.token.lower()}" in cookie
     assert "httponly" in cookie and "samesite=strict" in cookie
-    status, _, body = ask(served, "GET", "/")
+    status, _, body = ask(reader, "GET", "/")
     assert status == 200 and DEMO["work"] in body
 
 
-def test_another_host_name_is_refused(served):
+def test_another_host_name_is_refused(reader):
     # a web page that points its own name at 127.0.0.1 (DNS rebinding)
-    status, _, body = ask(served, "GET", "/", headers={"Host": f"evil.example:{served.port}"})
+    status, _, body = ask(reader, "GET", "/", headers={"Host": f"evil.example:{reader.port}"})
     assert status == 400 and "northwind" not in body
 
 
@@ -199,12 +212,12 @@ def test_a_change_from_another_origin_or_without_the_form_token_is_refused(serve
     assert head(store_root) != before
 
 
-def test_no_page_holds_the_access_token(served):
+def test_no_page_holds_the_access_token(reader):
     for path in ("/", "/history", f"/batch/{DEMO['last']}", "/review", f"/scene/{DEMO['rain']}"):
-        status, _, body = ask(served, "GET", path)
-        assert status == 200 and served.token not in body, path
-    csrf = form_token(served)
-    assert csrf and csrf != served.token and served.token not in csrf
+        status, _, body = ask(reader, "GET", path)
+        assert status == 200 and reader.token not in body, path
+    csrf = form_token(reader)
+    assert csrf and csrf != reader.token and reader.token not in csrf
 
 
 @pytest.mark.parametrize("path", [
@@ -220,8 +233,8 @@ def test_no_page_holds_the_access_token(served):
     "/batch/-1",
     "/review/..%2F..%2Fextraction",
 ])
-def test_path_tricks_in_names_read_no_file(served, path):
-    status, _, body = ask(served, "GET", path)
+def test_path_tricks_in_names_read_no_file(reader, path):
+    status, _, body = ask(reader, "GET", path)
     assert 400 <= status < 500, (status, body[:200])
     for secret in ("timezone", "root:", "import ", "make_app", "cursor", "[model]"):
         assert secret not in body, (path, secret)
@@ -261,17 +274,17 @@ def test_a_memory_is_dated_in_the_stores_time_zone_on_every_page(served, store_r
         assert "2026-11-30" not in body, path
 
 
-def test_refusals_are_pages_with_the_reason_not_tracebacks(served):
-    status, _, body = ask(served, "GET", "/scene/no-such-scene")
+def test_refusals_are_pages_with_the_reason_not_tracebacks(reader):
+    status, _, body = ask(reader, "GET", "/scene/no-such-scene")
     assert status == 404 and "no scene named no-such-scene.md" in body
-    status, _, body = ask(served, "GET", "/batch/999")
+    status, _, body = ask(reader, "GET", "/batch/999")
     assert status == 404 and "there is no batch 999" in body
-    status, _, body = ask(served, "GET", "/memory/nope")
+    status, _, body = ask(reader, "GET", "/memory/nope")
     assert status == 404 and "no memory has the id" in body
-    status, _, body = ask(served, "POST", "/review/p-nope", headers={"Origin": served.base},
-                          body=f"csrf={form_token(served)}&action=keep&keep=left")
+    status, _, body = ask(reader, "POST", "/review/p-nope", headers={"Origin": reader.base},
+                          body=f"csrf={form_token(reader)}&action=keep&keep=left")
     assert status in (404, 409) and "no open pair" in body
-    status, _, body = ask(served, "GET", "/memories?q=%22")     # nothing to look for
+    status, _, body = ask(reader, "GET", "/memories?q=%22")     # nothing to look for
     assert status in (200, 400) and "Traceback" not in body
 
 
@@ -328,17 +341,17 @@ def test_an_old_scene_name_leads_to_the_scene_that_took_it_in(served, store_root
     assert status == 404 and "no scene named never-was.md" in body
 
 
-def test_search_says_when_it_matched_some_words_or_shows_only_the_best(served):
-    status, _, body = ask(served, "GET", "/memories?q=Orca+zzyzxq")
+def test_search_says_when_it_matched_some_words_or_shows_only_the_best(reader):
+    status, _, body = ask(reader, "GET", "/memories?q=Orca+zzyzxq")
     assert status == 200 and "no memory holds all of: Orca, zzyzxq" in body
-    status, _, body = ask(served, "GET", "/memories?q=the")
+    status, _, body = ask(reader, "GET", "/memories?q=the")
     assert status == 200 and ("The best 50" in body or " found for" in body)
 
 
-def test_an_unknown_address_is_a_page_and_messages_show_commands_as_code(served):
-    status, _, body = ask(served, "GET", "/no/such/page")
+def test_an_unknown_address_is_a_page_and_messages_show_commands_as_code(reader):
+    status, _, body = ask(reader, "GET", "/no/such/page")
     assert status == 404 and "there is no page" in body and "<html" in body
-    status, _, body = _post(served, "/undo", "batch=999&action=undo")   # the service's words
+    status, _, body = _post(reader, "/undo", "batch=999&action=undo")   # the service's words
     assert "there is no batch 999; <code>scenes log</code> lists them" in body
     assert "`" not in body.split("<main")[-1]
 
