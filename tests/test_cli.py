@@ -198,7 +198,8 @@ def test_the_installed_command_runs_as_a_subprocess(root, tmp_path):
     assert json.loads(out.stdout)["pending"] == 0
     bad = subprocess.run([*command, "--dir", str(tmp_path / "nowhere"), "list"], env=env,
                          capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 2 and "not a scene store" in bad.stderr
+    assert bad.returncode == 2 and "nowhere does not exist" in bad.stderr
+    assert "Traceback" not in bad.stderr
 
 
 # ---------------------------------------------------------------- crash safety
