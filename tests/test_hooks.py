@@ -111,7 +111,10 @@ def test_no_store_or_a_broken_one_is_a_notice_never_a_failure(tmp_path, store, n
     project.mkdir()
     missing = hooks.run_hook("session-start", hook_input("SessionStart", project))
     assert json.loads(missing.stdout)["hookSpecificOutput"]["additionalContext"] == ""
-    assert "no memory for this project" in json.loads(missing.stdout)["systemMessage"]
+    notice = json.loads(missing.stdout)["systemMessage"]
+    assert "no memory for this project" in notice
+    # What to do, said once and in a hook's terms (an agent's hook has no --dir).
+    assert notice.count("scenes init") == 1 and "--dir" not in notice and "((" not in notice
     (store.meta_dir / "config.toml").write_text("max_scenes = 'many'\n")
     broken = hooks.run_hook("stop", hook_input("Stop", project, FIXTURE), store.root)
     assert broken.notice.startswith("scene-engine:") and "\n" not in broken.notice
@@ -235,6 +238,25 @@ def test_fold_extracts_and_folds_or_leaves_it_to_the_host(store, tmp_path, no_fo
     assert store.load_state().pending == 0 and list((store.root / "scenes").glob("*.md"))
 
 
+def test_a_fold_while_another_holds_the_store_leaves_the_turns_to_it(store, tmp_path,
+                                                                     no_fold, monkeypatch):
+    """Stop, SessionEnd and PreCompact ending at once each start a fold: the one that holds
+    the fold's lock takes every file; another leaves at once, reading and logging nothing."""
+    from filelock import FileLock
+
+    monkeypatch.setenv("SCENE_ENGINE_HOOK_FOLD", "host")
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(FIXTURE.read_text())
+    hooks.run_hook("stop", hook_input("Stop", tmp_path, transcript), store.root)
+    waiting = turns_files(store)
+    held = FileLock(str(hooks.hooks_dir(store) / "fold.lock"))
+    with held.acquire(timeout=5):
+        assert hooks.fold(store.root).notice == ""
+        assert turns_files(store) == waiting and store.load_state().pending == 0
+    hooks.fold(store.root)
+    assert turns_files(store) == [] and store.load_state().pending == 2
+
+
 def test_codex_sessions_are_taken_too(store, tmp_path, no_fold):
     codex = Path(__file__).parent / "fixtures" / "imports" / "codex.jsonl"
     outcome = hooks.run_hook("stop", hook_input("Stop", tmp_path, codex), store.root)
@@ -285,7 +307,8 @@ def test_the_plugins_hook_commands_run_as_named(store, tmp_path):
                               capture_output=True, text=True, timeout=command["timeout"])
 
     stopped = run("Stop", stop_hook_active=False)
-    assert stopped.returncode == 0 and stopped.stdout == "", stopped.stderr
+    assert stopped.returncode == 0 and stopped.stdout == "" and stopped.stderr == "", \
+        stopped.stderr                          # the fold it started is no news
     deadline = time.monotonic() + 60            # the detached fold, with the store's backend
     while time.monotonic() < deadline and (turns_files(store)
                                            or store.load_state().pending

@@ -171,6 +171,82 @@ def test_a_format_named_wrong_is_refused(store):
     assert result.exit_code == 2 and "claude-code" in result.output
 
 
+@pytest.mark.parametrize("named,export", [("claude", "chatgpt.json"),
+                                           ("chatgpt", "claude.json"),
+                                           ("chatgpt", "claude-code.jsonl"),
+                                           ("codex", "chatgpt.json")])
+def test_a_format_that_is_not_the_files_reads_nothing_and_fails(store, named, export):
+    """Every conversation skipped is no success: exit 2, each named with why, nothing
+    written (a dry run too)."""
+    before = head(store)
+    for dry in ((), ("--dry-run",)):
+        result = cli(store, "extract", str(FIXTURES / export), "--format", named, *dry)
+        assert result.exit_code == 2, result.output
+        assert "nothing read" in result.output and "Traceback" not in result.output
+    assert head(store) == before and journal(store) == []
+
+
+@pytest.mark.parametrize("layout,words", [("transcript", "not `Name: text`"),
+                                          ("locomo", "not a LoCoMo sample"),
+                                          ("messages", "unknown field")])
+def test_an_older_layout_named_is_read_as_that_layout(store, layout, words):
+    """``--format transcript`` / ``locomo`` / ``messages`` on an export: refused in that
+    layout's own words, never read by another layout's rules."""
+    for export in ("chatgpt.json", "claude.json"):
+        result = cli(store, "extract", str(FIXTURES / export), "--format", layout)
+        assert result.exit_code == 2 and words in result.output, result.output
+    assert journal(store) == []
+
+
+def test_a_file_that_is_no_text_is_an_unknown_format_and_a_zip_says_unzip(store, tmp_path):
+    import zipfile
+
+    binary = tmp_path / "photo.bin"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    archive = tmp_path / "chatgpt-export.zip"
+    with zipfile.ZipFile(archive, "w") as packed:
+        packed.write(FIXTURES / "chatgpt.json", "conversations.json")
+    said = cli(store, "extract", str(binary))
+    assert said.exit_code == 2 and all(name in said.output for name in sources.FORMATS)
+    zipped = cli(store, "extract", str(archive))
+    assert zipped.exit_code == 2 and "unzip" in zipped.output and "line" not in zipped.output
+    assert journal(store) == []
+
+
+def test_an_export_cut_inside_its_first_conversation_is_still_told_and_named(store, tmp_path):
+    for export in (_chatgpt_export(2), _claude_export(2)):
+        data = json.dumps(export, indent=1).encode()
+        path = tmp_path / "conversations.json"
+        path.write_bytes(data[: len(data) // 4])               # inside the first
+        result = cli(store, "extract", str(path))
+        assert result.exit_code == 2, result.output
+        assert "conversation 1" in result.output and "cut off" in result.output
+
+
+def test_a_long_message_is_cut_with_a_note_never_in_silence(store, tmp_path):
+    """A pasted document over the message limit: its first 50,000 characters kept, and the
+    import says which message was cut (the text, the dry run and --json)."""
+    export = _chatgpt_export(1)
+    text = "I keep bees on the roof. " + "The hive log says calm. " * 3000
+    export[0]["mapping"]["m0"]["message"]["content"]["parts"] = [text]
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(export))
+    dry = cli(store, "extract", str(path), "--dry-run")
+    assert dry.exit_code == 0 and "was cut to its first 50,000" in dry.output
+    assert "I keep bees on the roof" in dry.output.split("note:")[-1]
+    report = json.loads(cli(store, "extract", str(path), "--json").output)
+    assert report["added"] >= 1 and len(report["notes"]) == 1
+    assert report["notes"][0].startswith("conversations.json, conversation 1 ")
+
+
+def test_a_bad_message_in_a_messages_file_is_said_once(store, tmp_path):
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps([{"role": "user", "content": "x " * 30000}]))
+    result = cli(store, "extract", str(path))
+    assert result.exit_code == 2
+    assert result.output.count("conversation refused") == 1 and "at most 50000" in result.output
+
+
 # ---------------------------------------------------------------- malformed as real exports are
 
 def _chatgpt_export(count: int) -> list[dict]:
@@ -184,6 +260,14 @@ def _chatgpt_export(count: int) -> list[dict]:
                             "content": {"content_type": "text",
                                         "parts": [f"Fact number {n}: I planted {n} tulips."]}}}}})
     return out
+
+
+def _claude_export(count: int) -> list[dict]:
+    return [{"uuid": f"k{n}", "name": f"Chat {n}", "created_at": "2026-01-0{n + 1}T09:00:00Z",
+             "chat_messages": [{"uuid": f"k{n}-1", "sender": "human",
+                                "created_at": "2026-01-0{n + 1}T09:00:00Z",
+                                "text": f"Fact number {n}: I planted {n} roses."}]}
+            for n in range(count)]
 
 
 def test_a_cut_off_export_keeps_what_came_before_and_says_where(store, tmp_path):

@@ -217,6 +217,11 @@ def _say_extracted(report, err: bool = False) -> None:
     typer.echo(_extract_line(report), err=err)
     for broken in report.broken:
         typer.echo(f"warning: skipped {broken['where']}: {broken['reason']}", err=True)
+    _say_notes(report)
+
+
+def _say_notes(report) -> None:
+    """A line on stderr per note of the import (at most 20, then how many more)."""
     for note in report.notes[:20]:
         typer.echo(f"note: {note}", err=True)
     if len(report.notes) > 20:
@@ -266,6 +271,7 @@ def _say_dry_run(report, as_json: bool) -> None:
                err=True)
     for broken in report.broken:
         typer.echo(f"warning: would skip {broken['where']}: {broken['reason']}", err=True)
+    _say_notes(report)
 
 
 @app.command()

@@ -73,10 +73,14 @@ class Message:
     origin: dict | None = field(default=None, compare=False, hash=False)
 
 
-def read_conversation(data: bytes, name: str = "conversation") -> list[Message]:
+def read_conversation(data: bytes, name: str = "conversation", layout: str | None = None
+                      ) -> list[Message]:
     """Parse a conversation file of any of the three layouts (module docstring).
 
-    ``name``: the file's name; its stem prefixes derived ids (``chat#3``). Returns the
+    ``name``: the file's name; its stem prefixes derived ids (``chat#3``). ``layout``:
+    ``"messages"``, ``"locomo"`` or ``"transcript"`` as a person named it (``--format``),
+    read as that layout and refused in its words when it is not; None: told from the
+    content. Returns the
     messages in file order (messages without text, such as an assistant's bare tool call, are
     left out). Raises ``ConversationInputError`` with the line of every problem: invalid
     UTF-8, invalid JSON, a message without text or speaker, a bad date, a duplicate id, an
@@ -91,9 +95,11 @@ def read_conversation(data: bytes, name: str = "conversation") -> list[Message]:
     stripped = text.lstrip()
     if not stripped:
         raise ConversationInputError([(1, "the file is empty")])
-    if not starts_like_json(stripped):
+    if layout == "transcript" or (layout is None and not starts_like_json(stripped)):
         messages = _transcript(text, stem)
-    elif stripped.startswith("{") and _is_locomo_object(text):
+    elif layout == "locomo":
+        messages = _named_locomo(text)
+    elif layout is None and stripped.startswith("{") and _is_locomo_object(text):
         messages = _locomo(json.loads(text), text)
     else:
         messages = _json_messages(text, stem)
@@ -163,6 +169,9 @@ def _json_messages(text: str, stem: str) -> list[Message]:
     for position, (line, value) in enumerate(records, start=1):
         try:
             message = _openai_message(value, line, f"{stem}#{position}")
+        except ConversationInputError as exc:    # the message's own check: its line and words
+            problems += exc.problems
+            continue
         except ValueError as exc:
             problems.append((line, f"message {position}: {exc}" if one_line else str(exc)))
             continue
@@ -220,6 +229,22 @@ def _is_locomo_object(text: str) -> bool:
     except json.JSONDecodeError:
         return False
     return isinstance(value, dict) and ("conversation" in value or "session_1" in value)
+
+
+def _named_locomo(text: str) -> list[Message]:
+    """A file named LoCoMo (``--format locomo``): a sample or a list of them, else refused
+    in one line saying what a LoCoMo sample is."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConversationInputError([(exc.lineno, f"not JSON, so no LoCoMo sample: "
+                                                   f"{exc.msg} (column {exc.colno})")]) from None
+    samples = value if isinstance(value, list) else [value]
+    if not samples or not all(isinstance(v, dict) and ("conversation" in v or "session_1" in v)
+                              for v in samples):
+        raise ConversationInputError([(1, "not a LoCoMo sample: an object (or a list of "
+                                          "them) with a \"conversation\" of session_N lists")])
+    return _locomo(value, text)
 
 
 def _locomo(value, text: str) -> list[Message]:
@@ -301,6 +326,11 @@ def _transcript(text: str, stem: str) -> list[Message]:
             session += 1
             gap = False
         match = _SPEAKER_LINE.match(line)
+        if match and match.group(1).lstrip().startswith(("{", "[")):
+            # JSON read as a transcript (``--format transcript`` on a JSON file): `{"a": 1`
+            # is no speaker's name.
+            problems.append((number, "a line of JSON, not `Name: text`"))
+            continue
         if not match or not match.group(2).strip() or len(match.group(1).split()) > 4:
             if messages and not gap and messages[-1].session == session and not problems \
                     and not line.lstrip().startswith(":"):

@@ -81,13 +81,22 @@ class ImportRefused(ConversationInputError):
     """``--strict``: a conversation could not be read, so nothing was; ``broken`` as in
     ``ExtractReport``. Exit 2."""
 
+    LEAD = "refused whole (--strict), nothing extracted or written"
+
     def __init__(self, broken: list[dict]):
         self.problems = [(0, f"{b['where']}: {b['reason']}") for b in broken]
         shown = "\n".join(f"  {b['where']}: {b['reason']}" for b in broken[:50])
         more = f"\n  ... and {len(broken) - 50} more" if len(broken) > 50 else ""
-        ValueError.__init__(self, f"refused whole (--strict), nothing extracted or written: "
-                                  f"{count(len(broken), 'conversation')} could not be read:"
-                                  f"\n{shown}{more}")
+        ValueError.__init__(self, f"{self.LEAD}: {count(len(broken), 'conversation')} could "
+                                  f"not be read:\n{shown}{more}")
+
+
+class NothingRead(ImportRefused):
+    """Nothing of the input could be read (a cut-off export, or a ``--format`` that is not
+    the file's: every conversation or line skipped, not one message read): an import of
+    nothing is a failure, not a success. Exit 2."""
+
+    LEAD = "nothing read, nothing extracted or written"
 
 
 FLUSH = 5000     # new memories a long import commits at a time (bounded memory, resumable)
@@ -167,6 +176,8 @@ def import_items(store: Store, items: Iterable[sources.Item], name: str,
         raise ExtractionError(f"{exc}; nothing written") from None
     if strict and report.broken:
         raise ImportRefused(report.broken)
+    if report.broken and not report.messages:
+        raise NothingRead(report.broken)
     if not report.messages and not report.broken:
         raise ConversationInputError([(1, "no message with text in the input")])
     flush()
@@ -181,37 +192,40 @@ def _extract_all(items, report: ExtractReport, strict: bool, dry_run: bool, bloc
                  quotes: dict[str, str], quoted: set, known: set[str], flush) -> None:
     """``import_items``' loop: each conversation's blocks extracted into ``new`` (and its
     status events into ``new_events``), ``flush`` called every ``FLUSH`` new memories."""
-    for item in items:
-        if isinstance(item, sources.Broken):
-            report.broken.append({"where": item.where, "reason": item.reason})
-            continue
-        report.conversations += 1
-        report.messages += len(item.messages)
-        report.notes += [f"{item.where}: {note}" for note in item.notes]
-        for block in blocks(item.messages, block_size):
-            if settings is not None:
-                block = [m for m in block if (m.id, m.text) not in quoted]
-                if not any(not m.context for m in block):
-                    continue
-                quotes.update((m.id, m.text) for m in block)
-            report.blocks += 1
-            output = _block_output(block, [*existing, *new], status, settings)
-            for memory in _records(output, block, report.extractor, settings is not None):
-                if memory.id in known:
-                    report.known += 1
-                    continue
-                known.add(memory.id)
-                new.append(memory)
-                for relation in memory.relations:
-                    if relation["type"] == "supersedes" and \
-                            status.get(relation["target"]) != "superseded":
-                        status[relation["target"]] = "superseded"
-                        report.superseded += 1
-                        new_events.append(events.new_event(
-                            "status", memory=relation["target"], status="superseded",
-                            by=memory.id))
-        if not strict and not dry_run and len(new) >= FLUSH:
-            flush()
+    with sources.noting_cuts() as cuts:
+        for item in items:
+            report.notes += [f"{item.where}: {cut}" for cut in cuts]   # made reading it
+            cuts.clear()
+            if isinstance(item, sources.Broken):
+                report.broken.append({"where": item.where, "reason": item.reason})
+                continue
+            report.conversations += 1
+            report.messages += len(item.messages)
+            report.notes += [f"{item.where}: {note}" for note in item.notes]
+            for block in blocks(item.messages, block_size):
+                if settings is not None:
+                    block = [m for m in block if (m.id, m.text) not in quoted]
+                    if not any(not m.context for m in block):
+                        continue
+                    quotes.update((m.id, m.text) for m in block)
+                report.blocks += 1
+                output = _block_output(block, [*existing, *new], status, settings)
+                for memory in _records(output, block, report.extractor, settings is not None):
+                    if memory.id in known:
+                        report.known += 1
+                        continue
+                    known.add(memory.id)
+                    new.append(memory)
+                    for relation in memory.relations:
+                        if relation["type"] == "supersedes" and \
+                                status.get(relation["target"]) != "superseded":
+                            status[relation["target"]] = "superseded"
+                            report.superseded += 1
+                            new_events.append(events.new_event(
+                                "status", memory=relation["target"], status="superseded",
+                                by=memory.id))
+            if not strict and not dry_run and len(new) >= FLUSH:
+                flush()
 
 
 def _block_output(block: list[Message], known: list[Memory], status: dict[str, str],

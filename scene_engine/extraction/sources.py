@@ -40,11 +40,13 @@ extractor, model or file sees it.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePath
@@ -163,6 +165,8 @@ def detect(stream: IO[bytes]) -> str | None:
     first record; None when it is none of them. Reads at most the first element of a JSON
     list, or the first lines; the caller rewinds."""
     head = stream.read(HEAD_BYTES)
+    if b"\x00" in head:
+        return None                # no text: an archive, an image, UTF-16
     stripped = head.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()
     if not stripped:
         return "transcript"        # empty: the transcript reader says so in its words
@@ -171,6 +175,12 @@ def detect(stream: IO[bytes]) -> str | None:
     if stripped[:1] == b"[":
         stream.seek(0)
         first = next(jsonstream.elements(stream), None)
+        if first is not None and first.error is not None:
+            # The first conversation is cut off (or broken): its keys still tell the export,
+            # whose reader names the conversation and reads the others.
+            for key, told in ((rb'"mapping"\s*:', "chatgpt"), (rb'"chat_messages"\s*:', "claude")):
+                if re.search(key, head):
+                    return told
         if first is None or first.value is None:
             return "messages" if first is not None and first.index == 1 else None
         return _kind_of_record(first.value, listed=True)
@@ -223,8 +233,15 @@ def _kind_of_record(record: Any, listed: bool) -> str | None:
     return None
 
 
-def unknown(name: str) -> UnknownFormat:
-    """The one-line refusal of an input in no known format."""
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def unknown(name: str, head: bytes = b"") -> UnknownFormat:
+    """The one-line refusal of an input in no known format (``head``: its first bytes, for
+    the hint an export still zipped needs)."""
+    if head.startswith(ZIP_MAGIC):
+        return UnknownFormat(f"{name}: a zip archive, not a conversation file; unzip the "
+                             "export and give its conversations.json (or the folder)")
     return UnknownFormat(f"{name}: not a conversation format scene-engine knows; known: "
                          f"{', '.join(FORMATS)} (name one with --format)")
 
@@ -259,12 +276,12 @@ def _read_one(stream: IO[bytes], name: str, fmt: str | None, private: Redactor,
     kind = fmt or detect(stream)
     stream.seek(0)
     if kind is None:
-        raise unknown(name)
+        raise unknown(name, stream.read(len(ZIP_MAGIC)))
     if kind in LEGACY:
         data = stream.read()
         if progress is not None:
             progress(len(data))
-        yield from _legacy(data, name, private)
+        yield from _legacy(data, name, private, fmt)
     elif kind in ("chatgpt", "claude"):
         read = _chatgpt if kind == "chatgpt" else _claude
         for element in jsonstream.elements(stream, progress):
@@ -292,11 +309,34 @@ class _Malformed(InputError):
 
 # ---------------------------------------------------------------- shared
 
+# The cuts ``_clean`` made while ``noting_cuts`` is open (the import's own list).
+_CUTS: ContextVar[list[str] | None] = ContextVar("scene_engine_cuts", default=None)
+
+
+@contextlib.contextmanager
+def noting_cuts() -> Iterator[list[str]]:
+    """While open, every message ``_clean`` cuts to ``MAX_MESSAGE_CHARS`` is said in the list
+    it gives (one line each: its length and first words), so that an import reports it
+    instead of dropping the rest in silence. The reader decides when to read and clear it."""
+    said: list[str] = []
+    token = _CUTS.set(said)
+    try:
+        yield said
+    finally:
+        _CUTS.reset(token)
+
+
 def _clean(text: str, private: Redactor) -> str:
     """A message's text as it may be kept: private spans and secret lines out, control
     characters (a terminal's colour codes in a paste) as spaces, at most
-    ``MAX_MESSAGE_CHARS``."""
+    ``MAX_MESSAGE_CHARS`` (a longer one is cut there, and said: ``noting_cuts``)."""
     text = private.text(CONTROL_CHARS.sub(" ", text)).strip()
+    if len(text) > MAX_MESSAGE_CHARS:
+        said = _CUTS.get()
+        if said is not None:
+            start = " ".join(text[:60].split())
+            said.append(f"a message of {len(text):,} characters (\"{start}…\") was cut to "
+                        f"its first {MAX_MESSAGE_CHARS:,}")
     return text[:MAX_MESSAGE_CHARS]
 
 
@@ -347,11 +387,13 @@ def _finish(key: str, title: str, where: str, messages: list[Message],
 
 # ---------------------------------------------------------------- the older layouts
 
-def _legacy(data: bytes, name: str, private: Redactor) -> Iterator[Item]:
-    """The three older layouts: read whole, refused whole (``read_conversation``); the
-    privacy filter applied to each message, a message left empty by it dropped."""
+def _legacy(data: bytes, name: str, private: Redactor, layout: str | None = None
+            ) -> Iterator[Item]:
+    """The three older layouts: read whole, refused whole (``read_conversation``; ``layout``
+    the one a person named, None: told from the content); the privacy filter applied to
+    each message, a message left empty by it dropped."""
     messages = []
-    for message in read_conversation(data, name):
+    for message in read_conversation(data, name, layout):
         text = private.text(message.text)
         if text:
             messages.append(replace(message, text=text))

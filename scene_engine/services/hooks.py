@@ -141,8 +141,15 @@ def _store(payload: dict, directory: Path | None):
 
 
 def _missing(exc: Exception) -> HookOutcome:
-    return HookOutcome(notice=f"scene-engine: no memory for this project ({_one_line(exc)}); "
-                              "set SCENE_ENGINE_DIR or run `scenes init`")
+    """The notice of a hook that found no store it can use: what is wrong, then (for no
+    store at all) what a person does about it in a hook's terms (no ``--dir`` there)."""
+    from scene_engine.store.layout import NotAStoreError
+
+    said = _one_line(exc)
+    if isinstance(exc, NotAStoreError):
+        said = (f"{said.split('; ', 1)[0]}; set SCENE_ENGINE_DIR to a store's folder, or run "
+                "`scenes init` in the project")
+    return HookOutcome(notice=f"scene-engine: no memory for this project: {said}")
 
 
 # ---------------------------------------------------------------- SessionStart
@@ -450,6 +457,7 @@ def _start_fold_at(root: Path) -> bool:
     except (OSError, ValueError):
         pass
     import subprocess
+    import warnings
 
     with open(place / "fold.log", "ab") as log:
         child = subprocess.Popen(
@@ -457,18 +465,43 @@ def _start_fold_at(root: Path) -> bool:
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
             close_fds=True)
     pid_file.write_text(f"{child.pid}\n")
+    with warnings.catch_warnings():
+        # Detached on purpose and never waited for: Python's "subprocess N is still
+        # running" (a ResourceWarning the hook's notices would collect) is no news.
+        warnings.simplefilter("ignore", ResourceWarning)
+        del child
     return True
 
 
 def fold(directory: Path | None = None) -> HookOutcome:
     """Extract every turns file waiting (oldest first, each removed once its memories are
     committed), then fold the pending memories with the store's backend, unless
-    ``SCENE_ENGINE_HOOK_FOLD=host``. A busy store leaves the files for the next hook."""
-    from scene_engine.services.backends import configured_backend, extraction_settings
-    from scene_engine.services.run import run_pending
+    ``SCENE_ENGINE_HOOK_FOLD=host``. A busy store leaves the files for the next hook. One
+    fold at a time: hooks that end at once (Stop, SessionEnd, PreCompact) may each start
+    one; the one that holds ``fold.lock`` takes every waiting file, the others leave at once
+    (without a word in the log)."""
+    from filelock import FileLock, Timeout
+
     from scene_engine.store.store import open_store
 
     store = open_store(directory)
+    hooks_dir(store).mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(hooks_dir(store) / "fold.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return HookOutcome()
+    try:
+        return _fold_held(store)
+    finally:
+        lock.release()
+
+
+def _fold_held(store) -> HookOutcome:
+    """``fold``'s work, its lock held."""
+    from scene_engine.services.backends import configured_backend, extraction_settings
+    from scene_engine.services.run import run_pending
+
     settings = extraction_settings(store.config)
     extracted = batches = 0
     projects: set[str] = set()
