@@ -94,6 +94,56 @@ def test_codex_skips_the_harness_and_tool_calls():
     assert session.key == "0199e1a2-codex-0001"
 
 
+def test_an_image_given_to_codex_is_noted_and_its_wrapper_tags_are_no_words(tmp_path):
+    """Codex wraps a pasted image in text blocks of markup (`<image>`, `</image>`): noted
+    as an image in the source, never words of the person; an image alone is no memory."""
+    lines = (FIXTURES / "codex.jsonl").read_text().splitlines()
+    def said(*blocks):
+        return json.dumps({"timestamp": "2026-03-30T05:40:00.000Z", "type": "response_item",
+                           "payload": {"type": "message", "role": "user",
+                                       "content": list(blocks)}})
+    picture = {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="}
+    lines[1:1] = [said({"type": "input_text", "text": "Why does this chart dip in May?"},
+                       {"type": "input_text", "text": "<image name=[Image #1]>"}, picture,
+                       {"type": "input_text", "text": "</image>"}),
+                  said({"type": "input_text", "text": "\n"},
+                       {"type": "input_text", "text": "<image>"}, picture,
+                       {"type": "input_text", "text": "</image>"})]
+    path = tmp_path / "rollout-2026-03-30T05-38-34-x.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    [session] = read(path)
+    texts = [m.text for m in session.messages]
+    assert texts[0] == "Why does this chart dip in May?" and len(texts) == 3
+    assert not any("image" in text.lower() for text in texts)
+    assert session.messages[0].origin["attachments"] == ["an image"]
+
+
+def test_chatgpt_nodes_without_ids_are_known_by_their_keys(tmp_path):
+    export = _chatgpt_export(2)
+    for conversation in export:
+        for node in conversation["mapping"].values():
+            node.pop("id")
+            node["message"].pop("id")
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(export))
+    first, second = read(path)
+    assert [m.id for m in first.messages + second.messages] == ["m0", "m1"]
+
+
+def test_a_file_named_under_attachments_and_files_is_noted_once(tmp_path):
+    export = [{"uuid": "k1", "name": "Utils", "created_at": "2026-01-01T09:00:00Z",
+               "chat_messages": [{"uuid": "k1-1", "sender": "human",
+                                  "created_at": "2026-01-01T09:00:00Z",
+                                  "text": "Please tidy my utils module.",
+                                  "attachments": [{"file_name": "utils.py",
+                                                   "extracted_content": "def f(): pass"}],
+                                  "files": [{"file_name": "utils.py"}]}]}]
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(export))
+    [conversation] = read(path)
+    assert conversation.messages[0].origin["attachments"] == ["utils.py"]
+
+
 @pytest.mark.parametrize("name, fmt", [("chatgpt.json", "chatgpt"), ("claude.json", "claude"),
                                        ("claude-code.jsonl", "claude-code"),
                                        ("codex.jsonl", "codex")])

@@ -370,6 +370,11 @@ def _title(text: Any, fallback: str) -> str:
 
 
 def _origin(fmt: str, name: str, key: str, title: str, **more: Any) -> dict:
+    """Where a message was read, as its memories cite it; empty extras left out, and an
+    attachment named twice (a Claude export lists a file under both ``attachments`` and
+    ``files``) named once."""
+    if more.get("attachments"):
+        more["attachments"] = list(dict.fromkeys(more["attachments"]))
     return {"format": fmt, "file": name, "conversation": key, "title": title,
             **{k: v for k, v in more.items() if v}}
 
@@ -446,7 +451,8 @@ def _kept_branch(mapping: dict, current: Any, notes: list[str]) -> list[dict]:
             notes.append(f"node {node_id} is missing or null: the branch was read from "
                          "below it")
             break
-        branch.append(node)
+        # A node without its own `id` (some exporters leave it out) is known by its key.
+        branch.append(node if node.get("id") else {**node, "id": node_id})
         node_id = node.get("parent")
     branch.reverse()
     return branch
@@ -660,6 +666,9 @@ def _first_words(messages: list[Message]) -> str:
     return " ".join(first.split()[:12])
 
 
+# Codex wraps an image a person gave in text blocks of their own (`<image>`, `</image>`,
+# `<image name=[Image #1]>`): the harness's markup around it, not words said.
+_IMAGE_TAG = re.compile(r"^\s*</?image\b[^>]*>\s*$", re.IGNORECASE)
 _CODEX_NOT_SAID = re.compile(r"^\s*(<environment_context>|<user_instructions>|<INSTRUCTIONS>|"
                              r"# AGENTS\.md instructions|<user_shell_command>|<turn_aborted>|"
                              r"<ide_context>)")
@@ -716,12 +725,18 @@ def codex_message(payload: dict, mid: str, when: datetime | None, name: str, ses
     if role not in ("user", "assistant"):
         return None                      # developer and system messages: the harness's
     content = payload.get("content")
+    attached: list[str] = []
     if isinstance(content, str):
         texts = [content]
     elif isinstance(content, list):
-        texts = [b["text"] for b in content if isinstance(b, dict)
-                 and b.get("type") in ("input_text", "output_text", "text")
-                 and isinstance(b.get("text"), str)]
+        texts = []
+        for block in content:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind in ("input_image", "image", "output_image"):
+                attached.append("an image")          # noted, never read
+            elif kind in ("input_text", "output_text", "text") and \
+                    isinstance(block.get("text"), str) and not _IMAGE_TAG.match(block["text"]):
+                texts.append(block["text"])
     else:
         return None
     raw = "\n".join(texts)
@@ -732,7 +747,7 @@ def codex_message(payload: dict, mid: str, when: datetime | None, name: str, ses
         return None
     return Message(id=mid, speaker="user" if role == "user" else "Codex", text=text,
                    created_at=when, session=1, line=line, role=role, context=role != "user",
-                   origin=_origin("codex", name, session, "", cwd=cwd))
+                   origin=_origin("codex", name, session, "", cwd=cwd, attachments=attached))
 
 
 # ---------------------------------------------------------------- the hooks' turns
