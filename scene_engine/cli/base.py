@@ -110,8 +110,7 @@ def handled(func: Callable) -> Callable:
 
     @wraps(func)
     def wrapper(*args, **kwargs):
-        from scene_engine.core.errors import SceneEngineError
-        from scene_engine.core.interrupts import Terminated, received, reset_received
+        from scene_engine.core.interrupts import Terminated, reset_received
 
         reset_received()           # one command, one verdict (tests run many in one process)
         as_json = bool(kwargs.get("as_json"))
@@ -125,23 +124,16 @@ def handled(func: Callable) -> Callable:
             if _stdout_gone():     # the reader went away (`| head`): not an error
                 _reader_gone()
             _refuse(f"a pipe to a helper process broke: {exc}", 1, as_json)
-        except SceneEngineError as exc:
-            interrupt = received()
-            if exc.exit_code == 1 and interrupt is not None:
-                interrupted(interrupt)   # a git child died of the same signal first
-            _refuse(str(exc), exc.exit_code, as_json)
-        except OSError as exc:     # a disk problem: say which file, no traceback
-            _refuse(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1, as_json)
         except Exception as exc:
-            from scene_engine.services.faults import describe
+            from scene_engine.services.faults import refusal
 
-            said = describe(exc)   # git's refusals, a schema's complaint; None: a bug
+            said = refusal(exc)
             if said is None:
-                raise
-            interrupt = received()
+                raise              # a bug goes up as itself
+            message, code, interrupt = said
             if interrupt is not None:
-                interrupted(interrupt)
-            _refuse(said, 1, as_json)
+                interrupted(interrupt)   # a git child died of the same signal first
+            _refuse(message, code, as_json)
 
     return wrapper
 

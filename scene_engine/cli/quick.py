@@ -171,8 +171,7 @@ def handled(call: Callable[[], None], as_json: bool) -> int:
     stderr (with ``as_json`` after one JSON document ``{"error", "exit_code"}`` on stdout),
     a failure made by a signal as ``interrupted``. Ctrl-C, SIGTERM and a reader of stdout
     that went away go up to ``entry.main``; a bug goes up as itself."""
-    from scene_engine.core.errors import SceneEngineError
-    from scene_engine.core.interrupts import exit_code, received, reset_received
+    from scene_engine.core.interrupts import exit_code, reset_received
 
     reset_received()
     try:
@@ -182,24 +181,16 @@ def handled(call: Callable[[], None], as_json: bool) -> int:
         if stdout_gone():
             raise                     # the reader went away (`| head`): entry ends quietly
         return _refuse(f"a pipe to a helper process broke: {exc}", 1, as_json)
-    except SceneEngineError as exc:
-        interrupt = received()
-        if exc.exit_code == 1 and interrupt is not None:
-            return _interrupted(exit_code(interrupt))   # a git child died of it first
-        return _refuse(str(exc), exc.exit_code, as_json)
-    except OSError as exc:        # a disk problem: say which file, no traceback
-        return _refuse(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1,
-                       as_json)
     except Exception as exc:
-        from scene_engine.services.faults import describe
+        from scene_engine.services.faults import refusal
 
-        said = describe(exc)      # git's refusals, a schema's complaint; None: a bug
+        said = refusal(exc)
         if said is None:
-            raise
-        interrupt = received()
+            raise                     # a bug goes up as itself
+        message, code, interrupt = said
         if interrupt is not None:
-            return _interrupted(exit_code(interrupt))
-        return _refuse(said, 1, as_json)
+            return _interrupted(exit_code(interrupt))   # a git child died of it first
+        return _refuse(message, code, as_json)
 
 
 def _refuse(message: str, code: int, as_json: bool) -> int:
