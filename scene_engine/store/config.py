@@ -18,7 +18,7 @@ import math
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self, cast
 
 from scene_engine.core.checks import check_patterns, known_zone
 from scene_engine.core.errors import InputError, plain_problems
@@ -33,8 +33,24 @@ class ConfigError(InputError):
     """config.toml cannot be read or holds a bad value; the message names the file and key."""
 
 
+class PlainRecord:
+    """``model_dump`` and ``model_copy`` for a dataclass checked in plain Python, as the
+    pydantic models it stands in for have them (``Config`` here, ``store.State``)."""
+
+    def model_dump(self) -> dict[str, Any]:
+        """Every field by name, in order (lists copied)."""
+        return {f.name: copy.copy(getattr(self, f.name)) for f in fields(cast(Any, self))}
+
+    def model_copy(self, update: dict[str, Any] | None = None) -> Self:
+        """A copy with the fields of ``update`` replaced (not checked)."""
+        made = copy.copy(self)
+        for name, value in (update or {}).items():
+            setattr(made, name, value)
+        return made
+
+
 @dataclass(init=False)
-class Config:
+class Config(PlainRecord):
     """Settings of one store.
 
     Fields: ``max_scenes`` (scene files allowed is ``max_scenes - 1``), ``max_scene_chars``
@@ -102,17 +118,6 @@ class Config:
             checked = schemas.Config(**values).model_dump()
         for name in _FIELDS:
             setattr(self, name, checked[name] if name in checked else _default(name))
-
-    def model_dump(self) -> dict[str, Any]:
-        """Every field by name, in order (lists copied)."""
-        return {name: copy.copy(getattr(self, name)) for name in _FIELDS}
-
-    def model_copy(self, update: dict[str, Any] | None = None) -> Config:
-        """A copy with the fields of ``update`` replaced (not checked)."""
-        made = copy.copy(self)
-        for name, value in (update or {}).items():
-            setattr(made, name, value)
-        return made
 
     def redactor(self) -> Redactor:
         """A fresh ``core.privacy.Redactor`` with the built-in secret patterns and this

@@ -7,7 +7,6 @@ journal), ``.scene-engine/`` with ``config.toml`` and ``state.json`` (in git) an
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from dataclasses import dataclass, field, fields
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scene_engine.core.fs import atomic_write_text
-from scene_engine.store.config import Config, load_config, render_config
+from scene_engine.store.config import Config, PlainRecord, load_config, render_config
 from scene_engine.store.layout import (
     FORMAT_VERSION,
     META_DIR,
@@ -44,7 +43,7 @@ STORE_FILES = (f"{META_DIR}/state.json", f"{META_DIR}/config.toml", "memories/00
 
 
 @dataclass(init=False)
-class State:
+class State(PlainRecord):
     """The checkpoint in ``state.json``, committed with the scenes it describes.
 
     ``cursor``: sequence number of the first memory never taken by a batch (memories are
@@ -82,17 +81,6 @@ class State:
     def pending(self) -> int:
         """Memories waiting for a batch."""
         return max(0, self.next_seq - self.cursor) + len(self.requeued)
-
-    def model_dump(self) -> dict[str, Any]:
-        """Every field by name, in order (lists copied)."""
-        return {name: copy.copy(getattr(self, name)) for name in _STATE_FIELDS}
-
-    def model_copy(self, update: dict[str, Any] | None = None) -> State:
-        """A copy with the fields of ``update`` replaced (not checked)."""
-        made = copy.copy(self)
-        for name, value in (update or {}).items():
-            setattr(made, name, value)
-        return made
 
 
 _STATE_FIELDS = tuple(f.name for f in fields(State))
