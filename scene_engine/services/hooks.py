@@ -147,8 +147,8 @@ def _missing(exc: Exception) -> HookOutcome:
 
     said = _one_line(exc)
     if isinstance(exc, NotAStoreError):
-        said = (f"{said.split('; ', 1)[0]}; set SCENE_ENGINE_DIR to a store's folder, or run "
-                "`scenes init` in the project")
+        said = (f"{' '.join(exc.what.split())[:300]}; set SCENE_ENGINE_DIR to a store's folder, "
+                "or run `scenes init` in the project")
     return HookOutcome(notice=f"scene-engine: no memory for this project: {said}")
 
 

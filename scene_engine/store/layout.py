@@ -29,9 +29,15 @@ class StoreError(SceneEngineError):
 
 
 class NotAStoreError(StoreError):
-    """The folder is not a scene store (no ``.scene-engine/state.json``)."""
+    """The folder is not a scene store (no ``.scene-engine/state.json``). ``what``: the
+    fault alone, without the way forward the message ends with (``todo``), for a face that
+    says its own (an agent's hook has no ``--dir``)."""
 
     exit_code = 2
+
+    def __init__(self, what: str, todo: str = "") -> None:
+        super().__init__(f"{what}; {todo}" if todo else what)
+        self.what = what
 
 
 class StoreVersionError(StoreError):
@@ -139,12 +145,12 @@ def find_root(root: Path | None = None) -> Path:
     if not _is_store(root):
         root = prefixed_store(root) or root
     if not _is_store(root):
-        raise NotAStoreError(_not_a_store(root, named))
+        raise NotAStoreError(*_not_a_store(root, named))
     return root
 
 
-def _not_a_store(root: Path, named: str) -> str:
-    """Why ``root`` is no store, and what to do, for the way it was named (``named``: "given"
+def _not_a_store(root: Path, named: str) -> tuple[str, str]:
+    """(Why ``root`` is no store, what to do) for the way it was named (``named``: "given"
     as an argument or ``--dir``, ``SCENE_ENGINE_DIR``, "" found from the current folder)."""
     where = {"SCENE_ENGINE_DIR": " (from SCENE_ENGINE_DIR)"}.get(named, "")
     what = ("does not exist" if not _exists(root)
@@ -154,7 +160,7 @@ def _not_a_store(root: Path, named: str) -> str:
             "with `scenes init DIR`")
     if named == "SCENE_ENGINE_DIR":
         todo += " (or unset SCENE_ENGINE_DIR)"
-    return f"{root}{where} {what}; {todo}"
+    return f"{root}{where} {what}", todo
 
 
 MAX_PREFIX_DEPTH = 3   # folders in a ``--prefix`` (``memory/``, ``notes/agent/memory/``)
@@ -320,7 +326,8 @@ def check_format(path: Path, strict: bool = True) -> dict:
         problem = "" if isinstance(raw, dict) else "expected a JSON object"
     except FileNotFoundError as exc:
         raise NotAStoreError(f"{path.parent.parent} is not a scene store "
-                             f"(no {META_DIR}/state.json); make one with `scenes init DIR`") from exc
+                             f"(no {META_DIR}/state.json)",
+                             "make one with `scenes init DIR`") from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         problem = f"not valid JSON ({exc})"
     if problem and strict:
