@@ -167,8 +167,9 @@ def import_items(store: Store, items: Iterable[sources.Item], name: str,
         quotes.clear()
 
     try:
-        _extract_all(items, report, strict, dry_run, block_size, settings, status, existing,
-                     new, new_events, quotes, quoted, known, flush)
+        with sources.noting_cuts() as cuts:     # a message cut to its limit is said
+            _extract_all(items, report, strict, dry_run, block_size, settings, status,
+                         existing, new, new_events, quotes, quoted, known, flush, cuts)
     except ExtractionError as exc:
         if report.commits:      # the commits made stay: say so, and that a re-run resumes
             raise ExtractionError(f"{exc}; the {count(report.added, 'memory')} committed "
@@ -189,43 +190,44 @@ def import_items(store: Store, items: Iterable[sources.Item], name: str,
 def _extract_all(items, report: ExtractReport, strict: bool, dry_run: bool, block_size: int,
                  settings: ModelSettings | None, status: dict[str, str],
                  existing: list[Memory], new: list[Memory], new_events: list[dict],
-                 quotes: dict[str, str], quoted: set, known: set[str], flush) -> None:
+                 quotes: dict[str, str], quoted: set, known: set[str], flush,
+                 cuts: list[str]) -> None:
     """``import_items``' loop: each conversation's blocks extracted into ``new`` (and its
-    status events into ``new_events``), ``flush`` called every ``FLUSH`` new memories."""
-    with sources.noting_cuts() as cuts:
-        for item in items:
-            report.notes += [f"{item.where}: {cut}" for cut in cuts]   # made reading it
-            cuts.clear()
-            if isinstance(item, sources.Broken):
-                report.broken.append({"where": item.where, "reason": item.reason})
-                continue
-            report.conversations += 1
-            report.messages += len(item.messages)
-            report.notes += [f"{item.where}: {note}" for note in item.notes]
-            for block in blocks(item.messages, block_size):
-                if settings is not None:
-                    block = [m for m in block if (m.id, m.text) not in quoted]
-                    if not any(not m.context for m in block):
-                        continue
-                    quotes.update((m.id, m.text) for m in block)
-                report.blocks += 1
-                output = _block_output(block, [*existing, *new], status, settings)
-                for memory in _records(output, block, report.extractor, settings is not None):
-                    if memory.id in known:
-                        report.known += 1
-                        continue
-                    known.add(memory.id)
-                    new.append(memory)
-                    for relation in memory.relations:
-                        if relation["type"] == "supersedes" and \
-                                status.get(relation["target"]) != "superseded":
-                            status[relation["target"]] = "superseded"
-                            report.superseded += 1
-                            new_events.append(events.new_event(
-                                "status", memory=relation["target"], status="superseded",
-                                by=memory.id))
-            if not strict and not dry_run and len(new) >= FLUSH:
-                flush()
+    status events into ``new_events``), ``flush`` called every ``FLUSH`` new memories;
+    ``cuts``: ``sources.noting_cuts``' list, said under the place of the item read."""
+    for item in items:
+        report.notes += [f"{item.where}: {cut}" for cut in cuts]   # made reading it
+        cuts.clear()
+        if isinstance(item, sources.Broken):
+            report.broken.append({"where": item.where, "reason": item.reason})
+            continue
+        report.conversations += 1
+        report.messages += len(item.messages)
+        report.notes += [f"{item.where}: {note}" for note in item.notes]
+        for block in blocks(item.messages, block_size):
+            if settings is not None:
+                block = [m for m in block if (m.id, m.text) not in quoted]
+                if not any(not m.context for m in block):
+                    continue
+                quotes.update((m.id, m.text) for m in block)
+            report.blocks += 1
+            output = _block_output(block, [*existing, *new], status, settings)
+            for memory in _records(output, block, report.extractor, settings is not None):
+                if memory.id in known:
+                    report.known += 1
+                    continue
+                known.add(memory.id)
+                new.append(memory)
+                for relation in memory.relations:
+                    if relation["type"] == "supersedes" and \
+                            status.get(relation["target"]) != "superseded":
+                        status[relation["target"]] = "superseded"
+                        report.superseded += 1
+                        new_events.append(events.new_event(
+                            "status", memory=relation["target"], status="superseded",
+                            by=memory.id))
+        if not strict and not dry_run and len(new) >= FLUSH:
+            flush()
 
 
 def _block_output(block: list[Message], known: list[Memory], status: dict[str, str],
