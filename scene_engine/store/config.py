@@ -221,13 +221,13 @@ def load_config(path: Path) -> Config:
         raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}): save it as UTF-8") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    if _checked(raw) is not None:
-        return Config(**raw)
-    from pydantic import ValidationError
-
     try:
-        return Config(**raw)
-    except ValidationError as exc:
+        return Config(**raw)            # checked once; pydantic loaded only if it refuses
+    except Exception as exc:
+        from pydantic import ValidationError
+
+        if not isinstance(exc, ValidationError):
+            raise
         raise ConfigError(f"{path}: {plain_problems(exc)}") from exc
 
 

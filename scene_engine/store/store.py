@@ -134,13 +134,13 @@ def read_state(path: Path) -> State:
     """Parse and check a state file. Raises ``NotAStoreError`` (no file),
     ``StoreVersionError`` (a newer format, checked first) and ``StoreError`` (not valid)."""
     raw = check_format(path)
-    if _checked_state(raw) is not None:
-        return State(**raw)
-    from pydantic import ValidationError
-
     try:
-        return State(**raw)
-    except ValidationError as exc:
+        return State(**raw)             # checked once; pydantic loaded only if it refuses
+    except Exception as exc:
+        from pydantic import ValidationError
+
+        if not isinstance(exc, ValidationError):
+            raise
         raise StoreError(f"{path}: invalid state: {exc.errors()[0]['msg']} "
                          f"at {exc.errors()[0]['loc']}") from exc
 
