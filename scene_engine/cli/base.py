@@ -156,12 +156,11 @@ def open_cli_store():
 
 def read_cli_store():
     """The store for a read-only command, with an interrupted batch rolled back first (or a
-    warning that it could not be), so nothing shown comes from a batch that never finished."""
-    from scene_engine.store.recovery import ensure_recovered
+    warning that it could not be), so nothing shown comes from a batch that never finished
+    (``quick.read_store``, which the quick door's commands use)."""
+    from scene_engine.cli.quick import read_store
 
-    store = open_cli_store()
-    ensure_recovered(store)
-    return store
+    return read_store(OPTIONS["dir"])
 
 
 def read_input(source: str) -> bytes:
