@@ -625,7 +625,16 @@ def still_says(text: str, day: date | None, body: str) -> bool:
         if any(covers(found.group(1), said) for found in _DIGEST_LINE.finditer(body)):
             return True
     wanted = set(terms(text))
-    return not wanted or len(wanted & set(terms(body))) >= STILL_SAYS * len(wanted)
+    return not wanted or len(wanted & _body_terms(body)) >= STILL_SAYS * len(wanted)
+
+
+@functools.lru_cache(maxsize=32)
+def _body_terms(body: str) -> frozenset[str]:
+    """A scene body's words, once a body: a recall asks of one scene for many memories (a
+    few bodies kept: a long-running server holds no store's text for long)."""
+    from scene_engine.core.text import terms
+
+    return frozenset(terms(body))
 
 
 _DIGEST_LINE = re.compile(rf"(?m)^\s*[-*]\s*({PERIOD}) \(digest\)\s*:")
