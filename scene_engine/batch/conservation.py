@@ -53,10 +53,15 @@ def content_terms(text: str, numbers: bool = False) -> frozenset[str]:
     """The content words of ``text``: ``text.terms``, Latin words stemmed, numbers only if
     ``numbers`` (dates are everywhere in a scene; in a memory a number is a fact), and
     ``NEGATION`` when it negates something (stop words hide "not"). A text of several lines
-    is the union of its lines' (each cached: a batch changes a few lines of a scene)."""
-    if "\n" not in text:
+    is the union of its lines', and a line the union of its clauses' (each clause cached: a
+    batch changes a few lines of a scene, and a digest line one fact of it; no word, number
+    or negation spans a ``; ``)."""
+    if "\n" not in text and "; " not in text:
         return _line_terms(text, numbers)
-    return frozenset().union(*(_line_terms(line, numbers) for line in text.split("\n")))
+    return frozenset().union(*(_line_terms(part, numbers) for part in _CLAUSES.split(text)))
+
+
+_CLAUSES = re.compile(r"\n|; ")
 
 
 # A batch's working set is its scenes' lines and its memories (a few hundred); 8,192 lines

@@ -376,6 +376,7 @@ def _parsed(day: str, said: str, digest: bool) -> tuple[Fact, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=65536)     # each step compares a digest's facts again
 def same_theme(a: str, b: str) -> bool:
     """True when two facts are of one theme: the same subject doing the same kind of thing,
     said again, told by their topic words (``words.analyzer``, each weighed by its
@@ -433,7 +434,12 @@ def render(facts: list[Fact], depth: int) -> str:
     ``facts``: merged by theme, every theme kept, oldest first, each said whole (see the
     module docstring). Facts are given up only when the scene needs the room
     (``_Roller.give_ups``), not here."""
-    merged = [_merge(g) for g in themes(facts, milestones=depth == 4)]
+    return _rendered(tuple(facts), depth)
+
+
+@functools.lru_cache(maxsize=1024)      # a step undone by the rule is taken again (``condense``)
+def _rendered(facts: tuple[Fact, ...], depth: int) -> str:
+    merged = [_merge(g) for g in themes(list(facts), milestones=depth == 4)]
     return _join([replace(f, text=shorten(f.text, FACT_WORDS)) for f in merged],
                  in_span=depth == 4)
 
