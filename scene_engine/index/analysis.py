@@ -120,7 +120,16 @@ def index_text(text: str) -> str:
     """Text as the index stores it: space-separated terms (stems and CJK character pairs).
 
     ``"I like running in 咖啡馆"`` -> ``"like run 咖啡 啡馆 馆"``. The FTS5 ``unicode61``
-    tokenizer then folds case and diacritics of what is left."""
+    tokenizer then folds case and diacritics of what is left. Line by line, each line
+    cached: a batch changes a few lines of a scene, and the index re-reads the old text to
+    delete it (issue 39); no term spans a line's end."""
+    if "\n" not in text:
+        return _line_index_text(text)
+    return " ".join(found for line in text.split("\n") if (found := _line_index_text(line)))
+
+
+@functools.lru_cache(maxsize=8192)     # a few batches' scene lines; bounded (issue 23)
+def _line_index_text(text: str) -> str:
     out = []
     for token in _TOKEN.findall(unicodedata.normalize("NFKC", text)):
         if CJK_RUN.fullmatch(token):
@@ -346,17 +355,27 @@ def part_of_speech(words: list[str]) -> dict[str, str]:
     ``n`` for a word of ``words_zh.txt``, nouns only); a word it lacks is left out, and all
     are when jieba cannot be loaded. Read from the dictionary table, so the full dictionary
     is never loaded."""
-    wanted = sorted(set(words))
-    if not wanted:
-        return {}
+    asked = set(words)
     try:
-        conn = _dictionary()[0]
-        with _lock:
-            rows = conn.execute(f"SELECT word, tag FROM words WHERE word IN "
-                                f"({','.join('?' * len(wanted))})", tuple(wanted)).fetchall()
+        with _lock:         # one connection; and a clear of the cache must not fall mid-read
+            wanted = sorted(asked - _TAGS.keys())
+            if wanted:
+                conn = _dictionary()[0]
+                rows = conn.execute(f"SELECT word, tag FROM words WHERE word IN "
+                                    f"({','.join('?' * len(wanted))})", tuple(wanted)).fetchall()
+                if len(_TAGS) + len(wanted) > _TAGS_KEPT:
+                    _TAGS.clear()
+                _TAGS.update(dict.fromkeys(wanted, ""))
+                _TAGS.update((word, tag or "") for word, tag in rows)
+            return {word: tag for word in asked if (tag := _TAGS.get(word))}
     except (ImportError, OSError, sqlite3.Error):
         return {}
-    return {word: tag for word, tag in rows if tag}
+
+
+# The tags read so far ("" for a word the dictionary lacks): a scene's summary asks about the
+# same words at every batch (issue 39). Bounded, so a long import does not grow with them.
+_TAGS: dict[str, str] = {}
+_TAGS_KEPT = 50_000
 
 
 _lock = threading.Lock()    # one dictionary connection, shared by threads

@@ -480,14 +480,17 @@ class _OfflineWorker:
         live = [n for n in self._live() if n not in self.created and n in self.texts]
         if len(live) < 2:
             return False
+        # Only a pair whose texts fit one scene may merge: the others are not weighed at
+        # all (a full store's scenes are each most of a scene, and weighing every pair by
+        # meaning was a tenth of a batch, issue 39).
+        lengths = {n: len(self._doc(n)) for n in live}
         pairs = sorted(((self._same_topic(a, b), a, b)
-                        for i, a in enumerate(live) for b in live[i + 1:]),
+                        for i, a in enumerate(live) for b in live[i + 1:]
+                        if lengths[a] + lengths[b] <= self.limit_chars),
                        key=lambda p: (-p[0], p[1], p[2]))
         for share, a, b in pairs:
             if share <= SAME_TOPIC:
                 return False
-            if len(self._doc(a)) + len(self._doc(b)) > self.limit_chars:
-                continue
             if not (self._engine_only(a) and self._engine_only(b)):
                 continue
             keep, drop = (a, b) if len(self._doc(a)) >= len(self._doc(b)) else (b, a)

@@ -220,6 +220,12 @@ def _unknown_word_tag(word: str, tags: dict[str, str]) -> str:
     several words or it is a mis-cut (starts with an adverb, ends in a measure word)."""
     if tags.get(word[0]) in _NOT_A_NOUN_START or tags.get(word[-1]) in _NOT_A_NOUN_END:
         return "x"
+    return _hmm_tag(word)
+
+
+@functools.lru_cache(maxsize=16384)     # a scene's words are asked about at every summary
+def _hmm_tag(word: str) -> str:
+    """jieba.posseg's HMM tag of ``word`` when it tags it as one word, else "x"."""
     model = _posseg_model()
     if model is None:
         return "n"          # no tagger: a word jieba's HMM joined is most often a name

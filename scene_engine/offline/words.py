@@ -257,9 +257,11 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
     for text in texts:
         seen = set()
         for key, written, cue in _occurrences(text):
-            forms.setdefault(key, Counter())[written] += 1
+            if key not in forms:
+                forms[key], cues[key] = Counter(), [0, 0]
+            forms[key][written] += 1
             as_nouns[written] += cue < 0
-            cues.setdefault(key, [0, 0])[cue < 0] += cue != 0
+            cues[key][cue < 0] += cue != 0
             if key not in seen:
                 seen.add(key)
                 df[key] += 1
