@@ -58,6 +58,11 @@ def content_terms(text: str, numbers: bool = False) -> frozenset[str]:
     or negation spans a ``; ``)."""
     if "\n" not in text and "; " not in text:
         return _line_terms(text, numbers)
+    return _text_terms(text, numbers)
+
+
+@functools.lru_cache(maxsize=256)       # a scene's body before the batch is asked at each step
+def _text_terms(text: str, numbers: bool) -> frozenset[str]:
     return frozenset().union(*(_line_terms(part, numbers) for part in _CLAUSES.split(text)))
 
 

@@ -145,22 +145,28 @@ def terms(text: str) -> list[str]:
     """The index terms of ``text``: lower-cased words (no stop words; a word keeps its
     combining marks), CJK bigrams and the letter pairs of kana, Thai and the other spaceless
     scripts (``letter_pairs``)."""
-    return list(_terms(text))
+    # Line by line, each line cached: a batch changes a few lines of a scene (no term spans
+    # a line's end), and every batch reads every scene (issue 39). In the whole text's order:
+    # its words, then its kana/Thai pairs, then its CJK pairs.
+    kinds = [_kinds(line) for line in text.split("\n")]
+    return [term for kind in range(3) for line in kinds for term in line[kind]]
 
 
-@functools.lru_cache(maxsize=1024)
-def _terms(text: str) -> tuple[str, ...]:
-    # Cached: the offline backend re-ranks every scene text once per memory of a batch.
+@functools.lru_cache(maxsize=8192)      # a few batches' scene lines; bounded (issue 23)
+def _kinds(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(words, letter pairs of spaceless scripts, CJK characters and pairs) of one line."""
     text = unicodedata.normalize("NFC", text)   # "café" typed on macOS (NFD) is "café"
     found = [w.lower().strip("'’-") for w in _WORD.findall(text)]
-    found = [w for w in found if w not in STOP_WORDS and len(w) > 1]
+    words = tuple(w for w in found if w not in STOP_WORDS and len(w) > 1)
+    paired: list[str] = []
     for run in _PAIRED.findall(text):
-        found.extend(letter_pairs(run) if len(letters(run)) > 1 else [])
+        paired.extend(letter_pairs(run) if len(letters(run)) > 1 else [])
+    cjk: list[str] = []
     for run in _CJK.findall(text):
         if len(run) == 1:
-            found.append(run)
-        found.extend(b for b in (run[i:i + 2] for i in range(len(run) - 1)) if b not in CJK_STOP)
-    return tuple(found)
+            cjk.append(run)
+        cjk.extend(b for b in (run[i:i + 2] for i in range(len(run) - 1)) if b not in CJK_STOP)
+    return words, tuple(paired), tuple(cjk)
 
 
 class Vectorizer:
