@@ -182,19 +182,28 @@ class Vectorizer:
         self.df: Counter[str] = Counter()
         self.docs = 0
         self.analyzer = analyzer or terms
+        self._counts: dict[str, Counter[str]] = {}    # the fitted documents' terms
 
     def fit(self, docs: Iterable[str]) -> Vectorizer:
         """Count document frequencies over ``docs``; returns self."""
         self.df = Counter()
         self.docs = 0
+        self._counts = {}
         for doc in docs:
             self.docs += 1
-            self.df.update(set(self.analyzer(doc)))
+            if doc not in self._counts:
+                self._counts[doc] = Counter(self.analyzer(doc))
+            self.df.update(self._counts[doc].keys())
         return self
+
+    def _counted(self, text: str) -> Counter[str]:
+        """``text``'s terms counted; a document fitted is not read again for its vector."""
+        found = self._counts.get(text)
+        return found if found is not None else Counter(self.analyzer(text))
 
     def vector(self, text: str) -> dict[str, float]:
         """``{term: (1 + log count) * idf}`` for ``text``."""
-        counts = Counter(self.analyzer(text))
+        counts = self._counted(text)
         return {t: (1 + math.log(c)) * self.idf(t) for t, c in counts.items()}
 
     def idf(self, term: str) -> float:

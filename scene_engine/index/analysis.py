@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sqlite3
 import sys
 import threading
@@ -120,12 +121,16 @@ def index_text(text: str) -> str:
     """Text as the index stores it: space-separated terms (stems and CJK character pairs).
 
     ``"I like running in 咖啡馆"`` -> ``"like run 咖啡 啡馆 馆"``. The FTS5 ``unicode61``
-    tokenizer then folds case and diacritics of what is left. Line by line, each line
-    cached: a batch changes a few lines of a scene, and the index re-reads the old text to
-    delete it (issue 39); no term spans a line's end."""
-    if "\n" not in text:
+    tokenizer then folds case and diacritics of what is left. Clause by clause (lines, and
+    a digest line's facts), each cached: a batch changes a few lines of a scene and one fact
+    of a digest, and the index re-reads the old text to delete it (issue 39); no term spans
+    a line's end or a ``; ``."""
+    if "\n" not in text and "; " not in text:
         return _line_index_text(text)
-    return " ".join(found for line in text.split("\n") if (found := _line_index_text(line)))
+    return " ".join(found for part in _CLAUSES.split(text) if (found := _line_index_text(part)))
+
+
+_CLAUSES = re.compile(r"\n|; ")
 
 
 @functools.lru_cache(maxsize=8192)     # a few batches' scene lines; bounded (issue 23)

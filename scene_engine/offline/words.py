@@ -254,12 +254,16 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
     forms: dict[str, Counter] = {}
     cues: dict[str, list[int]] = {}
     as_nouns: Counter[str] = Counter()        # uses of a form as a noun ("the performance")
+    said: Counter[str] = Counter()            # uses of a key, in any form
+    capitals: Counter[str] = Counter()        # ... in a form written with a capital
     for text in texts:
         seen = set()
         for key, written, cue in _occurrences(text):
             if key not in forms:
                 forms[key], cues[key] = Counter(), [0, 0]
             forms[key][written] += 1
+            said[key] += 1
+            capitals[key] += written[:1].isupper()
             as_nouns[written] += cue < 0
             cues[key][cue < 0] += cue != 0
             if key not in seen:
@@ -269,8 +273,7 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
 
     def named(key: str) -> bool:
         """Mostly written with a capital inside sentences: a name (``Porto``, ``Pixel``)."""
-        capitals = sum(n for f, n in forms[key].items() if f[:1].isupper())
-        return 2 * capitals > sum(forms[key].values())
+        return 2 * capitals[key] > said[key]
 
     def weight(key: str) -> float:
         if _CJK.match(key):
@@ -280,8 +283,8 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
             base = idf.get(key, _DEFAULT_IDF) / _DEFAULT_IDF * (1 if known or df[key] > 1 else 0.3)
         else:
             base = min(1.0, 0.55 + 0.06 * len(key)) * (NAME_WEIGHT if named(key) else 1.0)
-        said = sum(forms[key].values())       # a word said twice in a text counts a little more
-        return (df[key] + 0.25 * (said - df[key])) * base * (rarity(key) if rarity else 1.0)
+        # a word said twice in a text counts a little more
+        return (df[key] + 0.25 * (said[key] - df[key])) * base * (rarity(key) if rarity else 1.0)
 
     def in_lang(key: str) -> bool:
         return bool(_CJK.match(key)) == (lang == "zh")
@@ -300,7 +303,7 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
         if _CJK.match(key):
             return cjk_noun(key)
         verb, as_noun = cues[key]
-        return english_noun(key, surface(key), (verb, as_noun, sum(forms[key].values())),
+        return english_noun(key, surface(key), (verb, as_noun, said[key]),
                             name=named(key))
 
     ranked = sorted(df, key=lambda key: (not in_lang(key), -weight(key), key))
