@@ -667,3 +667,33 @@ def test_blame_names_a_file_with_chinese_an_emoji_or_a_tab_in_its_name_as_it_is(
         assert [r["path"] for r in rows] == [f"scenes/{name}"] * 2, name
     with pytest.raises(history.NotCommitted):
         history.blame_lines(repo, "scenes/nowhere.md")
+
+
+def test_head_is_read_again_after_any_commit_git_makes_outside_the_engine(tmp_path):
+    """HEAD is taken from its files when git already named that commit (issue 39): a commit,
+    a reset back and a ref naming no commit, all made by git beside the engine in the same
+    process, are each seen."""
+    import pytest
+
+    from scene_engine.store.history import HistoryError, head_sha, open_repo
+
+    identity = {"GIT_AUTHOR_NAME": "P", "GIT_AUTHOR_EMAIL": "p@example.org",
+                "GIT_COMMITTER_NAME": "P", "GIT_COMMITTER_EMAIL": "p@example.org"}
+    repo_dir = tmp_path / "r"
+    repo = git.Repo.init(repo_dir)
+    (repo_dir / "a.md").write_text("one\n")
+    repo.git.add("a.md")
+    repo.git.commit("-m", "one", "--no-verify", env={**os.environ, **identity})
+    ours = open_repo(repo_dir)
+    first = head_sha(ours)
+    assert first == head_sha(ours) == repo.head.commit.hexsha
+    (repo_dir / "a.md").write_text("two\n")
+    repo.git.commit("-am", "two", "--no-verify", env={**os.environ, **identity})
+    second = head_sha(ours)
+    assert second != first and second == repo.head.commit.hexsha
+    repo.git.reset("--hard", first)
+    assert head_sha(ours) == first
+    branch = Path(repo.git_dir) / Path(repo.head.ref.path)
+    branch.write_text("0" * 40 + "\n")
+    with pytest.raises(HistoryError):
+        head_sha(ours)
