@@ -145,11 +145,18 @@ def terms(text: str) -> list[str]:
     """The index terms of ``text``: lower-cased words (no stop words; a word keeps its
     combining marks), CJK bigrams and the letter pairs of kana, Thai and the other spaceless
     scripts (``letter_pairs``)."""
-    # Line by line, each line cached: a batch changes a few lines of a scene (no term spans
-    # a line's end), and every batch reads every scene (issue 39). In the whole text's order:
-    # its words, then its kana/Thai pairs, then its CJK pairs.
-    kinds = [_kinds(line) for line in text.split("\n")]
+    # Clause by clause (lines, and a digest line's facts), each cached: a batch changes a few
+    # lines of a scene and one fact of a digest (no term spans a line's end or a "; "), and
+    # every batch reads every scene (issue 39). In the whole text's order: its words, then
+    # its kana/Thai pairs, then its CJK pairs.
+    if "\n" not in text and "; " not in text:
+        words, paired, cjk = _kinds(text)
+        return [*words, *paired, *cjk]
+    kinds = [_kinds(part) for part in _CLAUSES.split(text)]
     return [term for kind in range(3) for line in kinds for term in line[kind]]
+
+
+_CLAUSES = re.compile(r"\n|; ")
 
 
 @functools.lru_cache(maxsize=8192)      # a few batches' scene lines; bounded (issue 23)

@@ -441,10 +441,24 @@ class DenseIndex:
         Returns how many texts were embedded (0 when nothing changed). Raises ``InputError``
         for a key or text that is not a string, ``VectorsUnavailable`` as the constructor.
         """
-        wanted = _wanted(items)
-        hashes = {key: text_hash(text) for key, text in wanted.items()}
-        missing = self._guarded(lambda conn: self._missing(conn, hashes))
-        texts = {hashes[key]: normalize(wanted[key]) for key in missing}
+        # A key's hash, and the text only of a hash the file lacks (looked up a chunk at a
+        # time): a journal of 100,000 memories is not held twice over (issue 39).
+        hashes: dict[str, bytes] = {}
+        unseen: dict[bytes, str] = {}
+        chunk: dict[bytes, str] = {}
+        for key, text in _pairs(items):
+            said = normalize(text)
+            if not said:
+                hashes.pop(key, None)
+                continue
+            hashes[key] = digest = text_hash(text)
+            chunk[digest] = said
+            if len(chunk) >= LOOKUP_CHUNK:
+                unseen.update(self._guarded(functools.partial(self._unseen, texts=chunk)))
+                chunk = {}
+        unseen.update(self._guarded(functools.partial(self._unseen, texts=chunk)))
+        wanted = set(hashes.values())   # a key given twice keeps its last text
+        texts = {digest: said for digest, said in unseen.items() if digest in wanted}
         done = self._embed_missing(texts)
         self._guarded(lambda conn: self._put_items(conn, hashes, done, prune, prefix))
         return len(texts)
@@ -493,10 +507,18 @@ class DenseIndex:
             done.update(rows)
         return done
 
-    def _missing(self, conn: sqlite3.Connection, hashes: dict[str, bytes]) -> set[str]:
-        """The keys whose text has no vector in the file."""
-        have = self._lookup(conn, set(hashes.values()))
-        return {key for key, h in hashes.items() if h not in have}
+    @staticmethod
+    def _unseen(conn: sqlite3.Connection, texts: dict[bytes, str]) -> dict[bytes, str]:
+        """Those of ``texts`` (hash -> text) whose hash has no vector in the file; the
+        vectors themselves are not read (100,000 of them are 100 MB)."""
+        wanted = sorted(texts)
+        have: set[bytes] = set()
+        for start in range(0, len(wanted), LOOKUP_CHUNK):
+            chunk = wanted[start:start + LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            have.update(h for (h,) in conn.execute(
+                f"SELECT hash FROM vectors WHERE hash IN ({marks})", chunk))
+        return {h: text for h, text in texts.items() if h not in have}
 
     def _embed(self, texts: list[str]) -> list[bytes]:
         """float16 bytes of each text's vector (checked: the shape a wrong embedder gives
@@ -712,9 +734,9 @@ class CachedEmbed:
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _wanted(items: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """``{key: text}`` of the items with a non-blank text; InputError for a wrong type."""
-    wanted: dict[str, str] = {}
+def _pairs(items: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    """``(key, text)`` of each item as it comes; InputError for a wrong type or an empty
+    key."""
     for item in items:
         if not (isinstance(item, tuple | list) and len(item) == 2
                 and all(isinstance(part, str) for part in item)):
@@ -722,11 +744,7 @@ def _wanted(items: Iterable[tuple[str, str]]) -> dict[str, str]:
         key, text = item
         if not key:
             raise InputError("an item's key is empty")
-        if normalize(text):
-            wanted[key] = text
-        else:
-            wanted.pop(key, None)
-    return wanted
+        yield key, text
 
 
 def _check_k(k: int) -> None:

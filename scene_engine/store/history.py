@@ -178,13 +178,13 @@ def head_sha(repo: Repo) -> str:
     git read the commit itself, so one process answers the common case; only when it
     fails does a second one tell no commit yet from a HEAD naming a missing commit."""
     said = _said_head(repo)
-    if said and said in _COMMITS.get(repo.git_dir, ()):
+    if said and said in _COMMITS.get(str(repo.git_dir), ()):
         return said
     git = _git()
     try:
         sha = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")
         if sha == said:
-            _COMMITS.setdefault(repo.git_dir, _LastFew())[sha] = None
+            _COMMITS.setdefault(str(repo.git_dir), _LastFew())[sha] = None
         return sha
     except git.GitCommandError as exc:
         if exc.status != 1 or git_said_text(exc):

@@ -13,11 +13,12 @@ id kept as an alias), and a known id is never given to another memory (the input
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,7 +61,7 @@ class MemoryInputError(InputError):
                          f"{shown}{more}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Memory:
     """One L1 memory. ``created_at`` is timezone-aware; ``seq`` is its journal number;
     ``aliases``: other ids the same record came with (the same content at the same instant,
@@ -138,6 +139,8 @@ def parse_lines(data: bytes, now: datetime | None = None, private=None
 
     now = now or datetime.now(UTC)
     private = private if private is not None else redactor()
+    if _reads_as_jsonl(data):
+        return _checked(_jsonl_records(data), now, private.text)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -151,12 +154,27 @@ def parse_lines(data: bytes, now: datetime | None = None, private=None
     # A lone surrogate can only come in as a JSON escape (UTF-8 cannot carry one): without
     # such an escape in the text no record needs the per-record check.
     surrogates = _SURROGATE_ESCAPE.search(text) is not None
-    problems: list[tuple[Place, str]] = []
+    return _checked(((place, value, surrogates, None) for place, value in items), now,
+                    private.text, unreadable)
+
+
+def _checked(records: Iterable[tuple[Place, Any, bool, str | None]], now: datetime,
+             private: Callable[[str], str], unreadable: list[tuple[Place, str]] | None = None
+             ) -> list[tuple[Place, Memory]]:
+    """``parse_lines``'s memories of ``records``: ``(place, decoded value, whether its text
+    holds a surrogate escape, the problem that kept it from being decoded)``, each validated
+    as it comes (a record's decoded object is not kept: issue 39, an add of 100,000 lines in
+    bounded memory). Raises ``MemoryInputError`` naming every bad record, in the file's
+    order."""
+    problems: list[tuple[Place, str]] = list(unreadable or [])
     lined: list[tuple[Place, Memory]] = []
     first_line: dict[str, tuple[Place, Memory]] = {}   # id -> (place, memory) where it came
-    for place, value in items:
+    for place, value, surrogates, unread in records:
+        if unread is not None:
+            problems.append((place, unread))
+            continue
         try:
-            memory = _validate(value, now, surrogates, private.text)
+            memory = _validate(value, now, surrogates, private)
         except ValueError as exc:
             problems.append((place, str(exc)))
             continue
@@ -167,10 +185,69 @@ def parse_lines(data: bytes, now: datetime | None = None, private=None
             problems.append((place, f"id {memory.id!r} was already used on "
                                    f"{place_text(seen_line)} for {difference}"))
         lined.append((place, memory))
-    if problems or unreadable:
+    if problems:
         # JSONL's places are its lines: every bad record in the order of the file.
-        raise MemoryInputError(sorted(unreadable + problems, key=lambda p: _line_of(p[0])))
+        raise MemoryInputError(sorted(problems, key=lambda p: _line_of(p[0])))
     return lined
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _reads_as_jsonl(data: bytes) -> bool:
+    """True when ``data`` is read as JSONL line by line (``_jsonl_records``), as the whole
+    text would be: its first line that is not blank is a JSON value on its own, not a list
+    (a list, or an object spread over lines, is read whole)."""
+    for _, _, line in _byte_lines(data):
+        try:
+            first = line.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            return False         # the whole text's reading names the byte
+        if not first:
+            continue
+        if first.startswith("["):
+            return False
+        try:
+            json.loads(first)
+        except (ValueError, RecursionError):
+            return not first.startswith("{")   # "{" alone: maybe an object over lines
+        return True
+    return False
+
+
+def _byte_lines(data: bytes) -> Iterator[tuple[int, int, bytes]]:
+    """(line number from 1, offset of the line's first byte, the line) of ``data`` (a BOM at
+    its start left out), split at ``\n`` only, as JSONL is."""
+    start = len(_BOM) if data.startswith(_BOM) else 0
+    number = 1
+    while start <= len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        yield number, start, data[start:end]
+        start, number = end + 1, number + 1
+
+
+def _jsonl_records(data: bytes) -> Iterator[tuple[Place, Any, bool, str | None]]:
+    """``_checked``'s records of JSONL ``data``, a line at a time: each line decoded on its
+    own (the first bytes that are not UTF-8 raise ``MemoryInputError`` with their line and
+    offset, as the whole text's decoding does), blank lines skipped."""
+    for number, offset, raw in _byte_lines(data):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MemoryInputError([(number, f"invalid UTF-8 at byte {offset + exc.start}")]
+                                   ) from exc
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line, object_pairs_hook=_unique_keys), \
+                _SURROGATE_ESCAPE.search(line) is not None, None
+        except json.JSONDecodeError as exc:
+            yield number, None, False, f"not valid JSON: {exc.msg} (column {exc.colno})"
+        except ValueError as exc:   # a key twice in one record (_unique_keys)
+            yield number, None, False, str(exc)
+        except RecursionError:
+            yield number, None, False, TOO_DEEP
 
 
 def _line_of(place: Place) -> int:
@@ -571,7 +648,7 @@ class Journal:
         return None
 
     def plan_append(self, memories: list[Memory], next_seq: int, catalog=None
-                    ) -> tuple[list[Memory], AddReport, dict[Path, str]]:
+                    ) -> tuple[list[Memory], AddReport, Mapping[Path, str]]:
         """What appending ``memories`` at ``next_seq`` makes: (the new memories with their
         ``seq``, the counts, segment path -> its whole new text). Writes nothing.
 
@@ -677,12 +754,14 @@ class Journal:
         return known, where
 
     def _segment_texts(self, fresh: list[Memory], aliases: dict[tuple[int, int], list[str]]
-                       ) -> dict[Path, str]:
-        new: dict[int, list[str]] = {}
+                       ) -> Mapping[Path, str]:
+        """Segment path -> its whole new text: the lines it holds (checked here, aliases
+        added) and ``fresh``'s records. A segment's text is made when it is read, one at a
+        time (issue 39: 100,000 memories added at once held every segment's text, 30 MB)."""
+        new: dict[int, list[Memory]] = {}
         for memory in fresh:
-            line = json.dumps(memory.to_record(), ensure_ascii=False)
-            new.setdefault(memory.seq // SEGMENT, []).append(line)
-        writes = {}
+            new.setdefault(memory.seq // SEGMENT, []).append(memory)
+        made: dict[Path, Callable[[], str]] = {}
         for number in sorted(set(new) | {n for n, _ in aliases}):
             rows = self._rows(number)
             for line_number, line in rows:   # written back as they are: they must be text
@@ -695,11 +774,12 @@ class Journal:
                     record = json.loads(lines[offset])
                     record["aliases"] = [*(record.get("aliases") or []), *ids]
                     lines[offset] = json.dumps(record, ensure_ascii=False)
-            writes[self._segment(number)] = "\n".join(lines + new.get(number, [])) + "\n"
-        return writes
+            made[self._segment(number)] = functools.partial(_segment_text, lines,
+                                                            new.get(number, []))
+        return _Made(made)
 
     @staticmethod
-    def write(writes: dict[Path, str]) -> None:
+    def write(writes: Mapping[Path, str]) -> None:
         """Write planned segment texts, each atomically (temp file + rename)."""
         for path, text in writes.items():
             atomic_write_text(path, text)
@@ -818,6 +898,28 @@ def _rel(path: Path) -> str:
 def _lines(text: str) -> list[str]:
     """The non-blank lines of JSONL text (only ``\\n`` ends a line, see ``journal_rows``)."""
     return [line for line in text.split("\n") if line.strip()]
+
+
+def _segment_text(lines: list[str], fresh: list[Memory]) -> str:
+    """A journal segment's text: its ``lines`` as they are, then ``fresh``'s records."""
+    return "\n".join([*lines, *(json.dumps(m.to_record(), ensure_ascii=False)
+                                 for m in fresh)]) + "\n"
+
+
+class _Made(Mapping[Path, str]):
+    """``{path: text}`` whose texts are made when read (``Journal._segment_texts``)."""
+
+    def __init__(self, made: dict[Path, Callable[[], str]]):
+        self._made = made
+
+    def __getitem__(self, path: Path) -> str:
+        return self._made[path]()
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self._made)
+
+    def __len__(self) -> int:
+        return len(self._made)
 
 
 def _with_seq(memory: Memory, seq: int) -> Memory:
