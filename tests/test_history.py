@@ -670,12 +670,12 @@ def test_blame_names_a_file_with_chinese_an_emoji_or_a_tab_in_its_name_as_it_is(
 
 
 def test_head_is_read_again_after_any_commit_git_makes_outside_the_engine(tmp_path):
-    """HEAD is taken from its files when git already named that commit (issue 39): a commit,
-    a reset back and a ref naming no commit, all made by git beside the engine in the same
-    process, are each seen."""
+    """Within a batch, HEAD is taken from its files when git already named that commit
+    (issue 39): a commit, a reset back and a ref naming no commit, all made by git beside
+    the engine meanwhile, are each seen."""
     import pytest
 
-    from scene_engine.store.history import HistoryError, head_sha, open_repo
+    from scene_engine.store.history import HistoryError, head_sha, heads_remembered, open_repo
 
     identity = {"GIT_AUTHOR_NAME": "P", "GIT_AUTHOR_EMAIL": "p@example.org",
                 "GIT_COMMITTER_NAME": "P", "GIT_COMMITTER_EMAIL": "p@example.org"}
@@ -685,15 +685,41 @@ def test_head_is_read_again_after_any_commit_git_makes_outside_the_engine(tmp_pa
     repo.git.add("a.md")
     repo.git.commit("-m", "one", "--no-verify", env={**os.environ, **identity})
     ours = open_repo(repo_dir)
-    first = head_sha(ours)
-    assert first == head_sha(ours) == repo.head.commit.hexsha
-    (repo_dir / "a.md").write_text("two\n")
-    repo.git.commit("-am", "two", "--no-verify", env={**os.environ, **identity})
-    second = head_sha(ours)
-    assert second != first and second == repo.head.commit.hexsha
-    repo.git.reset("--hard", first)
-    assert head_sha(ours) == first
-    branch = Path(repo.git_dir) / Path(repo.head.ref.path)
-    branch.write_text("0" * 40 + "\n")
-    with pytest.raises(HistoryError):
-        head_sha(ours)
+    with heads_remembered():     # as a batch reads HEAD
+        first = head_sha(ours)
+        assert first == head_sha(ours) == repo.head.commit.hexsha
+        (repo_dir / "a.md").write_text("two\n")
+        repo.git.commit("-am", "two", "--no-verify", env={**os.environ, **identity})
+        second = head_sha(ours)
+        assert second != first and second == repo.head.commit.hexsha
+        repo.git.reset("--hard", first)
+        assert head_sha(ours) == first
+        branch = Path(repo.git_dir) / Path(repo.head.ref.path)
+        branch.write_text("0" * 40 + "\n")
+        with pytest.raises(HistoryError):
+            head_sha(ours)
+
+
+def test_the_lines_a_person_wrote_stay_theirs_across_batches_read_from_no_history(tmp_path):
+    """A batch's own commit adds no line of a person's: the cache of their lines moves on
+    with it (issue 39), and a line a person commits by hand after it is still theirs."""
+    from scene_engine.store import cache
+    from scene_engine.store.history import PERSON_TEXTS, open_repo, person_texts
+
+    root = new_store(tmp_path, topic_memories("garden", 0, 5, 1), topic_memories("chess", 0, 5, 2))
+    chess = scene_for(root, "chess")
+    chess.write_text(chess.read_text(encoding="utf-8") + "\nMy own note on chess.\n",
+                     encoding="utf-8")
+    ok(root, "add", "-", stdin=topic_memories("garden", 5, 5, 1))
+    ok(root, "run")
+    repo = git.Repo(root)
+    assert cache.load(root, PERSON_TEXTS)["commit"] == repo.head.commit.hexsha
+    assert "My own note on chess." in person_texts(open_repo(root))
+    chess.write_text(chess.read_text(encoding="utf-8") + "\nA second note, committed by me.\n",
+                     encoding="utf-8")
+    repo.git.commit("-am", "my notes", env={**os.environ, "GIT_AUTHOR_NAME": "P",
+                                             "GIT_AUTHOR_EMAIL": "p@example.org",
+                                             "GIT_COMMITTER_NAME": "P",
+                                             "GIT_COMMITTER_EMAIL": "p@example.org"})
+    lines = person_texts(open_repo(root))
+    assert {"My own note on chess.", "A second note, committed by me."} <= lines

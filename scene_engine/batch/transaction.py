@@ -463,7 +463,7 @@ def run_batch(store: Store, backend: Backend, size: int | None = None, attempts:
     for the store lock (None: ``store.lock.lock_timeout()``). Raises ``BatchError`` (nothing
     written, memories still pending) or ``LockBusyError``.
     """
-    with locked(store, timeout=lock_timeout) as unit:
+    with history.heads_remembered(), locked(store, timeout=lock_timeout) as unit:
         repo = unit.repo
         _check_scenes_folder(store)
         for attempt in range(attempts):

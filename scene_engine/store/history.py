@@ -144,10 +144,24 @@ class _LastFew(dict):
             del self[next(iter(self))]
 
 
-# Per git folder, commits git itself named as HEAD's: a HEAD that says one of them again is
-# that commit (an object does not change), read from two small files instead of a git
-# process (a batch asked git for HEAD six times, a twentieth of its time: issue 39).
-_COMMITS: dict[str, _LastFew] = {}
+# Per git folder, commits git itself named as HEAD's within one batch (``heads_remembered``):
+# a HEAD that says one of them again is that commit (an object does not change), read from
+# two small files instead of a git process (a batch asked git for HEAD six times, a
+# twentieth of its time: issue 39). Only within a batch: each command's first read asks git,
+# which is what says a store is another user's ("dubious ownership").
+_COMMITS: ContextVar[dict[str, _LastFew] | None] = ContextVar("scene_engine_heads",
+                                                               default=None)
+
+
+@contextmanager
+def heads_remembered() -> Iterator[None]:
+    """Within it, ``head_sha`` reads HEAD from its files when git already named that commit
+    (a commit, reset or ref made beside the engine is still seen: its files say another)."""
+    token = _COMMITS.set({})
+    try:
+        yield
+    finally:
+        _COMMITS.reset(token)
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
@@ -177,14 +191,15 @@ def head_sha(repo: Repo) -> str:
     GitPython's long-lived helper, which a Ctrl-C may have killed: ``HEAD^{commit}`` makes
     git read the commit itself, so one process answers the common case; only when it
     fails does a second one tell no commit yet from a HEAD naming a missing commit."""
-    said = _said_head(repo)
-    if said and said in _COMMITS.get(str(repo.git_dir), ()):
+    known = _COMMITS.get()
+    said = _said_head(repo) if known is not None else ""
+    if said and known is not None and said in known.get(str(repo.git_dir), ()):
         return said
     git = _git()
     try:
         sha = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")
-        if sha == said:
-            _COMMITS.setdefault(str(repo.git_dir), _LastFew())[sha] = None
+        if said and sha == said and known is not None:
+            known.setdefault(str(repo.git_dir), _LastFew())[sha] = None
         return sha
     except git.GitCommandError as exc:
         if exc.status != 1 or git_said_text(exc):
@@ -374,7 +389,19 @@ def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_emp
     finally:
         index.unlink(missing_ok=True)
     sync_index(repo, paths)
-    return head_sha(repo)
+    made = head_sha(repo)
+    if head and not by_person and not is_person_commit(_with_trailers(message), ENGINE_EMAIL):
+        _person_texts_past(root, head, made)
+    return made
+
+
+def _person_texts_past(root: Path, parent: str, made: str) -> None:
+    """The engine's own commit ``made`` (of ``parent``) adds no line of a person's: a
+    ``person_texts`` cache as of ``parent`` holds as of ``made`` too, and the next batch
+    reads no history for it (two git processes a batch, issue 39)."""
+    kept = cache.load(root, PERSON_TEXTS)
+    if kept.get("commit") == parent:
+        cache.save(root, PERSON_TEXTS, {**kept, "commit": made})
 
 
 def ensure_committable(repo: Repo) -> str:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-from scene_engine.core.errors import InputError
+from scene_engine.core.errors import InputError, SceneEngineError
 
 if TYPE_CHECKING:
     # python-frontmatter types its picks as variables (a class is no base for mypy); they are
@@ -171,8 +171,8 @@ def _load_meta(source: str, first_line: int) -> tuple[dict[str, Any], dict[str, 
         return copy.deepcopy(parsed)
 
 
-class _Cycle(Exception):
-    """A container that holds itself (``&a [*a]``)."""
+class _Cycle(SceneEngineError):
+    """A container that holds itself (``&a [*a]``); never leaves this module."""
 
 
 def _fresh(value: Any, inside: frozenset[int] = frozenset()) -> Any:
