@@ -33,6 +33,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 from bench_batch import quiet_git_env  # noqa: E402
 from bench_volume import everyday  # noqa: E402
 
+from scene_engine.index.memories import RACY_NS  # noqa: E402
+from scene_engine.index.refresh import refresh_index  # noqa: E402
 from scene_engine.offline.backend import OfflineBackend  # noqa: E402
 from scene_engine.services.add import add_memories  # noqa: E402
 from scene_engine.services.run import run_pending  # noqa: E402
@@ -46,6 +48,14 @@ def made(root: Path, rows: list[dict]) -> Path:
     store = init_store(root)
     add_memories(store, json.dumps(rows, ensure_ascii=False).encode())
     run_pending(store, OfflineBackend(), max_batches=1)
+    # The index trusts a file's time only once it is older than RACY_NS (it may still change
+    # unseen within the same clock tick); a journal written less than that ago is read again
+    # at every sync. A store's journal is older than that when its queue is long, so the
+    # index is brought in step once the files have settled: the copies then time batches,
+    # not a fresh add's re-reads (with a faster fold, the first batch came within 2 s of the
+    # add and every timed batch re-read all 20 segments of the large store).
+    time.sleep(RACY_NS / 1e9 + 0.2)
+    refresh_index(store)
     return root
 
 

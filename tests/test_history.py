@@ -723,3 +723,33 @@ def test_the_lines_a_person_wrote_stay_theirs_across_batches_read_from_no_histor
                                              "GIT_COMMITTER_EMAIL": "p@example.org"})
     lines = person_texts(open_repo(root))
     assert {"My own note on chess.", "A second note, committed by me."} <= lines
+
+
+def test_the_cache_of_a_persons_lines_waits_when_their_commit_came_between(tmp_path):
+    """The engine's commit carries the cache forward only from its own parent: a person's
+    commit that landed between the engine reading HEAD and committing is read, not skipped."""
+    from scene_engine.store import cache
+    from scene_engine.store.history import (
+        PERSON_TEXTS,
+        _person_texts_past,
+        head_sha,
+        open_repo,
+        person_texts,
+    )
+
+    root = new_store(tmp_path, topic_memories("garden", 0, 5, 1))
+    repo = git.Repo(root)
+    before = head_sha(open_repo(root))
+    person_texts(open_repo(root))                      # the cache, as of ``before``
+    scene = scene_for(root, "garden")
+    scene.write_text(scene.read_text(encoding="utf-8") + "\nMy line, committed in between.\n",
+                     encoding="utf-8")
+    person = {**os.environ, "GIT_AUTHOR_NAME": "P", "GIT_AUTHOR_EMAIL": "p@example.org",
+              "GIT_COMMITTER_NAME": "P", "GIT_COMMITTER_EMAIL": "p@example.org"}
+    repo.git.commit("-am", "my line", env=person)
+    repo.git.commit("--allow-empty", "-m", "batch 9: engine\n\nBatch: 9\n",
+                    env={**person, "GIT_AUTHOR_EMAIL": "scene-engine@localhost"})
+    made = repo.head.commit.hexsha
+    _person_texts_past(open_repo(root), root, before, made)
+    assert cache.load(root, PERSON_TEXTS)["commit"] == before     # not carried past theirs
+    assert "My line, committed in between." in person_texts(open_repo(root))

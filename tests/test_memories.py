@@ -546,3 +546,31 @@ def test_the_edges_of_the_range_fold_and_recall_in_a_far_zone(store):
     assert ran.exit_code == 0 and ran.exception is None, ran.output
     recalled = runner.invoke(app, ["--dir", str(store.root), "recall", "Kyoto"])
     assert recalled.exit_code == 0 and "Kyoto" in recalled.stdout, recalled.output
+
+
+def test_metadata_nested_past_the_limit_is_refused_before_anything_is_written(store):
+    """Metadata nested hundreds deep once passed the parse and failed the journal's write
+    half done, with a traceback; nesting past ``MAX_METADATA_DEPTH`` is refused as bad input,
+    and metadata up to it is kept."""
+    from scene_engine.store.memories import MAX_METADATA_DEPTH
+
+    def nested(depth: int) -> dict:
+        value: object = 1
+        for _ in range(depth):
+            value = {"a": value}
+        assert isinstance(value, dict)
+        return value
+
+    assert add(store, json.dumps({"id": "ok", "content": "Kept",
+                                  "metadata": nested(MAX_METADATA_DEPTH)})).exit_code == 0
+    before = snapshot(store)
+    for depth in (MAX_METADATA_DEPTH + 1, 900, 985, 2_000):
+        line = json.dumps({"id": f"deep{depth}", "content": "Too deep",
+                           "metadata": nested(min(depth, 900))})
+        if depth > 900:     # deeper than json.dumps can build here: written by hand
+            line = line.replace('{"a": ', '{"a": ' * (depth - 899), 1) + "}" * (depth - 900)
+        result = add(store, line)
+        assert result.exit_code == 2, (depth, result.output)
+        assert "nested" in result.output and "Traceback" not in result.output, depth
+        assert snapshot(store) == before
+    assert [m.id for m in Journal(store.memories_dir).all()] == ["ok"]

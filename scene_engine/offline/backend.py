@@ -187,6 +187,12 @@ def _facts(entry: Entry) -> list[str]:
     return out
 
 
+def _pair_order(pair: tuple[float, str, str]) -> tuple[float, str, str]:
+    """The order ``merge_one_topic`` tries pairs of scenes in: the most alike first, then
+    by name."""
+    return -pair[0], pair[1], pair[2]
+
+
 def _similarity_text(name: str, text: str) -> str:
     """Name, summary and body of a scene text (what routing compares memories against)."""
     scene = parse_scene(text, name=name)
@@ -480,25 +486,45 @@ class _OfflineWorker:
         live = [n for n in self._live() if n not in self.created and n in self.texts]
         if len(live) < 2:
             return False
-        # Only a pair whose texts fit one scene may merge: the others are not weighed at
-        # all (a full store's scenes are each most of a scene, and weighing every pair by
-        # meaning was a tenth of a batch, issue 39).
-        lengths = {n: len(self._doc(n)) for n in live}
-        pairs = sorted(((self._same_topic(a, b), a, b)
-                        for i, a in enumerate(live) for b in live[i + 1:]
-                        if lengths[a] + lengths[b] <= self.limit_chars),
-                       key=lambda p: (-p[0], p[1], p[2]))
-        for share, a, b in pairs:
+        # Only a pair whose texts fit one scene may merge: the others are not weighed at all
+        # (a full store's scenes are each most of a scene, and weighing every pair by
+        # meaning was a tenth of a batch, issue 39). A scene drafted on the way (its text
+        # read as the backend edits it) may fit with another then: that pair is weighed
+        # and takes its place among those still to come, as if all had been weighed first.
+        every = [(a, b) for i, a in enumerate(live) for b in live[i + 1:]]
+        weighed: set[tuple[str, str]] = set()
+        waiting: list[tuple[float, str, str]] = []
+
+        def fits(a: str, b: str) -> bool:
+            return len(self._doc(a)) + len(self._doc(b)) <= self.limit_chars
+
+        def weigh(after: tuple[float, str, str] | None = None) -> None:
+            lengths = {n: len(self._doc(n)) for n in live}
+            for a, b in every:
+                if (a, b) not in weighed and lengths[a] + lengths[b] <= self.limit_chars:
+                    weighed.add((a, b))
+                    pair = (self._same_topic(a, b), a, b)
+                    if after is None or _pair_order(pair) > _pair_order(after):
+                        waiting.append(pair)
+            waiting.sort(key=_pair_order, reverse=True)    # the next one last
+
+        weigh()
+        while waiting:
+            pair = waiting.pop()
+            share, a, b = pair
             if share <= SAME_TOPIC:
                 return False
-            if not (self._engine_only(a) and self._engine_only(b)):
+            if not fits(a, b):
                 continue
-            keep, drop = (a, b) if len(self._doc(a)) >= len(self._doc(b)) else (b, a)
-            merged = self._merged(keep, drop)
-            if merged is None or size(merged, self.zone) > self.limit_chars:
-                continue
-            self._absorb(keep, drop, merged)
-            return True
+            drafted = len(self.drafts)
+            if self._engine_only(a) and self._engine_only(b):
+                keep, drop = (a, b) if len(self._doc(a)) >= len(self._doc(b)) else (b, a)
+                merged = self._merged(keep, drop)
+                if merged is not None and size(merged, self.zone) <= self.limit_chars:
+                    self._absorb(keep, drop, merged)
+                    return True
+            if len(self.drafts) != drafted:
+                weigh(after=pair)
         return False
 
     def _absorb(self, keep: str, drop: str, merged: Draft) -> None:

@@ -391,16 +391,29 @@ def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_emp
     sync_index(repo, paths)
     made = head_sha(repo)
     if head and not by_person and not is_person_commit(_with_trailers(message), ENGINE_EMAIL):
-        _person_texts_past(root, head, made)
+        _person_texts_past(repo, root, head, made)
     return made
 
 
-def _person_texts_past(root: Path, parent: str, made: str) -> None:
-    """The engine's own commit ``made`` (of ``parent``) adds no line of a person's: a
-    ``person_texts`` cache as of ``parent`` holds as of ``made`` too, and the next batch
-    reads no history for it (two git processes a batch, issue 39)."""
+def _person_texts_past(repo: Repo, root: Path, parent: str, made: str) -> None:
+    """The engine's own commit ``made`` adds no line of a person's: a ``person_texts`` cache
+    as of ``parent`` holds as of ``made`` too when ``made``'s one parent is ``parent`` (not
+    when a person's commit came between), and the next batch reads no history for it (two
+    git processes a batch, issue 39). The commit git just wrote is a loose object, read
+    with gitdb (GitPython's own object reader) without a git process."""
     kept = cache.load(root, PERSON_TEXTS)
-    if kept.get("commit") == parent:
+    if kept.get("commit") != parent:
+        return
+    try:
+        from gitdb import LooseObjectDB  # type: ignore[import-untyped]
+
+        raw = LooseObjectDB(str(Path(repo.common_dir, "objects"))).stream(
+            bytes.fromhex(made)).read()
+    except Exception:   # packed, or unreadable: the next batch reads the history as before
+        return
+    parents = [line[7:].decode("ascii") for line in raw.split(b"\n\n", 1)[0].split(b"\n")
+               if line.startswith(b"parent ")]
+    if parents == [parent]:
         cache.save(root, PERSON_TEXTS, {**kept, "commit": made})
 
 

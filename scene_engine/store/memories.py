@@ -33,6 +33,7 @@ SEGMENT = 1000
 MAX_CONTENT_CHARS = 10_000
 MAX_ID_CHARS = 200
 MAX_METADATA_CHARS = 10_000   # a memory's metadata, as JSON text
+MAX_METADATA_DEPTH = 32       # objects and lists inside one another in it
 # Control characters (tab and line ends aside): a terminal escape in a memory would reach every
 # `scenes show`, and the sandbox refuses NUL in a scene. One rule for every way text comes in.
 CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -461,6 +462,11 @@ def _validate(value: Any, now: datetime, surrogates: bool = True,
             raise ValueError(problem)
     if value.get("metadata") is not None and not isinstance(value["metadata"], dict):
         raise ValueError("`metadata` must be an object")
+    if value.get("metadata") and _nested_deeper(value["metadata"], MAX_METADATA_DEPTH):
+        # Before anything walks it by recursion (the JSON encoder, when the journal is
+        # written): such a record failed a write half done, with a traceback.
+        raise ValueError(f"`metadata` is nested more than {MAX_METADATA_DEPTH} levels deep; "
+                         "keep it to a few plain fields")
     if value.get("metadata") and len(json.dumps(value["metadata"], ensure_ascii=False)) \
             > MAX_METADATA_CHARS:
         raise ValueError(f"`metadata` is over {MAX_METADATA_CHARS} characters as JSON; keep "
@@ -760,6 +766,9 @@ class Journal:
         time (issue 39: 100,000 memories added at once held every segment's text, 30 MB)."""
         new: dict[int, list[Memory]] = {}
         for memory in fresh:
+            # Said here, not kept: a record JSON cannot write (metadata nested too deep for
+            # the encoder) fails the plan, before any segment is written.
+            json.dumps(memory.to_record(), ensure_ascii=False)
             new.setdefault(memory.seq // SEGMENT, []).append(memory)
         made: dict[Path, Callable[[], str]] = {}
         for number in sorted(set(new) | {n for n, _ in aliases}):
@@ -898,6 +907,21 @@ def _rel(path: Path) -> str:
 def _lines(text: str) -> list[str]:
     """The non-blank lines of JSONL text (only ``\\n`` ends a line, see ``journal_rows``)."""
     return [line for line in text.split("\n") if line.strip()]
+
+
+def _nested_deeper(value: Any, limit: int) -> bool:
+    """True when ``value`` holds objects or lists more than ``limit`` levels inside one
+    another (counted without recursion: any depth is answered)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item if isinstance(v, dict | list))
+    return False
 
 
 def _segment_text(lines: list[str], fresh: list[Memory]) -> str:
