@@ -61,7 +61,7 @@ def content_terms(text: str, numbers: bool = False) -> frozenset[str]:
     return _text_terms(text, numbers)
 
 
-@functools.lru_cache(maxsize=256)       # a scene's body before the batch is asked at each step
+@functools.lru_cache(maxsize=64)        # a scene's body before the batch is asked at each step
 def _text_terms(text: str, numbers: bool) -> frozenset[str]:
     return frozenset().union(*(_line_terms(part, numbers) for part in _CLAUSES.split(text)))
 
