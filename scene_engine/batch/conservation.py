@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from scene_engine.core.periods import PERIOD, covers, first_day
-from scene_engine.core.text import terms
+from scene_engine.core.text import clauses, terms
 from scene_engine.store.scene import parse_scene
 
 MERGE_COVERAGE = 0.5     # share of a merged-away scene's words the surviving scene must hold
@@ -63,10 +63,7 @@ def content_terms(text: str, numbers: bool = False) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=64)        # a scene's body before the batch is asked at each step
 def _text_terms(text: str, numbers: bool) -> frozenset[str]:
-    return frozenset().union(*(_line_terms(part, numbers) for part in _CLAUSES.split(text)))
-
-
-_CLAUSES = re.compile(r"\n|; ")
+    return frozenset().union(*(_line_terms(part, numbers) for part in clauses(text)))
 
 
 # A batch's working set is its scenes' lines and its memories (a few hundred); 8,192 lines

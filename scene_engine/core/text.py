@@ -149,14 +149,19 @@ def terms(text: str) -> list[str]:
     # lines of a scene and one fact of a digest (no term spans a line's end or a "; "), and
     # every batch reads every scene (issue 39). In the whole text's order: its words, then
     # its kana/Thai pairs, then its CJK pairs.
-    if "\n" not in text and "; " not in text:
-        words, paired, cjk = _kinds(text)
-        return [*words, *paired, *cjk]
-    kinds = [_kinds(part) for part in _CLAUSES.split(text)]
+    kinds = [_kinds(part) for part in clauses(text)]
     return [term for kind in range(3) for line in kinds for term in line[kind]]
 
 
-_CLAUSES = re.compile(r"\n|; ")
+_CLAUSE_BREAK = re.compile(r"\n|; ")
+
+
+def clauses(text: str) -> list[str]:
+    """``text`` cut at its line ends and at ``; `` (a digest line's facts), the pieces every
+    reading of words caches by (issue 39): no word, term, number or negation spans either."""
+    if "\n" not in text and "; " not in text:
+        return [text]
+    return _CLAUSE_BREAK.split(text)
 
 
 @functools.lru_cache(maxsize=8192)      # a few batches' scene lines; bounded (issue 23)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import sqlite3
 import sys
 import threading
@@ -44,6 +43,7 @@ from scene_engine.core.text import (
     MARK,
     SPACELESS,
     SPACELESS_RUN,
+    clauses,
     lazy_pattern,
     letter_pairs,
     letters,
@@ -125,12 +125,7 @@ def index_text(text: str) -> str:
     a digest line's facts), each cached: a batch changes a few lines of a scene and one fact
     of a digest, and the index re-reads the old text to delete it (issue 39); no term spans
     a line's end or a ``; ``."""
-    if "\n" not in text and "; " not in text:
-        return _line_index_text(text)
-    return " ".join(found for part in _CLAUSES.split(text) if (found := _line_index_text(part)))
-
-
-_CLAUSES = re.compile(r"\n|; ")
+    return " ".join(found for part in clauses(text) if (found := _line_index_text(part)))
 
 
 @functools.lru_cache(maxsize=8192)     # a few batches' scene lines; bounded (issue 23)

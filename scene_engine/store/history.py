@@ -133,24 +133,13 @@ def check_own(repo: Repo) -> None:
         "commit`). Nothing was changed.")
 
 
-class _LastFew(dict):
-    """The last ``KEPT`` keys set (an ordered set with a bound)."""
-
-    KEPT = 64
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        super().__setitem__(key, value)
-        if len(self) > self.KEPT:
-            del self[next(iter(self))]
-
-
 # Per git folder, commits git itself named as HEAD's within one batch (``heads_remembered``):
 # a HEAD that says one of them again is that commit (an object does not change), read from
 # two small files instead of a git process (a batch asked git for HEAD six times, a
 # twentieth of its time: issue 39). Only within a batch: each command's first read asks git,
 # which is what says a store is another user's ("dubious ownership").
-_COMMITS: ContextVar[dict[str, _LastFew] | None] = ContextVar("scene_engine_heads",
-                                                               default=None)
+_COMMITS: ContextVar[dict[str, set[str]] | None] = ContextVar("scene_engine_heads",
+                                                                default=None)
 
 
 @contextmanager
@@ -193,13 +182,14 @@ def head_sha(repo: Repo) -> str:
     fails does a second one tell no commit yet from a HEAD naming a missing commit."""
     known = _COMMITS.get()
     said = _said_head(repo) if known is not None else ""
-    if said and known is not None and said in known.get(str(repo.git_dir), ()):
+    seen = known.setdefault(str(repo.git_dir), set()) if known is not None else set()
+    if said in seen:
         return said
     git = _git()
     try:
         sha = repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")
-        if said and sha == said and known is not None:
-            known.setdefault(str(repo.git_dir), _LastFew())[sha] = None
+        if said and sha == said:
+            seen.add(sha)
         return sha
     except git.GitCommandError as exc:
         if exc.status != 1 or git_said_text(exc):
