@@ -459,8 +459,15 @@ class DenseIndex:
         unseen.update(self._guarded(functools.partial(self._unseen, texts=chunk)))
         wanted = set(hashes.values())   # a key given twice keeps its last text
         texts = {digest: said for digest, said in unseen.items() if digest in wanted}
-        done = self._embed_missing(texts)
-        self._guarded(lambda conn: self._put_items(conn, hashes, done, prune, prefix))
+        keys_of: dict[bytes, list[str]] = {}
+        for key, digest in hashes.items():
+            if digest in texts:
+                keys_of.setdefault(digest, []).append(key)
+        # Each embedded batch's keys are written with its vectors, which are then let go (a
+        # sync of 100,000 new texts held every vector to the end, 110 MB: issue 39).
+        self._embed_missing(texts, keys_of)
+        self._guarded(lambda conn: self._put_items(conn, hashes, (), prune, prefix,
+                                                   embedded=bool(texts)))
         return len(texts)
 
     def vectors(self, texts: Sequence[str]) -> Matrix:
@@ -495,16 +502,23 @@ class DenseIndex:
                 f"SELECT hash, vector FROM vectors WHERE hash IN ({marks})", chunk))
         return found
 
-    def _embed_missing(self, texts: dict[bytes, str]) -> dict[bytes, bytes]:
+    def _embed_missing(self, texts: dict[bytes, str],
+                       keys_of: dict[bytes, list[str]] | None = None) -> dict[bytes, bytes]:
         """Embed ``texts`` (hash -> normalized text), ``BATCH`` at a time in hash order (the
-        same batches every run), each batch committed by itself; hash -> vector bytes."""
+        same batches every run), each batch committed by itself; hash -> vector bytes.
+        ``keys_of``: hash -> the keys to point at its vector, written in the same commit as
+        the vector (no other process's prune can drop it first); the vectors are then not
+        kept, and {} is returned."""
         done: dict[bytes, bytes] = {}
         order = sorted(texts)
         for start in range(0, len(order), BATCH):
             batch = order[start:start + BATCH]
             rows = list(zip(batch, self._embed([texts[h] for h in batch]), strict=True))
-            self._guarded(functools.partial(self._put_vectors, rows=rows))
-            done.update(rows)
+            items = None if keys_of is None else [(key, h) for h in batch
+                                                   for key in keys_of.get(h, ())]
+            self._guarded(functools.partial(self._put_vectors, rows=rows, items=items))
+            if keys_of is None:
+                done.update(rows)
         return done
 
     @staticmethod
@@ -530,10 +544,17 @@ class DenseIndex:
                                    f"not ({len(texts)}, {self.dim})")
         return [row.tobytes() for row in matrix.astype("<f2")]
 
-    def _put_vectors(self, conn: sqlite3.Connection, rows: list[tuple[bytes, bytes]]) -> None:
+    def _put_vectors(self, conn: sqlite3.Connection, rows: list[tuple[bytes, bytes]],
+                     items: list[tuple[str, bytes]] | None = None) -> None:
+        """Write vectors ``rows`` (hash, vector bytes) and the ``items`` (key, hash) that
+        use them. The kept count is dropped (``len`` counts) until the sync that writes them
+        ends (``_put_items``); no new generation until then either."""
         with _transaction(conn):
             self._check_model(conn)
             conn.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", rows)
+            if items:
+                conn.executemany("INSERT OR REPLACE INTO items VALUES (?, ?)", items)
+                conn.execute("DELETE FROM meta WHERE key = 'count'")
 
     def _put_text_keys(self, conn: sqlite3.Connection, keys: list[tuple[str, bytes]],
                        rows: list[tuple[bytes, bytes]]) -> None:
@@ -550,8 +571,9 @@ class DenseIndex:
 
     def _put_items(self, conn: sqlite3.Connection, hashes: dict[str, bytes],
                    done: Iterable[tuple[bytes, bytes]] | dict[bytes, bytes], prune: bool,
-                   prefix: str) -> None:
-        """Point every key at its text's vector, in one transaction."""
+                   prefix: str, embedded: bool = False) -> None:
+        """Point every key at its text's vector, in one transaction. ``embedded``: keys
+        were written with their new vectors before (``_put_vectors``): a new generation."""
         with _transaction(conn):
             self._check_model(conn)
             # Again, harmlessly: another process's prune may have dropped a vector between
@@ -568,7 +590,7 @@ class DenseIndex:
             conn.executemany("DELETE FROM items WHERE key = ?", gone)
             if prune:
                 conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM items)")
-            if changed or gone or rows:
+            if changed or gone or rows or embedded:
                 _bump(conn)
             # Kept for ``len``: a recall asks it every time, and counting 100,000 keys
             # costs 60 ms, the write that changes them only once.

@@ -201,7 +201,7 @@ def _append(unit: StoreUnit, journal: Journal, lined: list[tuple[Place, Memory]]
     written)."""
     store = unit.store
     fresh, report, writes = journal.plan_append([m for _, m in lined], state.next_seq,
-                                                catalog=index)
+                                                catalog=index, own=True)
     if report.conflicts:
         raise MemoryInputError([(lined[position][0], message)
                                 for position, message in report.conflicts])

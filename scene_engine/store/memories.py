@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from scene_engine.core.errors import InputError
 from scene_engine.core.fs import atomic_write_text
@@ -169,7 +169,7 @@ def _checked(records: Iterable[tuple[Place, Any, bool, str | None]], now: dateti
     order."""
     problems: list[tuple[Place, str]] = list(unreadable or [])
     lined: list[tuple[Place, Memory]] = []
-    first_line: dict[str, tuple[Place, Memory]] = {}   # id -> (place, memory) where it came
+    first_line: dict[str, int] = {}      # id -> where in ``lined`` it first came
     for place, value, surrogates, unread in records:
         if unread is not None:
             problems.append((place, unread))
@@ -179,9 +179,9 @@ def _checked(records: Iterable[tuple[Place, Any, bool, str | None]], now: dateti
         except ValueError as exc:
             problems.append((place, str(exc)))
             continue
-        seen_line, seen = first_line.setdefault(memory.id, (place, memory))
-        difference = differs(kind(seen), kind(memory))
-        if difference:
+        at = first_line.setdefault(memory.id, len(lined))
+        seen_line, seen = lined[at] if at < len(lined) else (place, memory)
+        if seen is not memory and (difference := differs(kind(seen), kind(memory))):
             # One id for two different memories: keeping either would silently lose the other.
             problems.append((place, f"id {memory.id!r} was already used on "
                                    f"{place_text(seen_line)} for {difference}"))
@@ -653,8 +653,8 @@ class Journal:
             raise JournalError(unread[0])
         return None
 
-    def plan_append(self, memories: list[Memory], next_seq: int, catalog=None
-                    ) -> tuple[list[Memory], AddReport, Mapping[Path, str]]:
+    def plan_append(self, memories: list[Memory], next_seq: int, catalog=None,
+                    own: bool = False) -> tuple[list[Memory], AddReport, Mapping[Path, str]]:
         """What appending ``memories`` at ``next_seq`` makes: (the new memories with their
         ``seq``, the counts, segment path -> its whole new text). Writes nothing.
 
@@ -669,9 +669,13 @@ class Journal:
         ``known_memory_places`` and ``memory_places``) that says where just these memories'
         ids and facts are; without it (or when a place it gives does not hold what it said)
         the whole journal is read (and checked: a torn line raises ``JournalError``).
+        ``own``: ``memories`` are the caller's to give up (parsed for this add alone): the new
+        ones are numbered in place, not copied (a copy each was 14 MB at 100,000: issue 39).
         """
         looked_up = self._from_catalog(memories, catalog) if catalog is not None else None
-        known, where = looked_up or self._catalogue()
+        found, where = looked_up or self._catalogue()
+        # id -> (id of its memory, ``kind``), or a new memory's place in ``fresh`` (``_known``)
+        known = cast("dict[str, tuple[str, tuple] | int]", found)
         fresh: list[Memory] = []
         first: dict[tuple, int] = {}                    # identity -> index in fresh
         aliases: dict[tuple[int, int], list[str]] = {}  # journal line -> ids to add
@@ -681,7 +685,7 @@ class Journal:
         conflicts: list[tuple[int, str]] = []
         for position, memory in enumerate(memories):
             if memory.id in known:
-                kept_id, kept_kind = known[memory.id]
+                kept_id, kept_kind = _known(known[memory.id], fresh)
                 difference = differs(kept_kind, kind(memory))
                 if difference:
                     conflicts.append((position, (
@@ -704,8 +708,8 @@ class Journal:
                 kept_id = place[1]
             else:
                 first[key] = len(fresh)
-                fresh.append(_with_seq(memory, next_seq + len(fresh)))
-                known[memory.id] = (memory.id, kind(memory))
+                known[memory.id] = len(fresh)      # its place in fresh: no tuple held a memory
+                fresh.append(_with_seq(memory, next_seq + len(fresh), own))
                 continue
             known[memory.id] = (kept_id, kind(memory))
             same_as.append((memory.id, kept_id))
@@ -739,7 +743,9 @@ class Journal:
 
         def record_at(place: tuple[int, int]) -> dict | None:
             number, offset = place
-            lines = segments.setdefault(number, self._read_segment(number))
+            if number not in segments:    # read once (not at every record: 115 s to add
+                segments[number] = self._read_segment(number)   # 100,000 known ids again)
+            lines = segments[number]
             return _record(self._segment(number), offset, lines[offset]) \
                 if offset < len(lines) else None
 
@@ -946,9 +952,18 @@ class _Made(Mapping[Path, str]):
         return len(self._made)
 
 
-def _with_seq(memory: Memory, seq: int) -> Memory:
+def _with_seq(memory: Memory, seq: int, own: bool = False) -> Memory:
     # A shallow copy with one field set: ``dataclasses.replace`` re-runs __init__ and costs
-    # ten times as much, which shows when 10,000 memories are added at once.
-    copied = copy.copy(memory)
+    # ten times as much, which shows when 10,000 memories are added at once. ``own``: the
+    # memory is the caller's to give up (``plan_append``): numbered in place.
+    copied = memory if own else copy.copy(memory)
     object.__setattr__(copied, "seq", seq)
     return copied
+
+
+def _known(found: tuple[str, tuple] | int, fresh: list[Memory]) -> tuple[str, tuple]:
+    """(id, ``kind``) of a known id's memory: ``found`` as ``plan_append``'s ``known`` holds
+    it, a new memory by its place in ``fresh``."""
+    if isinstance(found, int):
+        return fresh[found].id, kind(fresh[found])
+    return found
