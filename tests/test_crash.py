@@ -266,3 +266,90 @@ def test_temp_files_orphaned_by_a_kill_are_removed_not_committed(tmp_path):
     repo = git.Repo(root)
     assert not [n for n in repo.git.ls_files().splitlines() if n.endswith(".tmp")]
     assert repo.git.status("--porcelain", "--untracked-files=all") == ""
+
+
+# Runs `scenes run` and SIGKILLs itself right after the Nth git command of ``STEP``
+# (``write-tree``, ``commit-tree`` or ``update-ref``: the batch commit's plumbing,
+# history._commit_index), or after the person's index is brought in step (``reset``).
+_KILL_AFTER = """
+import os, signal, sys
+import git.cmd
+step, nth, store = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+real, seen = git.cmd.Git.execute, {"n": 0}
+def execute(self, command, *args, **kwargs):
+    out = real(self, command, *args, **kwargs)
+    if len(command) > 1 and command[1] == step:
+        seen["n"] += 1
+        if seen["n"] == nth:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return out
+git.cmd.Git.execute = execute
+sys.argv = ["scenes", "--dir", store, "run", "--batch-size", "3"]
+from scene_engine.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("step", ["write-tree", "commit-tree", "update-ref", "reset"])
+def test_a_kill_inside_the_batch_commit_leaves_the_batch_whole_or_not_at_all(tmp_path, step):
+    """Killed between the steps of a batch's commit (git's plumbing: the tree, the commit
+    object, the branch moved, the person's index), the store is as before the batch or as
+    after it: the next run recovers, and every memory is folded exactly once."""
+    root = tmp_path / "store"
+    store = init_store(root)
+    from scene_engine.services.add import add_memories
+
+    add_memories(store, memories(0, 12).encode())
+    before = git.Repo(root).head.commit.hexsha
+    # The 2nd time: one batch was committed before the kill.
+    killed = subprocess.run([sys.executable, "-c", _KILL_AFTER, step, "2", str(root)],
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert scene_problems(root) == []
+    landed = len(git.Repo(root).git.rev_list(f"{before}..HEAD").split())
+    # The branch moves with update-ref: a kill before it leaves the second batch uncommitted.
+    assert landed == (2 if step in ("update-ref", "reset") else 1)
+    result = runner.invoke(app, ["--dir", str(root), "run"])
+    assert result.exit_code == 0, result.output
+    assert recovered_problems(root) == []
+    assert sorted(live_seqs(root)) == list(range(12))
+    assert open_store(root).load_state().pending == 0
+    assert scene_problems(root) == []
+
+
+def test_a_commit_made_beside_a_batch_fails_it_and_is_kept(tmp_path, monkeypatch):
+    """A commit that lands between the batch's read of HEAD and its own commit (a person's,
+    in a terminal) is not undone by the batch: the batch fails, rolled back with its memories
+    pending, and the next run folds them on top of the person's commit."""
+    from scene_engine.batch.transaction import run_batch
+    from scene_engine.core.errors import SceneEngineError
+    from scene_engine.services.add import add_memories
+    from scene_engine.services.backends import make_backend
+    from scene_engine.store import history
+
+    root = tmp_path / "store"
+    store = init_store(root)
+    add_memories(store, memories(0, 6).encode())
+    real = history._commit_index
+
+    def with_a_commit_beside(repo, env, head, message, by_person):
+        subprocess.run(["git", "-c", "user.name=Pat", "-c", "user.email=pat@example.org",
+                        "commit", "--allow-empty", "-q", "-m", "my own commit"],
+                       cwd=root, check=True)
+        return real(repo, env, head, message, by_person)
+
+    monkeypatch.setattr(history, "_commit_index", with_a_commit_beside)
+    with pytest.raises(SceneEngineError, match="rolled back"):
+        run_batch(store, make_backend("offline"), size=3)
+    monkeypatch.undo()
+    repo = git.Repo(root)
+    assert repo.head.commit.message.strip() == "my own commit"
+    status = runner.invoke(app, ["--dir", str(root), "status"])   # rolls the batch back
+    assert status.exit_code == 0, status.output
+    assert open_store(root).load_state().pending == 6
+    assert recovered_problems(root) == []
+    result = runner.invoke(app, ["--dir", str(root), "run"])
+    assert result.exit_code == 0, result.output
+    assert "my own commit" in repo.git.log("--format=%s")
+    assert sorted(live_seqs(root)) == list(range(6))
+    assert recovered_problems(root) == []

@@ -10,12 +10,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import git
 from clirunner import CheckedRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scene_engine.cli import app
+from scene_engine.store import history
 from scene_engine.store.history import expand_seqs, trailers
 
 runner = CheckedRunner()
@@ -753,3 +757,15 @@ def test_the_cache_of_a_persons_lines_waits_when_their_commit_came_between(tmp_p
     _person_texts_past(open_repo(root), root, before, made)
     assert cache.load(root, PERSON_TEXTS)["commit"] == before     # not carried past theirs
     assert "My line, committed in between." in person_texts(open_repo(root))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["", " ", "\t", "\u00a0", "a", "b c", "# note", "\r",
+                                 "Memory-Seqs: 1-3", "\u3000x"]), max_size=8))
+def test_a_batch_message_is_cleaned_as_git_commit_cleans_it(lines):
+    # The batch commit is git's plumbing (commit-tree), which cleans nothing: the engine
+    # cleans the message itself, as `git commit -m` did (git stripspace is the oracle).
+    message = "\n".join(lines)
+    said = subprocess.run(["git", "stripspace"], input=message.encode(), capture_output=True,
+                          check=True).stdout.decode()
+    assert history.stripspace(message) == said

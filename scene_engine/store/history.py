@@ -369,8 +369,7 @@ def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_emp
                         env=env)
         if not allow_empty and not _staged(repo, env, head):
             return ""
-        repo.git.commit("--no-verify", "--quiet", "--allow-empty", "-m", _with_trailers(message),
-                        env={**_identity_env(repo, by_person), **env})
+        made = _commit_index(repo, env, head, _with_trailers(message), by_person)
     except git.GitCommandError as exc:
         said = git_said(exc)
         if "ignored by one of your .gitignore" in said:
@@ -379,10 +378,57 @@ def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_emp
     finally:
         index.unlink(missing_ok=True)
     sync_index(repo, paths)
-    made = head_sha(repo)
+    known = _COMMITS.get()
+    if known is not None:     # git named it HEAD's (``update-ref``): the batch's memo holds it
+        known.setdefault(str(repo.git_dir), set()).add(made)
     if head and not by_person and not is_person_commit(_with_trailers(message), ENGINE_EMAIL):
         _person_texts_past(repo, root, head, made)
     return made
+
+
+def _commit_index(repo: Repo, env: dict[str, str], head: str, message: str,
+                  by_person: bool) -> str:
+    """Commit the temporary index ``env`` names on top of ``head`` ("" for the first commit)
+    and move the branch to it; return the new commit's id. Git's plumbing: ``write-tree``,
+    ``commit-tree`` and ``update-ref``. ``git commit`` first refreshed the whole index, and an
+    index fresh from ``read-tree`` has no file's stat data, so every batch hashed every file
+    of the store again (the journal, one ledger a batch): its cost grew with the store (issue
+    39, item 2). The message is cleaned as ``git commit -m`` cleans it (``stripspace``).
+    ``update-ref`` moves the branch only from ``head``: a commit made beside the engine in
+    between fails this one (``GitCommandError``) instead of being undone by it. A kill before
+    ``update-ref`` leaves unreferenced objects only (the batch is rolled back: recovery.py);
+    after it, the batch is committed. Raises ``GitCommandError``."""
+    tree = repo.git.write_tree(env=env)
+    text = stripspace(message)
+    parents = ("-p", head) if head else ()
+    made = repo.git.commit_tree(tree, *parents, "-m", text,
+                                env={**_identity_env(repo, by_person), **env})
+    subject = text.split("\n", 1)[0]
+    repo.git.update_ref("-m", f"commit{'' if head else ' (initial)'}: {subject}", "HEAD",
+                        made, head)
+    return made
+
+
+def stripspace(message: str) -> str:
+    """``message`` as ``git commit -m`` writes it (git's ``stripspace`` without comment
+    removal, the cleanup mode ``whitespace``): each line's trailing ASCII white space cut,
+    blank lines at the start and end dropped, runs of blank lines made one, a final line
+    break. "" for a message of white space only."""
+    lines = [line.rstrip(_ASCII_SPACE) for line in message.split("\n")]
+    out: list[str] = []
+    gap = False
+    for line in lines:
+        if not line:
+            gap = bool(out)
+            continue
+        if gap:
+            out.append("")
+        out.append(line)
+        gap = False
+    return "\n".join(out) + "\n" if out else ""
+
+
+_ASCII_SPACE = " \t\n\v\f\r"     # git's isspace(): ASCII only (a no-break space is text)
 
 
 def _person_texts_past(repo: Repo, root: Path, parent: str, made: str) -> None:

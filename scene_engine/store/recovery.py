@@ -128,7 +128,8 @@ def recover(store: StorePaths, repo: Repo) -> list[str]:
             return []
         restored: list[str] = []
         head = _head(repo)
-        if intent.get("head") == head:
+        if intent.get("head") == head or not _landed(repo, str(intent.get("head") or ""),
+                                                      head):
             restored, kept = _roll_back(repo, store.root, intent, head)
             _keep_hand_edits(repo, store.root, kept)
         else:   # the commit landed; the index may not have been brought in line with it
@@ -183,6 +184,27 @@ def _head(repo: Repo) -> str:
         if exc.status == 1:           # --verify --quiet: no such commit (an unborn branch)
             return ""
         raise
+
+
+def _landed(repo: Repo, before: str, head: str) -> bool:
+    """True when HEAD's move from ``before`` (the HEAD the change began at) is the change's
+    own commit: the commit on HEAD's first-parent line whose parent is ``before`` is the
+    engine's. A commit made beside the engine (a person's, in a terminal) makes the engine's
+    ``update-ref`` fail (``history._commit_index``): HEAD moved, the change did not land, and
+    it is rolled back on top of that commit. True when it cannot be told (the first commit,
+    or ``before`` not among HEAD's last ``LANDED_DEPTH`` first parents: a reset), as
+    before."""
+    if not before or not head:
+        return True
+    out = repo.git.log("--first-parent", f"-{LANDED_DEPTH}", "--format=%ae%x01%P", head)
+    for line in out.splitlines():
+        email, _, parents = line.partition("\x01")
+        if parents.split(" ")[0] == before:
+            return email == history.ENGINE_EMAIL
+    return True
+
+
+LANDED_DEPTH = 100
 
 
 def _roll_back(repo: Repo, root: Path, intent: dict, head: str) -> tuple[list[str], list[str]]:
