@@ -212,15 +212,14 @@ def write_planned(store: Store, plan: Callable[[], tuple[list[Memory], list[dict
         path = log_path(store)
         text = (path.read_text(encoding="utf-8") if path.exists() else "") + \
             "".join(line + "\n" for line in lines)
-        planned = {**{str(p.relative_to(store.root)): None for p in writes},
+        planned = {**{p.relative_to(store.root).as_posix(): None for p in writes},
                    ".scene-engine/state.json": None, LOG_PATH: text}
         with unit.change(planned):
             journal.write(writes)
             if lines:
                 atomic_write_text(path, text)
             store.save_state(state.model_copy(update={"next_seq": state.next_seq + len(fresh)}))
-            history.commit(unit.repo, message,
-                           paths=("memories", ".scene-engine/state.json", LOG_PATH))
+            history.commit(unit.repo, message, paths=tuple(planned))   # what it wrote
     if fresh:
         refresh_index(store)
     return fresh

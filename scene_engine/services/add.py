@@ -206,7 +206,7 @@ def _append(unit: StoreUnit, journal: Journal, lined: list[tuple[Place, Memory]]
         raise MemoryInputError([(lined[position][0], message)
                                 for position, message in report.conflicts])
     # Engine files only, restored whatever they hold: their text is not needed.
-    planned = dict.fromkeys([*(str(p.relative_to(store.root)) for p in writes),
+    planned = dict.fromkeys([*(p.relative_to(store.root).as_posix() for p in writes),
                              ".scene-engine/state.json"])
     with unit.change(planned):   # Ctrl-C waits until the add is committed
         journal.write(writes)
@@ -217,9 +217,11 @@ def _append(unit: StoreUnit, journal: Journal, lined: list[tuple[Place, Memory]]
             # "hand edit" commit from the next batch, not a place in this one.
             shown = (f"{fresh[0].id} .. {fresh[-1].id} ({len(fresh)})" if fresh
                      else "none (known ids added as aliases)")
+            # The segments written and the state only: ``git add`` of the whole journal
+            # folder hashed every segment again (a fresh temporary index knows no file).
             sha = history.commit(unit.repo, f"add: {count(len(fresh), 'memory')}\n\n"
                                             f"Memories-Added: {shown}\n",
-                                 paths=("memories", ".scene-engine/state.json"))
+                                 paths=tuple(planned))
             report = replace(report, commit=sha)
     report = replace(report, ids=tuple(m.id for m in fresh))
     if writes and index is not None:
