@@ -244,3 +244,34 @@ def test_characters_beyond_the_bmp_are_written_as_themselves(summary, style, tim
         assert ch in text
     back = parse_quiet(text)[0]
     assert back.meta["summary"] == summary and back.meta["mood"] == "😊 good"
+
+
+def _laughs(levels: int) -> str:
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for before, name in zip("abcdefghij", "bcdefghijk"[:levels - 1], strict=False):
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{before}"] * 9) + "]")
+    return "---\n" + "\n".join(lines) + "\n---\nbillion laughs\n"
+
+
+def test_a_header_whose_aliases_expand_past_the_bound_is_unreadable_not_a_hang(tmp_path):
+    # Ten lines of `&b [*a, *a, ...]` name 9**10 values: every command that read the file
+    # (status, list, doctor, search) ran for minutes and gigabytes. It is now a header the
+    # engine cannot read, said once, and the file is left alone; small aliases still read.
+    scene, caught = parse_quiet(_laughs(10), "laughs.md")
+    assert scene.header is None and "billion laughs" in scene.body
+    assert any("aliases" in str(w.message) and "10,000" in str(w.message) for w in caught)
+    small, caught = parse_quiet("---\nx: &a [1, 2]\ny: *a\nsummary: ok\n---\nbody\n")
+    assert small.meta["y"] == [1, 2] and small.meta["summary"] == "ok" and not caught
+    from clirunner import CheckedRunner
+
+    from scene_engine.cli import app
+    from scene_engine.store.store import init_store
+
+    root = tmp_path / "store"
+    init_store(root)
+    (root / "scenes" / "laughs.md").write_text(_laughs(10), encoding="utf-8")
+    runner = CheckedRunner()
+    for args in (["status"], ["list"], ["search", "laughs"], ["doctor"]):
+        result = runner.invoke(app, ["--dir", str(root), *args])
+        assert result.exit_code in (0, 1), (args, result.output)
+    assert "laughs.md" in result.output and "aliases" in result.output   # doctor names it

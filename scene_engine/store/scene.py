@@ -171,6 +171,43 @@ def _load_meta(source: str, first_line: int) -> tuple[dict[str, Any], dict[str, 
         return copy.deepcopy(parsed)
 
 
+# Values a header may hold once its aliases are expanded. Ten lines of `&a [*b, *b, ...]`
+# name 9**8 values ("billion laughs"): every reader that walks or copies the header (the copy
+# each caller gets, the index, the page) took minutes and gigabytes on one file.
+MAX_HEADER_VALUES = 10_000
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many values the YAML ``root`` names with its aliases expanded (an alias inside
+    itself counts once). Linear in the nodes written: each node is sized once."""
+    sizes: dict[int, int] = {}
+    busy: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            busy.discard(key)
+            children = _children(node)
+            sizes[key] = min(1 + sum(sizes.get(id(c), 1) for c in children),
+                             MAX_HEADER_VALUES + 1)
+            continue
+        if key in sizes or key in busy:
+            continue
+        busy.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node))
+    return sizes.get(id(root), 1)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
 class _Cycle(SceneEngineError):
     """A container that holds itself (``&a [*a]``); never leaves this module."""
 
@@ -200,6 +237,10 @@ def _parsed_meta(source: str, first_line: int
     loader = SafeLoader(source)
     try:
         node = loader.get_single_node()
+        if node is not None and _expanded_size(node) > MAX_HEADER_VALUES:
+            raise SceneHeaderError(first_line, (
+                f"YAML aliases (*name) that expand to more than {MAX_HEADER_VALUES:,} values: "
+                "a header is a few keys; write the values out or drop the aliases"))
         data = loader.construct_document(node) if node is not None else {}
     except (yaml.YAMLError, ValueError, TypeError, RecursionError) as err:
         # ValueError/TypeError: PyYAML builds e.g. `2026-13-45` as a timestamp and fails.
