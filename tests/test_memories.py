@@ -209,6 +209,16 @@ BAD_JSONL = [
     ("unknown field", '{"content": "x", "tags": ["a"]}', "tags"),
     ("bad JSON", '{"content": "x"', "not valid JSON"),
     ("lone surrogate", '{"content": "a\\ud800b"}', "surrogate"),
+    # Not JSON for any other reader of the journal (Node, jq), though Python reads them.
+    ("NaN in metadata", '{"content": "x", "metadata": {"a": NaN}}', "NaN is not a JSON"),
+    ("Infinity in metadata", '{"content": "x", "metadata": {"a": [-Infinity]}}',
+     "-Infinity is not a JSON"),
+    # Python's own refusal told a person to call sys.set_int_max_str_digits().
+    ("an endless number", '{"content": "x", "id": ' + "9" * 5000 + "}", "5,000 digits"),
+    # The 8-bit terminal escape (CSI) and the other C1 controls, as the C0 ones.
+    ("a C1 control", '{"content": "a\\u009b31m"}', "control character U+009B"),
+    ("invisible content", '{"content": "\\u200b\\u200b \\u2060"}', "only invisible"),
+    ("id a boolean", '{"content": "x", "id": true}', "not true (leave"),
 ]
 
 
@@ -223,6 +233,13 @@ def test_one_bad_record_refuses_the_whole_input(store, bad, expected):
     assert "line 3" in result.stderr
     assert expected in result.stderr
     assert snapshot(store) == before
+
+
+def test_a_file_saved_as_utf16_is_named_so(store):
+    result = add(store, '{"content": "x"}\n'.encode("utf-16"))
+    assert result.exit_code == 2
+    assert "line 1: invalid UTF-8 at byte 1 of the line" in result.stderr
+    assert "looks like UTF-16: save it as UTF-8" in result.stderr
 
 
 def test_invalid_utf8_is_refused_with_its_line(store):
@@ -280,9 +297,11 @@ def test_empty_or_malformed_input_exits_2(store, text):
 LABEL = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1,
                 max_size=10).filter(lambda label: label == label.strip())
 record = st.fixed_dictionaries(
-    # Control characters other than tab and line ends are refused (see the next test).
+    # Control characters (C0, DEL, C1) other than tab and line ends are refused (see the
+    # next test), and so is content of invisible characters only.
     {"content": st.text(min_size=1, max_size=80).filter(
-        lambda s: s.strip() and not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", s))},
+        lambda s: s.strip() and not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f]", s)
+        and any(not (c.isspace() or unicodedata.category(c) == "Cf") for c in s))},
     optional={
         "created_at": st.one_of(
             st.integers(min_value=0, max_value=4_000_000_000),
@@ -594,3 +613,33 @@ def test_metadata_nested_past_the_limit_is_refused_before_anything_is_written(st
         assert "nested" in result.output and "Traceback" not in result.output, depth
         assert snapshot(store) == before
     assert [m.id for m in Journal(store.memories_dir).all()] == ["ok"]
+
+
+def test_text_given_in_python_with_a_lone_surrogate_is_refused_by_its_name(store):
+    before = snapshot(store)
+    with pytest.raises(MemoryInputError) as caught:
+        add_memories(store, '{"content": "fine"}\n{"content": "a\ud800b"}\n')
+    assert caught.value.problems == [(2, "text contains a lone surrogate (invalid Unicode) "
+                                         "'\\ud800'")]
+    assert snapshot(store) == before
+
+
+def test_an_input_past_the_bound_is_refused_before_it_fills_the_memory(store, monkeypatch,
+                                                                         tmp_path):
+    # `scenes add /dev/urandom` read until the machine ran out of memory (24 GB), past
+    # every SIGTERM: the input is read a piece at a time and refused past the bound.
+    from scene_engine.cli import base
+
+    monkeypatch.setattr(base, "MAX_INPUT_MB", 1)
+    before = snapshot(store)
+    line = json.dumps({"content": "x" * 100}) + "\n"
+    big = tmp_path / "big.jsonl"
+    big.write_text(line * (2 * 2**20 // len(line)), encoding="utf-8")
+    for source, stdin in ((str(big), None), ("-", big.read_bytes())):
+        result = runner.invoke(app, ["--dir", str(store.root), "add", source], input=stdin)
+        assert result.exit_code == 2
+        assert "more than 1 MB" in result.stderr and "nothing was added" in result.stderr
+    assert snapshot(store) == before
+    empty = runner.invoke(app, ["--dir", str(store.root), "add", ""])
+    assert empty.exit_code == 2 and "FILE is empty" in empty.stderr
+    assert snapshot(store) == before

@@ -163,18 +163,44 @@ def read_cli_store():
     return read_store(OPTIONS["dir"])
 
 
+# The most `scenes add` / `ingest` read at once (about 1.6 million everyday memories): the add
+# holds its input, so an endless or huge one (/dev/urandom, a wrong file) is refused at this
+# size instead of filling the memory (it reached 24 GB), and read in pieces so that Ctrl-C
+# and SIGTERM stop it (one read of a device ran past every signal).
+MAX_INPUT_MB = 256
+_PIECE = 1 << 20
+
+
 def read_input(source: str) -> bytes:
-    """The bytes of ``source``: a file, or ``-`` for stdin. Exit 2 for a folder or a file
-    that is not there."""
+    """The bytes of ``source``: a file, or ``-`` for stdin, at most ``MAX_INPUT_MB``. Exit 2
+    for an empty name, a folder, a file that is not there or cannot be read, and a larger
+    input."""
     if source == "-":
-        return sys.stdin.buffer.read()
+        return _bounded(sys.stdin.buffer, "stdin")
+    if not source.strip():
+        fail("FILE is empty: name a file, or - for stdin", 2)
     path = Path(source)
     if path.is_dir():
         fail(f"{source}: a folder, not a file", 2)
     try:   # a pipe or a device (/dev/stdin, /dev/null) is as good as a file
-        return path.read_bytes()
+        with path.open("rb") as stream:
+            return _bounded(stream, source)
     except FileNotFoundError:
         fail(f"{source}: no such file", 2)
+    except OSError as exc:
+        fail(f"{source}: cannot be read ({exc.strerror or exc})", 2)
+
+
+def _bounded(stream, name: str) -> bytes:
+    """All of ``stream``, read a piece at a time; exit 2 past ``MAX_INPUT_MB``."""
+    pieces, size = [], 0
+    while piece := stream.read(_PIECE):
+        size += len(piece)
+        if size > MAX_INPUT_MB * _PIECE:
+            fail(f"{name}: more than {MAX_INPUT_MB} MB, more than one add takes at once; "
+                 "split it into smaller files (nothing was added)", 2)
+        pieces.append(piece)
+    return b"".join(pieces)
 
 
 def _version(asked: bool) -> None:

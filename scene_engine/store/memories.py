@@ -36,7 +36,9 @@ MAX_METADATA_CHARS = 10_000   # a memory's metadata, as JSON text
 MAX_METADATA_DEPTH = 32       # objects and lists inside one another in it
 # Control characters (tab and line ends aside): a terminal escape in a memory would reach every
 # `scenes show`, and the sandbox refuses NUL in a scene. One rule for every way text comes in.
-CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# C0 (but tab and line ends), DEL and C1 (but NEL, a line end): U+009B opens a terminal
+# escape as ESC [ does.
+CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f]")
 FIELDS = {"id", "content", "created_at", "role", "type", "scope", "metadata"}
 
 
@@ -145,8 +147,7 @@ def parse_lines(data: bytes, now: datetime | None = None, private=None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise MemoryInputError([(line, f"invalid UTF-8 at byte {exc.start}")]) from exc
+        raise MemoryInputError([_not_utf8(data, exc.start)]) from exc
     text = text.removeprefix("\ufeff")
     unreadable: list[tuple[Place, str]] = []     # JSONL lines that are no JSON
     items = _placed(text, _split_records(text, unreadable))
@@ -228,6 +229,18 @@ def _byte_lines(data: bytes) -> Iterator[tuple[int, int, bytes]]:
         start, number = end + 1, number + 1
 
 
+def _not_utf8(data: bytes, at: int) -> tuple[int, str]:
+    """(line, problem) for input ``data`` whose bytes from ``at`` (from 0) are not UTF-8:
+    the byte counted in its line from 1, and a hint for a file saved as UTF-16."""
+    line_start = data.rfind(b"\n", 0, at) + 1
+    said = (f"invalid UTF-8 at byte {at - line_start + 1} of the line (byte {at + 1} of the "
+            "input)")
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or data[:200].count(b"\x00") * 3 > \
+            len(data[:200]):
+        said += "; the file looks like UTF-16: save it as UTF-8"
+    return data.count(b"\n", 0, at) + 1, said
+
+
 def _jsonl_records(data: bytes) -> Iterator[tuple[Place, Any, bool, str | None]]:
     """``_checked``'s records of JSONL ``data``, a line at a time: each line decoded on its
     own (the first bytes that are not UTF-8 raise ``MemoryInputError`` with their line and
@@ -236,12 +249,11 @@ def _jsonl_records(data: bytes) -> Iterator[tuple[Place, Any, bool, str | None]]
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise MemoryInputError([(number, f"invalid UTF-8 at byte {offset + exc.start}")]
-                                   ) from exc
+            raise MemoryInputError([_not_utf8(data, offset + exc.start)]) from exc
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line, object_pairs_hook=_unique_keys), \
+            yield number, _decoder().decode(line), \
                 _SURROGATE_ESCAPE.search(line) is not None, None
         except json.JSONDecodeError as exc:
             yield number, None, False, f"not valid JSON: {exc.msg} (column {exc.colno})"
@@ -315,7 +327,7 @@ def _split_records(text: str, problems: list | None = None) -> list[tuple[int, A
         if not line.strip():
             continue
         try:
-            records.append((number, json.loads(line, object_pairs_hook=_unique_keys)))
+            records.append((number, _decoder().decode(line)))
         except json.JSONDecodeError as exc:
             found.append((number, f"not valid JSON: {exc.msg} (column {exc.colno})"))
         except ValueError as exc:   # a key twice in one record (_unique_keys)
@@ -339,7 +351,7 @@ def _one_object(text: str) -> tuple[int, Any] | None:
     if "\n" not in text.strip():
         return None                   # one line: JSONL's reading is the same and says more
     try:
-        value, end = json.JSONDecoder(object_pairs_hook=_unique_keys).raw_decode(text, start)
+        value, end = _decoder().raw_decode(text, start)
     except (ValueError, RecursionError):
         return None
     if text[end:].strip():
@@ -349,7 +361,7 @@ def _one_object(text: str) -> tuple[int, Any] | None:
 
 def _split_json_list(text: str) -> list[tuple[int, Any]]:
     """Decode a JSON list element by element so each record keeps its line number."""
-    decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
+    decoder = _decoder()
     pos = text.index("[") + 1
     records = []
     comma = False
@@ -385,6 +397,31 @@ def _split_json_list(text: str) -> list[tuple[int, Any]]:
     if rest < len(text):
         raise MemoryInputError([(line_at(rest), "text after the closing ]")])
     return records
+
+
+MAX_NUMBER_DIGITS = 1000   # a number in a record (Python itself stops at 4,300 digits)
+
+
+def _not_json(token: str) -> Any:
+    """``NaN``, ``Infinity`` and ``-Infinity``: Python's JSON reads them, JSON has no such
+    value, and a journal line holding one is not JSON for any other reader."""
+    raise ValueError(f"{token} is not a JSON value (JSON has no NaN or Infinity)")
+
+
+def _whole_number(text: str) -> int:
+    """An integer of a record, refused past ``MAX_NUMBER_DIGITS`` digits (Python's own
+    refusal told a person to call ``sys.set_int_max_str_digits``)."""
+    if len(text.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"a number of {len(text.lstrip('-')):,} digits; a memory holds "
+                         f"numbers of at most {MAX_NUMBER_DIGITS:,}")
+    return int(text)
+
+
+def _decoder() -> json.JSONDecoder:
+    """The JSON reader of memory input: a key twice, NaN, Infinity and endless numbers
+    refused (``ValueError``)."""
+    return json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_not_json,
+                            parse_int=_whole_number)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
@@ -444,6 +481,10 @@ def _validate(value: Any, now: datetime, surrogates: bool = True,
     content = unicodedata.normalize("NFC", content.strip())
     if not content:
         raise ValueError("`content` is empty")
+    if all(c.isspace() or unicodedata.category(c) == "Cf" for c in content):
+        # Zero-width spaces and the like only: a memory no one can see.
+        raise ValueError("`content` is only invisible characters (zero-width spaces, "
+                         "joiners or marks)")
     if clean is not None:
         content = clean(content)
         if not content:
@@ -475,7 +516,8 @@ def _validate(value: Any, now: datetime, surrogates: bool = True,
     if mem_id is None:
         mem_id = derived_id(content, created, *(value.get(key) for key in KIND_FIELDS))
     elif not isinstance(mem_id, str):
-        raise ValueError(f"`id` must be text, not {mem_id!r} (leave it out for a derived id)")
+        raise ValueError(f"`id` must be text, not {_shown(mem_id)} (leave it out for a "
+                         "derived id)")
     elif not mem_id.strip():
         raise ValueError("`id` must be non-empty text")
     elif len(mem_id) > MAX_ID_CHARS or re.search(r"[\x00-\x1f\x7f]", mem_id):
@@ -483,6 +525,13 @@ def _validate(value: Any, now: datetime, surrogates: bool = True,
     return Memory(id=mem_id, content=content, created_at=created, role=value.get("role"),
                   type=value.get("type"), scope=value.get("scope"),
                   metadata=value.get("metadata"))
+
+
+def _shown(value: Any) -> str:
+    """A record's value as JSON writes it (``true``, not Python's ``True``), cut to 80
+    characters."""
+    said = json.dumps(value, ensure_ascii=False)
+    return said if len(said) <= 80 else said[:77] + "..."
 
 
 MAX_LABEL_CHARS = 200   # a scope, role or type
