@@ -54,10 +54,11 @@ def add_memories(store: Store, data: bytes | str,
         raise InputError(f"add_memories needs an open store (scene_engine.open_store(DIR)), "
                          f"not {store!r}")
     if isinstance(data, str):
+        text = data
         try:
-            data = data.encode("utf-8")
+            data = text.encode("utf-8")
         except UnicodeEncodeError as exc:   # a lone surrogate: no UTF-8 can carry it
-            raise MemoryInputError([(data.count("\n", 0, exc.start) + 1, (
+            raise MemoryInputError([(text.count("\n", 0, exc.start) + 1, (
                 f"text contains a lone surrogate (invalid Unicode) "
                 f"{exc.object[exc.start:exc.end]!r}"))]) from exc
     if not isinstance(data, bytes | bytearray | memoryview):
