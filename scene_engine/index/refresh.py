@@ -36,17 +36,17 @@ def refresh_index(store: Store) -> None:
         warnings.warn(f"search index not updated: {exc}", stacklevel=2)
 
 
-def refresh_vectors(store: Store) -> None:
-    """``sync_vectors`` for a store whose index is in step already (after an add); nothing
-    when meaning is turned off (``vectors_enabled``); a failure only costs freshness (a
-    warning), the next recall catches up."""
+def refresh_vectors(store: Store, since: int | None = None) -> None:
+    """``sync_vectors`` for a store whose index is in step already (after an add: ``since``,
+    the first new memory's number); nothing when meaning is turned off (``vectors_enabled``);
+    a failure only costs freshness (a warning), the next recall catches up."""
     if not vectors_enabled():
         return
     from scene_engine.index.scenes import for_store
 
     try:
         with for_store(store) as index:
-            sync_vectors(store, index)
+            sync_vectors(store, index, since=since)
     except Exception as exc:  # derived data: recall syncs again before it searches
         import warnings
 
@@ -86,22 +86,33 @@ def vectors_folder(store: Store) -> Path:
     return place
 
 
-def sync_vectors(store: Store, index: SceneIndex, busy_seconds: float | None = None) -> int:
+def sync_vectors(store: Store, index: SceneIndex, busy_seconds: float | None = None,
+                 since: int | None = None) -> int:
     """Bring the store's vectors file (``vectors/<embedder>.sqlite``, ``store_embedder``) in
     step with the journal ``index`` holds, one key ``m:<journal number>`` a memory (forgotten
     ones too: recall never returns them). Only when the counts differ; only texts never
     embedded are embedded. Returns how many were. ``busy_seconds``: how long to wait for
     another writer of the file (a read passes the index's short read bound). Raises
     ``dense.VectorsUnavailable`` when the file cannot be used, ``dense.SemanticUnavailable``
-    when the configured embedder is not installed."""
+    when the configured embedder is not installed. ``since``: the memories numbered from it
+    on are new (an add's): their keys are written first, and when the file then has a key
+    for every memory, it held every earlier one and nothing else is read (adding one memory
+    to 100,000 read and hashed them all again: 2 s, issue 39)."""
     from scene_engine.index.dense import BUSY_SECONDS, DenseIndex
 
     with DenseIndex(vectors_folder(store), embedder=store_embedder(store),
                     busy_seconds=busy_seconds or BUSY_SECONDS) as vectors:
-        if len(vectors) == index.memory_count():
+        total = index.memory_count()
+        if len(vectors) == total:
             return 0
-        return vectors.sync(((f"m:{seq}", text) for seq, text in index.memory_texts()),
-                            prune=True)
+        done = 0
+        if since is not None and since > 0:
+            done = vectors.sync(((f"m:{seq}", text) for seq, text
+                                 in index.memory_texts(since)), prune=False)
+            if len(vectors) == total:
+                return done
+        return done + vectors.sync(((f"m:{seq}", text) for seq, text in index.memory_texts()),
+                                   prune=True)
 
 
 _GROUPING: dict[str, object] = {}

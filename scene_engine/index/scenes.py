@@ -626,9 +626,10 @@ class SceneIndex:
         (``memory_index.roles``); ``{}`` when this index was not given the journal."""
         return self._guarded(lambda: memory_index.roles(self.conn, seqs)) if seqs else {}
 
-    def memory_texts(self) -> list[tuple[int, str]]:
-        """``(journal number, content)`` of every indexed memory (``memory_index.texts``)."""
-        return self._guarded(lambda: memory_index.texts(self.conn))
+    def memory_texts(self, since: int = 0) -> list[tuple[int, str]]:
+        """``(journal number, content)`` of every indexed memory numbered ``since`` or later
+        (``memory_index.texts``)."""
+        return self._guarded(lambda: memory_index.texts(self.conn, since))
 
     def memories_by_seq(self, seqs: list[int]) -> list[memory_index.MemoryHit]:
         """The memories of the journal numbers ``seqs``, in that order (never a forgotten

@@ -266,7 +266,7 @@ def add_until_interrupted(store: Store, data: bytes) -> AddOutcome:
         if report.added:
             from scene_engine.index.refresh import refresh_vectors
 
-            refresh_vectors(store)   # the semantic extra's vectors (nothing without it)
+            refresh_vectors(store, since=before)   # the new memories' vectors
         return AddOutcome(report)
     except (KeyboardInterrupt, Terminated) as exc:
         try:
