@@ -643,3 +643,16 @@ def test_an_input_past_the_bound_is_refused_before_it_fills_the_memory(store, mo
     empty = runner.invoke(app, ["--dir", str(store.root), "add", ""])
     assert empty.exit_code == 2 and "FILE is empty" in empty.stderr
     assert snapshot(store) == before
+
+
+def test_a_large_add_says_its_vectors_come_next_and_a_small_one_does_not(store):
+    # 10,000 new memories took a silent 99 s after their commit (their vectors).
+    many = "".join(json.dumps({"content": "Walked the dog.", "created_at": 1_700_000_000 + i})
+                   + "\n" for i in range(1000))
+    result = add(store, many)
+    assert result.exit_code == 0
+    assert "added 1000 memories; now their vectors" in result.stderr
+    assert "Ctrl-C is safe" in result.stderr
+    assert result.stdout.startswith("added 1000 memories (0 known ids")
+    small = add(store, '{"content": "Fed the cat."}')
+    assert small.exit_code == 0 and "vectors" not in small.stderr

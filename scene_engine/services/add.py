@@ -9,6 +9,7 @@ recallable before the add returns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -253,18 +254,24 @@ class AddOutcome:
     added: int | None = None
 
 
-def add_until_interrupted(store: Store, data: bytes) -> AddOutcome:
+def add_until_interrupted(store: Store, data: bytes,
+                          before_vectors: Callable[[int], None] | None = None) -> AddOutcome:
     """``add_memories`` that reports a Ctrl-C or SIGTERM instead of raising it, with what the
     add had committed before it landed (an add commits once: all of it or nothing). Raises
     as ``add_memories`` otherwise. With the semantic extra, the new memories' vectors are
     written after the add (``index.refresh.refresh_vectors``: a person's ``scenes add``, so a
     recall after it does not wait for them; a serving worker's add path writes none, no
-    recall runs there, and any recall syncs before it searches)."""
+    recall runs there, and any recall syncs before it searches). ``before_vectors(added)``
+    is called when the add is committed and its vectors are next (a face says what takes
+    the time: 10,000 new texts take minutes)."""
     before = store.load_state().next_seq
     try:
         report = add_memories(store, data)
         if report.added:
             from scene_engine.index.refresh import refresh_vectors
+
+            if before_vectors is not None:
+                before_vectors(report.added)
 
             refresh_vectors(store, since=before)   # the new memories' vectors
         return AddOutcome(report)
