@@ -769,3 +769,45 @@ def test_a_batch_message_is_cleaned_as_git_commit_cleans_it(lines):
     said = subprocess.run(["git", "stripspace"], input=message.encode(), capture_output=True,
                           check=True).stdout.decode()
     assert history.stripspace(message) == said
+
+
+def test_a_store_with_many_loose_objects_is_packed_as_git_commit_would(tmp_path):
+    # The batch commit is git's plumbing, which never runs `git gc --auto` as `git commit`
+    # did: without it every batch's objects stayed loose. (gc.autoDetach off: the packing
+    # is then done before the batch returns, as a test needs.)
+    from scene_engine.services.add import add_memories
+    from scene_engine.store.store import init_store
+
+    store = init_store(tmp_path / "store")
+    repo = git.Repo(store.root)
+    repo.git.config("gc.autoDetach", "false")
+    (tmp_path / "many").mkdir()
+    paths = []
+    for i in range(8000):
+        path = tmp_path / "many" / f"{i}.txt"
+        path.write_text(f"loose object {i}\n", encoding="utf-8")
+        paths.append(str(path))
+    shas = subprocess.run(["git", "hash-object", "-w", "--stdin-paths"], cwd=store.root,
+                          check=True, input="\n".join(paths) + "\n", text=True,
+                          capture_output=True).stdout.split()
+    # Reachable (a ref holds them), as a store's own objects are: gc packs those.
+    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "side-index")}
+    subprocess.run(["git", "update-index", "--add", "--index-info"], cwd=store.root, env=env,
+                   check=True, text=True,
+                   input="".join(f"100644 {sha}\tside/{i}.txt\n" for i, sha in enumerate(shas)))
+    tree = subprocess.run(["git", "write-tree"], cwd=store.root, env=env, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    side = subprocess.run(["git", "commit-tree", tree, "-m", "side"], cwd=store.root,
+                          env={**env, "GIT_AUTHOR_NAME": "Pat", "GIT_AUTHOR_EMAIL": "p@x",
+                               "GIT_COMMITTER_NAME": "Pat", "GIT_COMMITTER_EMAIL": "p@x"},
+                          check=True, capture_output=True, text=True).stdout.strip()
+    repo.git.update_ref("refs/side/keep", side)
+
+    def loose() -> int:
+        counts = dict(line.split(": ") for line in repo.git.count_objects("-v").splitlines())
+        return int(counts["count"])
+
+    assert loose() > 7000
+    add_memories(store, b'{"content": "Planted tomatoes in the greenhouse."}')
+    assert loose() < 100
+    assert scenes(store.root, "doctor").exit_code == 0
