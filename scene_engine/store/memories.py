@@ -366,8 +366,15 @@ def _split_json_list(text: str) -> list[tuple[int, Any]]:
     records = []
     comma = False
 
+    counted = [0, 1]     # (index, its line): each record's line counted on from the last
+    # one's (counting from the start each time made a list of 100,000 records quadratic)
+
     def line_at(index: int) -> int:
-        return text.count("\n", 0, index) + 1
+        start, line = counted
+        if index < start:
+            return text.count("\n", 0, index) + 1
+        counted[:] = [index, line + text.count("\n", start, index)]
+        return counted[1]
 
     while True:
         pos = _skip_ws(text, pos)
