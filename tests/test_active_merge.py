@@ -57,6 +57,8 @@ def test_two_scenes_of_one_topic_merge_once_they_say_it_below_the_cap(tmp_path):
     assert "Yonex racket" in scene.body and "community centre" in scene.body
     commit = git.Repo(store.root).head.commit
     assert f"scenes/{gone}" in commit.stats.files and not (store.scenes_dir / gone).exists()
+    # The batch's message says which scene went where, and why.
+    assert f"Merged {gone} into {name} (one topic)." in commit.message
 
 
 def test_a_scene_a_person_wrote_in_is_not_merged_away_for_a_topic(tmp_path):
@@ -105,3 +107,29 @@ def test_a_scene_a_persons_persona_names_keeps_its_name_and_file(tmp_path):
     fold(store)
     assert racket in store.scene_names()          # the persona's link still leads to it
     assert "I play badminton twice a week." in store.persona_path.read_text("utf-8")
+
+
+def test_a_merge_for_room_says_so_and_counts_the_files_the_engine_cannot_read(tmp_path):
+    # A newcomer's eight broken files took the cap's room and the next batch merged three
+    # good scenes without a word why: the batch's message now says it was for room, and
+    # how many of the scenes the cap counts are files the engine cannot read.
+    from test_conservation_offline import fold as fold_all
+
+    store = new_store(tmp_path / "s", max_scenes=6)
+    topics = {"chess": "Played a chess tournament, the Sicilian opening again, game {i}.",
+              "garden": "Planted tomatoes and basil in the greenhouse beds, row {i}.",
+              "sailing": "Sailed the dinghy across the bay in a strong wind, trip {i}."}
+    for t, (topic, text) in enumerate(topics.items()):
+        add(store, *[(f"{topic}{i}", text.format(i=i), f"2025-0{t + 1}-0{i + 1}T08:00:00Z")
+                     for i in range(3)])
+        fold_all(store)
+    assert len(store.scene_names()) == 3
+    for i in range(3):            # headers no one can read: the engine leaves them alone
+        hand_write(store, f"broken-{i}.md", f"---\nsummary: [unclosed {i}\n---\nnotes\n")
+    add(store, ("x0", "Played a chess tournament again, the Sicilian opening, game 9.",
+                "2025-05-01T08:00:00Z"))
+    fold_all(store)
+    messages = [c.message for c in git.Repo(store.root).iter_commits(max_count=5)]
+    said = [m for m in messages if "Merged " in m]
+    assert said, messages
+    assert "(to make room: at most 6 scenes, 3 of them files the engine cannot read" in said[0]

@@ -273,6 +273,9 @@ class OfflineBackend:
         if deferred:
             summary += (" 1 unrelated memory waits for a scene of its own." if len(deferred) == 1
                         else f" {len(deferred)} unrelated memories wait for scenes of their own.")
+        if worker.merges:      # the log's "1 merged" says which, and why
+            summary += " " + " ".join(f"Merged {drop} into {keep} ({why})."
+                                      for drop, keep, why in worker.merges)
         if worker.renamed:     # the log's "1 renamed" says which
             summary += " " + " ".join(f"Renamed {old} to {new} (its topic moved)."
                                       for old, new in worker.renamed)
@@ -306,6 +309,7 @@ class _OfflineWorker:
         self.merged_into: dict[str, str] = {}
         self.created: list[str] = []      # this batch's new scenes (rules.new_scene_allowance)
         self.renamed: list[tuple[str, str]] = []    # (old name, new name) this batch
+        self.merges: list[tuple[str, str, str]] = []  # (merged away, into, why) this batch
         # One by default (the seed's rule); more only with new_scenes_per_batch above 1.
         self.allowance = job.context.allowance()
         self.placed: dict[int, tuple[str, str, str]] = {}   # seq -> (outcome, scene, id)
@@ -521,14 +525,16 @@ class _OfflineWorker:
                 keep, drop = (a, b) if len(self._doc(a)) >= len(self._doc(b)) else (b, a)
                 merged = self._merged(keep, drop)
                 if merged is not None and size(merged, self.zone) <= self.limit_chars:
-                    self._absorb(keep, drop, merged)
+                    self._absorb(keep, drop, merged, "one topic")
                     return True
             if len(self.drafts) != drafted:
                 weigh(after=pair)
         return False
 
-    def _absorb(self, keep: str, drop: str, merged: Draft) -> None:
-        """Scene ``drop`` merged into ``keep`` (``merged`` is the new draft)."""
+    def _absorb(self, keep: str, drop: str, merged: Draft, why: str) -> None:
+        """Scene ``drop`` merged into ``keep`` (``merged`` is the new draft), for the
+        reason ``why`` (said in the batch's summary)."""
+        self.merges.append((drop, keep, why))
         self.drafts[keep] = merged
         self.drafts[drop].changed = False
         self.deleted.append(drop)
@@ -914,9 +920,18 @@ class _OfflineWorker:
                 continue
             merged = self._merged(keep, drop, move_summary=drop in keeper_only)
             if merged is not None:
-                self._absorb(keep, drop, merged)
+                self._absorb(keep, drop, merged, self._room_reason())
                 return True
         return False
+
+    def _room_reason(self) -> str:
+        """Why a merge made room, as the batch's summary says it: the cap, and the files
+        the engine cannot read that count toward it (a person wondering why two good
+        scenes became one learns it was their broken files' room)."""
+        cap, frozen = self.job.context.max_scenes, len(self.job.context.frozen)
+        return (f"to make room: at most {cap} scenes"
+                + (f", {frozen} of them files the engine cannot read (`scenes doctor`)"
+                   if frozen else ""))
 
     def _merged(self, keep: str, drop: str, move_summary: bool = False) -> Draft | None:
         """``keep`` with ``drop`` folded in, or None when it cannot hold ``drop``'s content
