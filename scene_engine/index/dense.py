@@ -466,7 +466,7 @@ class DenseIndex:
         # Each embedded batch's keys are written with its vectors, which are then let go (a
         # sync of 100,000 new texts held every vector to the end, 110 MB: issue 39).
         self._embed_missing(texts, keys_of)
-        self._guarded(lambda conn: self._put_items(conn, hashes, (), prune, prefix,
+        self._guarded(lambda conn: self._put_items(conn, hashes, prune, prefix,
                                                    embedded=bool(texts)))
         return len(texts)
 
@@ -493,14 +493,7 @@ class DenseIndex:
 
     def _lookup(self, conn: sqlite3.Connection, hashes: set[bytes]) -> dict[bytes, bytes]:
         """hash -> stored vector bytes, for those of ``hashes`` the file holds."""
-        found: dict[bytes, bytes] = {}
-        wanted = sorted(hashes)
-        for start in range(0, len(wanted), LOOKUP_CHUNK):
-            chunk = wanted[start:start + LOOKUP_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            found.update(conn.execute(
-                f"SELECT hash, vector FROM vectors WHERE hash IN ({marks})", chunk))
-        return found
+        return dict(_rows_in(conn, "SELECT hash, vector FROM vectors WHERE hash", sorted(hashes)))
 
     def _embed_missing(self, texts: dict[bytes, str],
                        keys_of: dict[bytes, list[str]] | None = None) -> dict[bytes, bytes]:
@@ -525,13 +518,8 @@ class DenseIndex:
     def _unseen(conn: sqlite3.Connection, texts: dict[bytes, str]) -> dict[bytes, str]:
         """Those of ``texts`` (hash -> text) whose hash has no vector in the file; the
         vectors themselves are not read (100,000 of them are 100 MB)."""
-        wanted = sorted(texts)
-        have: set[bytes] = set()
-        for start in range(0, len(wanted), LOOKUP_CHUNK):
-            chunk = wanted[start:start + LOOKUP_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            have.update(h for (h,) in conn.execute(
-                f"SELECT hash FROM vectors WHERE hash IN ({marks})", chunk))
+        have = {h for (h,) in _rows_in(conn, "SELECT hash FROM vectors WHERE hash",
+                                       sorted(texts))}
         return {h: text for h, text in texts.items() if h not in have}
 
     def _embed(self, texts: list[str]) -> list[bytes]:
@@ -562,36 +550,33 @@ class DenseIndex:
         written): a key names its own hash, so it is only ever added; no other key is read
         and nothing a search holds changes (no new generation, the count leaves them out).
         Reading every ``t:`` key back, as a sync does, cost more than the embedding. The
-        vectors ``rows`` again, harmlessly, as ``_put_items`` does (another process's prune
-        may have dropped them before a key held them)."""
+        vectors ``rows`` again, harmlessly (another process's prune may have dropped them
+        before a key held them)."""
         with _transaction(conn):
             self._check_model(conn)
             conn.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", rows)
             conn.executemany("INSERT OR IGNORE INTO items VALUES (?, ?)", keys)
 
-    def _put_items(self, conn: sqlite3.Connection, hashes: dict[str, bytes],
-                   done: Iterable[tuple[bytes, bytes]] | dict[bytes, bytes], prune: bool,
+    def _put_items(self, conn: sqlite3.Connection, hashes: dict[str, bytes], prune: bool,
                    prefix: str, embedded: bool = False) -> None:
         """Point every key at its text's vector, in one transaction. ``embedded``: keys
-        were written with their new vectors before (``_put_vectors``): a new generation."""
+        were written with their new vectors before (``_put_vectors``, in the vectors' own
+        commits: no other process's prune drops a vector a key holds): a new generation."""
         with _transaction(conn):
             self._check_model(conn)
-            # Again, harmlessly: another process's prune may have dropped a vector between
-            # our batch's commit and this one (no key used it yet).
-            rows = list(done.items()) if isinstance(done, dict) else list(done)
-            conn.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", rows)
             # Only the keys of this prefix: the journal's sync must not read (or drop) the
             # scene lines' keys, nor they the journal's.
             known = dict(conn.execute("SELECT key, hash FROM items WHERE key >= ? AND key < ?",
                                       (prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)))) \
-                if prune else _keys_known(conn, list(hashes))   # a few keys: not all of them
+                if prune else dict(_rows_in(conn, "SELECT key, hash FROM items WHERE key",
+                                            list(hashes)))   # a few keys: not all of them
             changed = [(key, h) for key, h in hashes.items() if known.get(key) != h]
             conn.executemany("INSERT OR REPLACE INTO items VALUES (?, ?)", changed)
             gone = [(key,) for key in known.keys() - hashes.keys()] if prune else []
             conn.executemany("DELETE FROM items WHERE key = ?", gone)
             if prune:
                 conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM items)")
-            if changed or gone or rows or embedded:
+            if changed or gone or embedded:
                 _bump(conn)
             # Kept for ``len``: a recall asks it every time, and counting 100,000 keys
             # costs 60 ms, the write that changes them only once.
@@ -803,14 +788,12 @@ def _generation(conn: sqlite3.Connection) -> str:
     return row[0] if row else ""
 
 
-def _keys_known(conn: sqlite3.Connection, keys: list[str]) -> dict[str, bytes]:
-    """key -> hash of those of ``keys`` the file has."""
-    found: dict[str, bytes] = {}
-    for start in range(0, len(keys), LOOKUP_CHUNK):
-        chunk = keys[start:start + LOOKUP_CHUNK]
-        found.update(conn.execute(
-            f"SELECT key, hash FROM items WHERE key IN ({','.join('?' * len(chunk))})", chunk))
-    return found
+def _rows_in(conn: sqlite3.Connection, select: str, values: list) -> Iterator[tuple]:
+    """The rows of ``select`` (a query ending in the column to match, ``... WHERE hash``)
+    ``IN`` ``values``, ``LOOKUP_CHUNK`` values a query (SQLite bounds a query's variables)."""
+    for start in range(0, len(values), LOOKUP_CHUNK):
+        chunk = values[start:start + LOOKUP_CHUNK]
+        yield from conn.execute(f"{select} IN ({','.join('?' * len(chunk))})", chunk)
 
 
 def _bump(conn: sqlite3.Connection) -> None:

@@ -272,7 +272,6 @@ def add_until_interrupted(store: Store, data: bytes,
 
             if before_vectors is not None:
                 before_vectors(report.added)
-
             refresh_vectors(store, since=before)   # the new memories' vectors
         return AddOutcome(report)
     except (KeyboardInterrupt, Terminated) as exc:

@@ -169,6 +169,13 @@ def _said_head(repo: Repo) -> str:
     return said if _SHA.fullmatch(said) else ""
 
 
+def _heads_seen(repo: Repo) -> set[str]:
+    """The commits git named as HEAD's in ``repo``'s git folder within this batch
+    (``heads_remembered``); outside one, a set no one keeps."""
+    known = _COMMITS.get()
+    return known.setdefault(str(repo.git_dir), set()) if known is not None else set()
+
+
 def head_sha(repo: Repo) -> str:
     """HEAD's commit id, or "" on a branch with no commit yet. Raises ``HistoryError`` with
     git's own words when git cannot read the repository: another user's store ("dubious
@@ -180,9 +187,8 @@ def head_sha(repo: Repo) -> str:
     GitPython's long-lived helper, which a Ctrl-C may have killed: ``HEAD^{commit}`` makes
     git read the commit itself, so one process answers the common case; only when it
     fails does a second one tell no commit yet from a HEAD naming a missing commit."""
-    known = _COMMITS.get()
-    said = _said_head(repo) if known is not None else ""
-    seen = known.setdefault(str(repo.git_dir), set()) if known is not None else set()
+    said = _said_head(repo) if _COMMITS.get() is not None else ""
+    seen = _heads_seen(repo)
     if said in seen:
         return said
     git = _git()
@@ -378,9 +384,7 @@ def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_emp
     finally:
         index.unlink(missing_ok=True)
     sync_index(repo, paths)
-    known = _COMMITS.get()
-    if known is not None:     # git named it HEAD's (``update-ref``): the batch's memo holds it
-        known.setdefault(str(repo.git_dir), set()).add(made)
+    _heads_seen(repo).add(made)    # git named it HEAD's (``update-ref``)
     if head and not by_person and not is_person_commit(_with_trailers(message), ENGINE_EMAIL):
         _person_texts_past(repo, root, head, made)
     return made

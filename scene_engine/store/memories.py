@@ -181,11 +181,10 @@ def _checked(records: Iterable[tuple[Place, Any, bool, str | None]], now: dateti
             problems.append((place, str(exc)))
             continue
         at = first_line.setdefault(memory.id, len(lined))
-        seen_line, seen = lined[at] if at < len(lined) else (place, memory)
-        if seen is not memory and (difference := differs(kind(seen), kind(memory))):
+        if at < len(lined) and (difference := differs(kind(lined[at][1]), kind(memory))):
             # One id for two different memories: keeping either would silently lose the other.
             problems.append((place, f"id {memory.id!r} was already used on "
-                                   f"{place_text(seen_line)} for {difference}"))
+                                   f"{place_text(lined[at][0])} for {difference}"))
         lined.append((place, memory))
     if problems:
         # JSONL's places are its lines: every bad record in the order of the file.

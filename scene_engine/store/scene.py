@@ -242,6 +242,8 @@ def _parsed_meta(source: str, first_line: int
                 f"YAML aliases (*name) that expand to more than {MAX_HEADER_VALUES:,} values: "
                 "a header is a few keys; write the values out or drop the aliases"))
         data = loader.construct_document(node) if node is not None else {}
+    except SceneHeaderError:      # the aliases' bound: said as it is, not as invalid YAML
+        raise
     except (yaml.YAMLError, ValueError, TypeError, RecursionError) as err:
         # ValueError/TypeError: PyYAML builds e.g. `2026-13-45` as a timestamp and fails.
         mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
