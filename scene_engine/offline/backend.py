@@ -53,7 +53,7 @@ from scene_engine.offline.grouping import (
     SCENES_PER_STEP,
     plan,
 )
-from scene_engine.offline.meaning import Space
+from scene_engine.offline.meaning import Space, one_blas_thread
 from scene_engine.offline.naming import BEST_FIT, RENAME_RATIO, fit, name_stem, name_words
 from scene_engine.offline.prose import summary as scene_summary
 from scene_engine.offline.rollup import condense
@@ -261,10 +261,11 @@ class OfflineBackend:
         from scene_engine.batch.contract import BackendResult
 
         worker = _OfflineWorker(job)
-        deferred = worker.fold(job.memories)
-        worker.rename_drifted()
-        worker.hold_to_the_rules()
-        worker.flush()
+        with one_blas_thread():
+            deferred = worker.fold(job.memories)
+            worker.rename_drifted()
+            worker.hold_to_the_rules()
+            worker.flush()
         changed = sorted(d.name for d in worker.drafts.values()
                          if d.changed and d.name not in worker.deleted)
         folded = len(job.memories) - len(deferred)

@@ -25,6 +25,7 @@ placed in it moves it (``add``) and two scenes merged are the sum of both.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections import Counter
@@ -37,7 +38,7 @@ from scene_engine.offline.words import analyzer
 if TYPE_CHECKING:
     from scene_engine.index.dense import Matrix
 
-__all__ = ["DENSE_WEIGHT", "Space", "Embed"]
+__all__ = ["DENSE_WEIGHT", "Space", "Embed", "one_blas_thread"]
 
 DENSE_WEIGHT = 0.7     # share of the encoder against the person's own words (set on bench/topics)
 CENTERING_PRIOR = 20   # texts at which the mean taken away is half theirs, half background
@@ -110,6 +111,32 @@ class Space:
         if na == 0 or nb == 0:
             return 0.0
         return float(a @ b) / (na * nb)
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Any:
+    """Hold numpy's matrix products to one BLAS thread while the block runs (``threadpoolctl``;
+    nothing is limited if it cannot see numpy's BLAS). A batch's products are small (a
+    hundred-odd groups by a thousand-odd columns): on two cores shared with other work, a
+    second OpenBLAS thread spins at every barrier, and grouping one batch took 26-49 ms on two
+    threads against 7-8 ms on one (issue 39). The encoder limits itself the same way."""
+    controller = _blas_controller()
+    if controller is None:
+        yield
+        return
+    with controller.limit(limits=1, user_api="blas"):
+        yield
+
+
+@functools.cache
+def _blas_controller() -> Any:
+    _np()              # the controller sees only the libraries loaded when it is made
+    try:
+        from threadpoolctl import ThreadpoolController
+
+        return ThreadpoolController()
+    except Exception:  # noqa: BLE001 - an odd platform's libraries: run unlimited
+        return None
 
 
 @functools.cache
