@@ -48,7 +48,7 @@ def test_the_second_load_reads_the_prepared_copy_faster_and_embeds_the_same(fres
 
 
 @pytest.mark.parametrize("damage", ["truncated table", "wrong probe", "broken manifest",
-                                    "missing pieces"])
+                                    "missing prefixes"])
 def test_a_damaged_copy_loads_the_package_s_own_way(fresh, tmp_path, damage):
     import shutil
 
@@ -67,7 +67,7 @@ def test_a_damaged_copy_loads_the_package_s_own_way(fresh, tmp_path, damage):
     elif damage == "broken manifest":
         (folder / "manifest.json").write_text("{not json", "utf-8")
     else:
-        (folder / "pieces.txt").unlink()
+        (folder / "prefixes.txt").unlink()
     assert embed(str(copy))["vectors"] == first["vectors"]
 
 

@@ -23,7 +23,10 @@ One analyser for documents and queries, so a word matches itself however it is w
 jieba's full dictionary takes 1-2 s to load, more than a whole query may cost. Segmenting a
 sentence only ever consults dictionary words that are substrings of it, so the dictionary is
 kept in a small SQLite table (built once per jieba version in the user's cache folder) and a
-query loads just its own substrings: the same segmentation, in milliseconds.
+query loads just its own substrings: the same segmentation, in milliseconds. jieba's IDF table
+(``idf``) and the part-of-speech tagger's character tables (``posseg_tables``) live in the
+same file: held as Python dicts they took about 55 MB of every process that met a Chinese
+word (issue 39), read from the file they cost only the words asked about.
 """
 
 from __future__ import annotations
@@ -31,11 +34,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import pickle
 import sqlite3
 import sys
 import threading
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,7 +86,7 @@ CJK_STOP_WORDS = frozenset("""
 这儿 那儿 哪 哪里 哪儿 哪个 哪些 哪位 什么 啥 怎么 怎样 怎么样 如何 为什么 为啥 多少 几 谁 何时
 什么时候 时候 当时 后来 现在 平时 一般 为何 是否 是不是 有没有 能不能 会不会 要不要 请问 一下 告诉 知道 记得 一个 吗 呢 之 其 而 得 地
 """.split())
-DICTIONARY_VERSION = 3   # bump when the dictionary table's layout or content rule changes
+DICTIONARY_VERSION = 4   # bump when the dictionary table's layout or content rule changes
 # "几岁" (how old), "几点": the question character goes, the unit stays ("岁"), unless
 # what stays says nothing alone ("多久", "多大", "几个").
 _QUESTION_HEADS = ("几", "多")
@@ -360,9 +364,7 @@ def part_of_speech(words: list[str]) -> dict[str, str]:
         with _lock:         # one connection; and a clear of the cache must not fall mid-read
             wanted = sorted(asked - _TAGS.keys())
             if wanted:
-                conn = _dictionary()[0]
-                rows = conn.execute(f"SELECT word, tag FROM words WHERE word IN "
-                                    f"({','.join('?' * len(wanted))})", tuple(wanted)).fetchall()
+                rows = _rows_where("SELECT word, tag FROM words WHERE word IN", wanted)
                 if len(_TAGS) + len(wanted) > _TAGS_KEPT:
                     _TAGS.clear()
                 _TAGS.update(dict.fromkeys(wanted, ""))
@@ -370,6 +372,54 @@ def part_of_speech(words: list[str]) -> dict[str, str]:
             return {word: tag for word in asked if (tag := _TAGS.get(word))}
     except (ImportError, OSError, sqlite3.Error):
         return {}
+
+
+def idf(words: Iterable[str]) -> dict[str, float]:
+    """jieba's IDF of each of ``words`` its table has (``jieba/analyse/idf.txt``, the weights
+    ``jieba.analyse.extract_tags`` uses; a line without a value reads as ``None``); a word it
+    lacks is left out, and all are when jieba cannot be loaded. Read from the dictionary
+    file: the table is never held whole."""
+    asked = sorted(set(words))
+    if not asked:
+        return {}
+    try:
+        with _lock:
+            return dict(_rows_where("SELECT word, idf FROM idf WHERE word IN", asked))
+    except (ImportError, OSError, sqlite3.Error):
+        return {}
+
+
+def posseg_tables(chars: Iterable[str]) -> tuple[dict[str, tuple], dict[tuple, dict[str, float]]]:
+    """jieba.posseg's HMM tables restricted to ``chars``: (``char_state_tab``: char -> the
+    states it may take, ``prob_emit``: state -> {char: log probability}), states as
+    ``(position, tag)`` pairs (``("B", "nr")``), as ``jieba/posseg/*.p`` hold them. Its
+    ``viterbi`` asks only about the characters of the word it tags, so these give the same
+    route as the whole tables. Raises ``sqlite3.Error``, ``OSError`` or ``ImportError`` when
+    the dictionary file cannot be read."""
+    asked = sorted(set(chars))
+    states: dict[str, tuple] = {}
+    emit: dict[tuple, dict[str, float]] = {}
+    if not asked:
+        return states, emit
+    with _lock:
+        for char, said in _rows_where("SELECT char, states FROM posseg_states WHERE char IN",
+                                      asked):
+            states[char] = tuple(tuple(pair.split(" ")) for pair in said.split(","))
+        for char, state, prob in _rows_where(
+                "SELECT char, state, prob FROM posseg_emit WHERE char IN", asked):
+            emit.setdefault(tuple(state.split(" ")), {})[char] = prob
+    return states, emit
+
+
+def _rows_where(select: str, values: list[str]) -> list[tuple]:
+    """``select`` (ending in ``IN``) over ``values``, 500 at a time (SQLite's variable limit
+    may be as low as 999); the caller holds ``_lock``."""
+    conn = _dictionary()[0]
+    rows: list[tuple] = []
+    for start in range(0, len(values), 500):
+        chunk = values[start:start + 500]
+        rows += conn.execute(f"{select} ({','.join('?' * len(chunk))})", chunk).fetchall()
+    return rows
 
 
 # The tags read so far ("" for a word the dictionary lacks): a scene's summary asks about the
@@ -394,11 +444,22 @@ def _dictionary() -> tuple[sqlite3.Connection, int]:
         with contextlib.suppress(OSError, sqlite3.Error):
             if not path.exists():
                 _build_dictionary(source, path)
+                _drop_older_dictionaries(folder)
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
             return conn, conn.execute("SELECT total FROM meta").fetchone()[0]
     conn = sqlite3.connect(":memory:", check_same_thread=False)
     _fill_dictionary(conn, source)
     return conn, conn.execute("SELECT total FROM meta").fetchone()[0]
+
+
+def _drop_older_dictionaries(folder: Path) -> None:
+    """Remove the dictionary files an older ``DICTIONARY_VERSION`` built in ``folder`` (never
+    read again). A process still reading one keeps its open file."""
+    for old in folder.glob("jieba-*.sqlite"):
+        version = old.name.split("-")[1]
+        if version.isdigit() and int(version) < DICTIONARY_VERSION:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 def _cache_folders() -> Iterator[Path]:
@@ -451,8 +512,41 @@ def _fill_dictionary(conn: sqlite3.Connection, source: Path) -> None:
             rows.append((word, SUPPLEMENT_COUNT, "n"))     # the file lists nouns only
             total += SUPPLEMENT_COUNT
     conn.executescript("CREATE TABLE words (word TEXT PRIMARY KEY, freq INTEGER, tag TEXT) "
-                       "WITHOUT ROWID; CREATE TABLE meta (total INTEGER);")
+                       "WITHOUT ROWID; CREATE TABLE meta (total INTEGER);"
+                       "CREATE TABLE idf (word TEXT PRIMARY KEY, idf REAL) WITHOUT ROWID;"
+                       "CREATE TABLE posseg_states (char TEXT PRIMARY KEY, states TEXT) "
+                       "WITHOUT ROWID; CREATE TABLE posseg_emit (char TEXT, state TEXT, "
+                       "prob REAL, PRIMARY KEY (char, state)) WITHOUT ROWID;")
     conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?, ?)", rows)
     conn.execute("INSERT INTO meta VALUES (?)", (total,))
+    conn.executemany("INSERT OR REPLACE INTO idf VALUES (?, ?)",
+                     _idf_rows(source.with_name("analyse") / "idf.txt"))
+    _fill_posseg(conn, source.with_name("posseg"))
     conn.commit()
+
+
+def _idf_rows(path: Path) -> Iterator[tuple[str, float | None]]:
+    """(word, idf) of jieba's IDF file; none when it is missing."""
+    with contextlib.suppress(FileNotFoundError), open(path, encoding="utf-8") as lines:
+        for line in lines:
+            word, _, value = line.rstrip("\n").partition(" ")
+            yield word, float(value) if value else None
+
+
+def _fill_posseg(conn: sqlite3.Connection, folder: Path) -> None:
+    """jieba.posseg's character tables (its own pickles, as posseg reads them) as rows;
+    none when they cannot be read (the tagger then says ``n``, ``offline.nouns``)."""
+    try:
+        with open(folder / "char_state_tab.p", "rb") as table:
+            states = pickle.load(table)
+        with open(folder / "prob_emit.p", "rb") as table:
+            emit = pickle.load(table)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+        return
+    conn.executemany("INSERT INTO posseg_states VALUES (?, ?)",
+                     ((char, ",".join(" ".join(state) for state in said))
+                      for char, said in states.items()))
+    conn.executemany("INSERT INTO posseg_emit VALUES (?, ?, ?)",
+                     ((char, " ".join(state), prob) for state, probs in emit.items()
+                      for char, prob in probs.items()))
 

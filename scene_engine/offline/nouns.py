@@ -34,10 +34,12 @@ import functools
 import importlib.util
 import pickle
 import re
+import sqlite3
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from scene_engine.index.analysis import _import_jieba, part_of_speech, stem
+from scene_engine.index.analysis import _import_jieba, part_of_speech, posseg_tables, stem
 
 # jieba's tags of words that may name a scene: nouns (n, ng), names of people (nr...), places
 # (ns), organisations (nt), other proper nouns (nz, nl), verbal nouns (vn), abbreviations (j)
@@ -47,7 +49,7 @@ NOUN_TAGS = frozenset("n ng nr nr1 nr2 nrj nrf nrfg nrt ns nsf nt nz nl vn j eng
 # or ends in a measure word, numeral, particle or adverb, is a mis-cut ("太乱", "报个").
 _NOT_A_NOUN_START = frozenset("d r p c u".split())
 _NOT_A_NOUN_END = frozenset("q m u y d".split())
-_POSSEG_TABLES = ("char_state_tab.p", "prob_start.p", "prob_trans.p", "prob_emit.p")
+_POSSEG_TABLES = ("prob_start.p", "prob_trans.p")   # the small ones, held whole
 
 # Said to be polite, never a topic (issue 23: ``thanks-helping.md``).
 PLEASANTRIES = frozenset("""
@@ -229,18 +231,26 @@ def _hmm_tag(word: str) -> str:
     model = _posseg_model()
     if model is None:
         return "n"          # no tagger: a word jieba's HMM joined is most often a name
-    viterbi, tables = model
-    _, route = viterbi(word, *tables)
-    states = "".join(state for state, _ in route)
-    whole = (len(word) == 1 and states == "S") or re.fullmatch("BM*E", states)
+    viterbi, start, transitions = model
+    try:
+        states, emit = posseg_tables(word)
+    except (ImportError, OSError, sqlite3.Error):
+        return "n"
+    # viterbi asks for the emissions of every state it meets: those of none of the word's
+    # characters are empty, as in the whole table.
+    _, route = viterbi(word, states, start, transitions, defaultdict(dict, emit))
+    tags = "".join(state for state, _ in route)
+    whole = (len(word) == 1 and tags == "S") or re.fullmatch("BM*E", tags)
     return route[-1][1] if whole else "x"
 
 
 @functools.lru_cache(maxsize=1)
 def _posseg_model():
-    """(jieba.posseg's viterbi, its four tables), read from jieba's files: importing
-    ``jieba.posseg`` would load its tables as Python modules (about 1 s) and jieba's full
-    dictionary on first use; the pickled tables load in about 0.4 s. None if unreadable."""
+    """(jieba.posseg's viterbi, its start and transition tables), read from jieba's files:
+    importing ``jieba.posseg`` would load its tables as Python modules (about 1 s) and
+    jieba's full dictionary on first use. Its character tables, 18 MB as dicts, are read a
+    word at a time from the dictionary file (``analysis.posseg_tables``). None if
+    unreadable."""
     try:
         folder = Path(_import_jieba().__file__).with_name("posseg")
         spec = importlib.util.spec_from_file_location("_scene_engine_posseg_viterbi",
@@ -253,6 +263,6 @@ def _posseg_model():
         for name in _POSSEG_TABLES:
             with open(folder / name, "rb") as table:
                 tables.append(pickle.load(table))     # jieba's own files, as posseg reads them
-        return module.viterbi, tables
+        return module.viterbi, *tables
     except (ImportError, OSError, pickle.UnpicklingError, AttributeError, EOFError):
         return None

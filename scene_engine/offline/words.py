@@ -25,9 +25,9 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
 
 from scene_engine.core.text import MARK, MARKS, STOP_WORDS, is_cjk_text, letters
+from scene_engine.index.analysis import idf as analysis_idf
 from scene_engine.index.analysis import segment, stem
 from scene_engine.offline.nouns import (
     cjk_noun_test,
@@ -208,21 +208,16 @@ def _analyzed(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=1)
-def _jieba_idf() -> dict[str, float]:
-    """jieba's IDF table (word -> idf), as ``jieba.analyse`` ships it; {} if missing."""
-    try:
-        from scene_engine.index.analysis import _import_jieba
+def _jieba_idf(keys: Iterable[str]) -> dict[str, float]:
+    """jieba's IDF (``analysis.idf``: the table ``jieba.analyse`` ships) of each of ``keys``
+    the table has (``_DEFAULT_IDF`` for a line without a value); {} if it cannot be read."""
+    return {key: _DEFAULT_IDF if value is None else value
+            for key, value in analysis_idf(keys).items()}
 
-        path = Path(_import_jieba().__file__).with_name("analyse") / "idf.txt"
-        table = {}
-        with open(path, encoding="utf-8") as lines:
-            for line in lines:
-                word, _, value = line.rstrip("\n").partition(" ")
-                table[word] = float(value or _DEFAULT_IDF)
-        return table
-    except (ImportError, OSError, ValueError):
-        return {}
+
+@functools.lru_cache(maxsize=16384)     # the words of a few batches' scenes
+def _term_idf(term: str) -> float:
+    return _jieba_idf([term]).get(term, TYPICAL_IDF)
 
 
 def specificity(term: str) -> float:
@@ -231,8 +226,7 @@ def specificity(term: str) -> float:
     ``年糕`` 0.83, a word the table lacks 1); 1 for other words (filler is already out)."""
     if not _CJK.match(term):
         return 1.0
-    idf = _jieba_idf().get(term, TYPICAL_IDF)
-    return min(1.0, (idf / TYPICAL_IDF) ** SPECIFICITY_POWER)
+    return min(1.0, (_term_idf(term) / TYPICAL_IDF) ** SPECIFICITY_POWER)
 
 
 def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
@@ -269,7 +263,7 @@ def topic_words(texts: list[str], k: int = 3, lang: str | None = None,
             if key not in seen:
                 seen.add(key)
                 df[key] += 1
-    idf = _jieba_idf() if any(_CJK.match(key) for key in df) else {}
+    idf = _jieba_idf(key for key in df if _CJK.match(key))
 
     def named(key: str) -> bool:
         """Mostly written with a capital inside sentences: a name (``Porto``, ``Pixel``)."""
