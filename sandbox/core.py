@@ -171,7 +171,7 @@ class Sandbox:
                     conflicts.append(name)
             if conflicts:
                 raise ConflictError(conflicts)
-            write_all(fd, plans)
+            write_all(fd, plans, recheck=lambda: self._unchanged(fd, plans))
         applied = self.pending()
         for key, (_name, new) in self._staged.items():
             self._baseline[key] = new if isinstance(new, str) else None
@@ -390,6 +390,23 @@ class Sandbox:
             return "(none)"
         more = f" and {len(visible) - _LIST_LIMIT} more" if len(visible) > _LIST_LIMIT else ""
         return ", ".join(visible[:_LIST_LIMIT]) + more
+
+    def _unchanged(self, fd: int, plans: list[Planned]) -> None:
+        """ConflictError naming each planned file that no longer holds what ``_plan`` saw (an
+        edit made while the new texts were written), just before they replace it."""
+        changed = []
+        for plan in plans:
+            try:
+                disk = read_text(fd, plan.name, self._max_bytes)[0]
+            except FileNotFoundError:
+                disk = None
+            except DiskProblem:
+                changed.append(plan.name)
+                continue
+            if disk != plan.old:
+                changed.append(plan.name)
+        if changed:
+            raise ConflictError(changed)
 
     def _plan(self, fd: int, spellings: list[str], key: str, name: str, new: Content) -> Planned:
         """Check one staged file against its baseline; _Conflict when it changed on disk."""

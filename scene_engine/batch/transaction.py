@@ -722,7 +722,9 @@ def _commit_batch(unit: StoreUnit, job: BatchJob, new_state: State, ledger: Ledg
             atomic_write_text(path, ledger_text)
             if persona is not None:
                 atomic_write_text(store.persona_path, persona)
-            sha = history.commit_files(unit.repo, message, list(planned))
+            # The texts the batch wrote, not the files as they are now: a line a person
+            # adds meanwhile stays theirs (a hand edit the next batch commits).
+            sha = history.commit_files(unit.repo, message, list(planned), texts=planned)
         except (OSError, history.HistoryError) as exc:   # rolled back to HEAD by the unit
             raise BatchError(f"batch {number}: saving the batch failed ({exc}); rolled back, "
                              "memories still pending") from exc

@@ -14,11 +14,13 @@ the history read (log, undo, blame, trace) is that of the store's paths.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -343,9 +345,13 @@ def git_said_text(exc) -> str:
 
 
 def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_empty: bool = False,
-           by_person: bool = False) -> str:
+           by_person: bool = False, texts: Mapping[str, str | None] | None = None) -> str:
     """Commit exactly ``paths`` (files or folders relative to the store root; additions,
-    changes and deletions) as they are in the work tree; return the new sha.
+    changes and deletions) as they are in the work tree; return the new sha. ``texts``: the
+    files of ``paths`` committed with the text given (None: deleted) instead of what the
+    work tree holds: what the engine wrote, so an edit a person makes to one of them after
+    the write stays theirs, a hand edit the next batch commits, instead of being taken into
+    the engine's commit (``_stage_texts``).
 
     The commit is built in a temporary index started from HEAD, so whatever a person has
     staged elsewhere (an IDE, a git plugin, `git add`) is neither swept into the engine's
@@ -360,8 +366,9 @@ def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_emp
     git = _git()
     root = git_cwd(repo)
     head = ensure_committable(repo)
-    present = [p for p in paths if (root / p).exists()]
-    missing = [p for p in paths if p not in present]
+    given = dict(texts or {})
+    present = [p for p in paths if p not in given and (root / p).exists()]
+    missing = [p for p in paths if p not in given and p not in present]
     index = Path(repo.git_dir) / f"{TEMP_INDEX}{os.getpid()}"
     env = {"GIT_INDEX_FILE": str(index)}
     try:
@@ -373,6 +380,8 @@ def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_emp
         if missing:   # a deleted file or folder; a path never tracked is simply skipped
             repo.git.rm("--cached", "-r", "--quiet", "--ignore-unmatch", "--", *missing,
                         env=env)
+        if given:
+            _stage_texts(repo, env, head, given)
         if not allow_empty and not _staged(repo, env, head):
             return ""
         made = _commit_index(repo, env, head, _with_trailers(message), by_person)
@@ -388,6 +397,38 @@ def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_emp
     if head and not by_person and not is_person_commit(_with_trailers(message), ENGINE_EMAIL):
         _person_texts_past(repo, root, head, made)
     return made
+
+
+def _stage_texts(repo: Repo, env: dict[str, str], head: str,
+                 texts: Mapping[str, str | None]) -> None:
+    """Put each path of ``texts`` (from the store root) into the temporary index ``env``
+    names with its given text as UTF-8 (None: out of the index): the blobs written by
+    GitPython's object database in this process, the index changed by one ``git update-index
+    -z --index-info``. A path keeps the file mode HEAD gives it (100644 when new). The bytes
+    are the engine's own, so git's clean filters (``.gitattributes``) are not run on them."""
+    from io import BytesIO
+
+    from gitdb import IStream  # type: ignore[import-untyped]
+
+    prefix = store_prefix(repo)
+    tree = repo.commit(head).tree if head else None
+    records = []
+    for path, text in sorted(texts.items()):
+        full = prefix + path
+        if text is None:
+            records.append(f"0 {'0' * 40}\t{full}")
+            continue
+        data = text.encode("utf-8")
+        sha = repo.odb.store(IStream("blob", len(data), BytesIO(data))).hexsha
+        mode = 0o100644
+        if tree is not None:
+            with contextlib.suppress(KeyError):
+                mode = (tree / full).mode
+        records.append(f"{mode:o} {sha.decode() if isinstance(sha, bytes) else sha}\t{full}")
+    with tempfile.TemporaryFile() as feed:
+        feed.write(("\0".join(records) + "\0").encode("utf-8", "surrogateescape"))
+        feed.seek(0)
+        repo.git.update_index("-z", "--index-info", istream=feed, env=env)
 
 
 def _commit_index(repo: Repo, env: dict[str, str], head: str, message: str,
@@ -469,7 +510,7 @@ def _person_texts_past(repo: Repo, root: Path, parent: str, made: str) -> None:
     if kept.get("commit") != parent:
         return
     try:
-        from gitdb import LooseObjectDB  # type: ignore[import-untyped]
+        from gitdb import LooseObjectDB
 
         raw = LooseObjectDB(str(Path(repo.common_dir, "objects"))).stream(
             bytes.fromhex(made)).read()
@@ -581,10 +622,12 @@ def _staged(repo: Repo, env: dict, head: str) -> bool:
     return bool(repo.git.diff("--cached", "--name-only", env=env))
 
 
-def commit_files(repo: Repo, message: str, files: list[str], by_person: bool = False) -> str:
+def commit_files(repo: Repo, message: str, files: list[str], by_person: bool = False,
+                 texts: Mapping[str, str | None] | None = None) -> str:
     """Commit exactly ``files`` (a missing file is a deletion), even if nothing changed (a
-    batch is a commit whatever it wrote); return the new sha. See ``commit``."""
-    return commit(repo, message, tuple(files), allow_empty=True, by_person=by_person)
+    batch is a commit whatever it wrote); return the new sha. See ``commit`` (``texts``)."""
+    return commit(repo, message, tuple(files), allow_empty=True, by_person=by_person,
+                  texts=texts)
 
 
 def dirty_paths(repo: Repo) -> list[str]:

@@ -70,6 +70,47 @@ def test_conflict_when_file_changed_after_read(root: Path) -> None:
     assert set(box.pending()) == {"a.md", "b.md"}  # kept for the caller to decide
 
 
+@pytest.mark.parametrize("edit", ["append", "delete", "create"])
+def test_an_edit_made_while_the_new_texts_are_written_is_never_replaced(
+        root: Path, monkeypatch: pytest.MonkeyPatch, edit: str) -> None:
+    # The temp files' fsyncs are the slow part of apply: a person's edit landing then, after
+    # the check, used to be replaced by the rename (a newcomer lost lines typed during a run).
+    import sandbox.atomic as atomic
+
+    box = Sandbox(root)
+    box.execute("write_to_file", {"path": "a.md", "content": "model a\n"})
+    box.execute("write_to_file", {"path": "b.md", "content": "model b\n"})
+    box.execute("write_to_file", {"path": "new.md", "content": "model new\n"})
+    real = atomic._write_temp
+    done = []
+
+    def person_meanwhile(dir_fd, name, text, mode):
+        if not done:
+            done.append(name)
+            if edit == "append":
+                with open(root / "b.md", "a") as file:
+                    file.write("- a line the person typed\n")
+            elif edit == "delete":
+                (root / "b.md").unlink()
+            else:
+                (root / "new.md").write_text("the person's own\n")
+        return real(dir_fd, name, text, mode)
+
+    monkeypatch.setattr(atomic, "_write_temp", person_meanwhile)
+    with pytest.raises(ConflictError) as info:
+        box.apply()
+    assert info.value.names == (["new.md"] if edit == "create" else ["b.md"])
+    assert (root / "a.md").read_text() == "alpha\n"           # nothing of the set written
+    if edit == "append":
+        assert (root / "b.md").read_text() == "beta\n- a line the person typed\n"
+    elif edit == "delete":
+        assert not (root / "b.md").exists()
+    else:
+        assert (root / "new.md").read_text() == "the person's own\n"
+    assert not [n for n in os.listdir(root) if n.endswith(".tmp")]   # no temp file left
+    assert set(box.pending()) == {"a.md", "b.md", "new.md"}
+
+
 def test_conflict_when_new_file_appears_on_disk(root: Path) -> None:
     box = Sandbox(root)
     box.execute("write_to_file", {"path": "new.md", "content": "model\n"})

@@ -1,0 +1,83 @@
+"""A line a person types into a scene while a batch is being saved stays theirs (a newcomer's
+trial: lines typed during `scenes run` were lost, or taken into the engine's commit and then
+condensed as if the engine had written them). docs/DESIGN.md "A batch", step 8."""
+
+from __future__ import annotations
+
+import json
+
+import git
+import pytest
+from clirunner import CheckedRunner
+
+from scene_engine.cli import app
+from scene_engine.store import history
+
+runner = CheckedRunner()
+TYPED = "- 2026-12-30: a line the person typed while the batch was saved"
+
+
+def cli(root, *args, stdin=None):
+    return runner.invoke(app, ["--dir", str(root), *args], input=stdin)
+
+
+def add(root, *contents, day="2026-03-0"):
+    rows = [{"id": f"m{day}{i}", "content": c, "created_at": f"{day}{i % 9 + 1}T10:00:00+00:00"}
+            for i, c in enumerate(contents)]
+    assert cli(root, "add", "-", stdin="\n".join(json.dumps(r) for r in rows)).exit_code == 0
+
+
+@pytest.fixture
+def store(tmp_path):
+    root = tmp_path / "s"
+    assert runner.invoke(app, ["init", str(root)]).exit_code == 0
+    add(root, "Started a pottery class on Tuesdays at the community studio.",
+        "Made my first pottery bowl at the studio; it came out lopsided.",
+        "The pottery teacher showed me how to centre clay on the wheel.")
+    assert cli(root, "run").exit_code == 0
+    return root
+
+
+def test_a_line_typed_after_the_write_is_not_in_the_batch_commit_and_stays_the_persons(
+        store, monkeypatch):
+    add(store, "Glazed two pottery mugs in blue at the studio.",
+        "Fired the pottery mugs in the studio kiln; one cracked.", day="2026-04-0")
+    real = history.commit_files
+    typed_into = []
+
+    def person_types_then_commit(repo, message, files, *args, **kwargs):
+        if message.startswith("batch") and not typed_into:
+            scene = sorted(f for f in files if f.startswith("scenes/")
+                           and (store / f).exists())[0]
+            with open(store / scene, "a", encoding="utf-8") as file:
+                file.write(TYPED + "\n")
+            typed_into.append(scene)
+        return real(repo, message, files, *args, **kwargs)
+
+    monkeypatch.setattr(history, "commit_files", person_types_then_commit)
+    assert cli(store, "run").exit_code == 0
+    monkeypatch.undo()
+    (scene,) = typed_into
+    repo = git.Repo(store)
+    recent = list(repo.iter_commits(max_count=5))
+    batch = next(c for c in recent if c.message.startswith("batch"))
+    assert TYPED not in (batch.tree / scene).data_stream.read().decode()   # not the engine's
+    assert TYPED in (store / scene).read_text("utf-8")                      # kept on disk
+    # Committed as the person's hand edit (the run commits them when it ends), as typed.
+    hand = [c for c in recent[:recent.index(batch)] if c.summary == f"hand edit: {scene[7:]}"]
+    assert hand and TYPED in (hand[0].tree / scene).data_stream.read().decode()
+
+    # The next batch keeps the line as the person typed it.
+    add(store, "Signed up for the advanced pottery course in May.", day="2026-04-1")
+    assert cli(store, "run").exit_code == 0
+    assert TYPED in (store / scene).read_text("utf-8")
+    assert "ok" in cli(store, "doctor").output
+
+
+def test_the_batch_commit_holds_exactly_what_the_batch_wrote(store):
+    add(store, "Bought a second-hand pottery wheel for the balcony.", day="2026-05-0")
+    assert cli(store, "run").exit_code == 0
+    repo = git.Repo(store)
+    assert repo.head.commit.message.startswith("batch")
+    assert not repo.git.status("--porcelain")      # what is on disk is what was committed
+    assert not repo.git.diff("HEAD")
