@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -98,6 +99,21 @@ def test_the_other_readers_answer_around_it(spoilt):
     assert rows[-1]["text"] == "caf\\xe9"
     doctor = scenes(root, "doctor")
     assert doctor.exit_code == 1 and f"scene {name} is not UTF-8 (byte" in doctor.stdout
+
+
+@pytest.mark.parametrize("args", [["recall"], ["recall", "--json"], ["search"], ["trace"],
+                                  ["show"], ["blame"]])
+def test_a_question_typed_in_another_encoding_gets_an_answer_not_a_traceback(made, args):
+    # The shell hands Python undecodable bytes as lone surrogates ("caf\udce9"); the
+    # sentence encoder could not take them (a newcomer's `scenes recall`).
+    command = [sys.executable, "-c", "from scene_engine.cli.entry import main; main()"]
+    done = subprocess.run([*command, "--dir", str(made), *args, b"caf\xe9"],
+                          capture_output=True, timeout=120)
+    said = (done.stdout + done.stderr).decode("utf-8", "replace")
+    assert done.returncode in (0, 1, 2), said
+    assert "Traceback" not in said and "UnicodeEncodeError" not in said, said
+    assert len([line for line in done.stderr.decode("utf-8", "replace").splitlines()
+                if line.strip()]) <= 1, said
 
 
 def test_status_names_each_file_that_is_not_utf8_as_doctor_does(spoilt):

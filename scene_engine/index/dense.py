@@ -46,6 +46,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import re
 import secrets
 import sqlite3
 import threading
@@ -136,8 +137,16 @@ def _numpy() -> Any:
 
 def normalize(text: str) -> str:
     """``text`` with every run of whitespace made one space, and none at either end: the form
-    that is hashed and embedded, so texts differing only in spacing share one vector."""
-    return " ".join(text.split())
+    that is hashed and embedded, so texts differing only in spacing share one vector. A lone
+    surrogate (a byte of another encoding in a command's argument, as Python decodes it)
+    becomes U+FFFD: no UTF-8 can carry it, and the encoder and the hash need UTF-8."""
+    joined = " ".join(text.split())
+    if joined.isascii():
+        return joined
+    return _SURROGATE.sub("\ufffd", joined)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def text_hash(text: str) -> bytes:
