@@ -5,6 +5,7 @@ condensed as if the engine had written them). docs/DESIGN.md "A batch", step 8."
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import git
 import pytest
@@ -81,3 +82,69 @@ def test_the_batch_commit_holds_exactly_what_the_batch_wrote(store):
     assert repo.head.commit.message.startswith("batch")
     assert not repo.git.status("--porcelain")      # what is on disk is what was committed
     assert not repo.git.diff("HEAD")
+
+
+def test_a_line_typed_while_the_backend_works_makes_the_batch_run_again_on_it(
+        store, monkeypatch):
+    from scene_engine.offline.backend import OfflineBackend
+
+    add(store, "Glazed two pottery mugs in blue at the studio.",
+        "Fired the pottery mugs in the studio kiln; one cracked.", day="2026-04-0")
+    (scene,) = sorted((store / "scenes").glob("*.md"))
+    real = OfflineBackend.run
+    attempts = []
+
+    def person_types_then_fold(self, job):
+        if not attempts:                 # after the batch read the scenes, before it writes
+            with open(scene, "a", encoding="utf-8") as file:
+                file.write(TYPED + "\n")
+        attempts.append(job.number)
+        return real(self, job)
+
+    monkeypatch.setattr(OfflineBackend, "run", person_types_then_fold)
+    assert cli(store, "run").exit_code == 0
+    assert len(attempts) == 2            # the first attempt's write conflicted: run again
+    lines = scene.read_text("utf-8").splitlines()
+    assert TYPED in lines                # as typed: no full stop added, not rolled up
+    assert "Fired the pottery mugs" in scene.read_text("utf-8")
+    repo = git.Repo(store)
+    recent = list(repo.iter_commits(max_count=4))
+    assert recent[0].message.startswith("batch") and "typed" not in recent[0].message
+    assert recent[1].summary == f"hand edit: {scene.name}"
+    assert TYPED in (recent[1].tree / f"scenes/{scene.name}").data_stream.read().decode()
+
+
+def test_no_scene_the_batch_read_is_written_over_a_line_typed_since(tmp_path):
+    # Only the few scenes shown in a model's prompt had the text the batch read as their
+    # baseline; any other was checked against the file as the backend read it later, so a
+    # line typed in between passed as the engine's (the batch's authorship had not seen it).
+    from sandbox import ConflictError
+    from scene_engine.batch.transaction import RELATED_SCENES, build_job
+    from scene_engine.store.memories import Memory
+    from scene_engine.store.store import open_store
+
+    root = tmp_path / "s"
+    assert runner.invoke(app, ["init", str(root)]).exit_code == 0
+    topics = ["pottery studio clay", "garden tomatoes", "marathon training", "piano lessons",
+              "tax return", "kitchen renovation"]
+    for topic in topics:
+        (root / "scenes" / f"{topic.split()[0]}.md").write_text(
+            f"---\nsummary: {topic}\n---\n## Timeline (UTC)\n- 2026-01-02: Notes on {topic}.\n",
+            "utf-8")
+    history.commit_files(git.Repo(root), "hand edit: import",
+                         [f"scenes/{t.split()[0]}.md" for t in topics], by_person=True)
+    store = open_store(root)
+    memory = Memory(seq=1, id="p1", content="Made a lopsided bowl at the pottery studio clay "
+                    "class.", created_at=datetime(2026, 3, 1, tzinfo=UTC))
+    job = build_job(store, 1, [memory])
+    unshown = sorted(n for n in job.scene_texts if n not in job.context.shown)
+    assert len(unshown) >= len(topics) - RELATED_SCENES
+    name = unshown[0]
+    with open(root / "scenes" / name, "a", encoding="utf-8") as file:
+        file.write(TYPED + "\n")
+    read = job.box.execute("read_file", {"path": name})
+    assert TYPED in read                 # the backend reads the file as it is now
+    job.box.execute("write_to_file", {"path": name, "content": read + "- 2026-03-01: more\n"})
+    with pytest.raises(ConflictError):
+        job.box.apply()
+    assert (root / "scenes" / name).read_text("utf-8").endswith(TYPED + "\n")

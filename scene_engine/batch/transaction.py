@@ -31,7 +31,7 @@ from scene_engine.batch.accounting import (
     ledger_path,
 )
 from scene_engine.batch.conservation import ENGINE_KEYS, Authorship, authorship, is_pinned
-from scene_engine.batch.contract import Backend, BatchError, BatchJob, BatchResult
+from scene_engine.batch.contract import Backend, BatchError, BatchJob, BatchResult, ModelBackend
 from scene_engine.batch.prompt import SceneInfo, batch_messages, choose_language
 from scene_engine.batch.rules import (
     RuleContext,
@@ -70,6 +70,8 @@ if TYPE_CHECKING:
     from git import Repo
 
 STATE_FILE = ".scene-engine/state.json"
+ATTEMPTS = 6              # runs of an offline batch whose writes met a person's edit
+MODEL_ATTEMPTS = 2        # ... of a model's batch (each one is paid for)
 RELATED_SCENES = 3        # full texts shown in the prompt, to save read round trips
 # The most characters of one file the sandbox writes (it reads at most 4 bytes each): a scene
 # longer than this (a person's whole journal pasted in) could take no memory.
@@ -170,13 +172,14 @@ def related_scenes(texts: dict[str, str], memories: list[Memory], k: int) -> dic
 
 
 def build_job(store: Store, number: int, memories: list[Memory],
-              duplicates: Sequence[tuple[Memory, Memory]] = (), repo: Repo | None = None
-              ) -> BatchJob:
+              duplicates: Sequence[tuple[Memory, Memory]] = (), repo: Repo | None = None,
+              every: dict[str, str | None] | None = None) -> BatchJob:
     """Prompt, sandbox (allow-list = existing scenes with a readable header) and rules for one
     batch. ``job.scene_texts`` holds only the scenes the batch may touch. ``repo``: the store's
-    git repository, for who wrote which line (default: opened here)."""
+    git repository, for who wrote which line (default: opened here). ``every``: the scenes
+    as the caller read them (``read_scene_texts``; default: read here)."""
     config = store.config
-    every = read_scene_texts(store)
+    every = read_scene_texts(store) if every is None else every
     # each header parsed once per batch; None: unreadable (bad header, not UTF-8, ambiguous)
     # A name the engine would never give a scene (a Windows device name, too long, a character
     # some system refuses) is still a person's file: left alone, never a reason to fail.
@@ -195,7 +198,12 @@ def build_job(store: Store, number: int, memories: list[Memory],
     related = related_scenes(texts, memories, RELATED_SCENES)
     box = Sandbox(store.scenes_dir, readable=list(texts), suffixes=(".md",),
                   max_content_chars=SCENE_SANDBOX_CHARS)
-    for name, text in related.items():
+    # Every scene's conflict baseline is the text the batch read now, not the file as the
+    # backend reads it later: who wrote which line (``authorship``) is judged on these texts,
+    # so a line a person adds meanwhile must make the write conflict (the batch runs again
+    # on it), not pass as the engine's (a newcomer's lines typed during a run were
+    # condensed as if the engine had written them).
+    for name, text in {**texts, **related}.items():
         box.note_seen(name, text)
     pinned = {n for n in texts if is_pinned(headers[n])}
     repo = repo or history.open_repo(store.root)
@@ -451,28 +459,33 @@ def commit_message(number: int, counts: dict[str, int], summary: str, memories: 
 
 # ---------------------------------------------------------------- running
 
-def run_batch(store: Store, backend: Backend, size: int | None = None, attempts: int = 2,
-              persona: PersonaRefresh | None = None, lock_timeout: float | None = None
-              ) -> BatchResult | None:
+def run_batch(store: Store, backend: Backend, size: int | None = None,
+              attempts: int | None = None, persona: PersonaRefresh | None = None,
+              lock_timeout: float | None = None) -> BatchResult | None:
     """Run one batch under the store lock; return its result, or None if nothing is pending.
 
     A hand edit made while the backend worked (``ConflictError`` at apply) makes the batch run
-    again on the fresh files, up to ``attempts`` times. ``persona``: asked, once the scenes
+    again on the fresh files, up to ``attempts`` times (default ``MODEL_ATTEMPTS`` for a
+    model, whose every attempt is paid for, ``ATTEMPTS`` for the offline backend: a person
+    typing into their scenes during a long run should not stop it). ``persona``: asked, once the scenes
     are final, whether the persona is due and what it says; its text then goes into the
     batch's commit (``BatchResult.persona_refreshed``). ``lock_timeout``: seconds to wait
     for the store lock (None: ``store.lock.lock_timeout()``). Raises ``BatchError`` (nothing
     written, memories still pending) or ``LockBusyError``.
     """
+    if attempts is None:
+        attempts = MODEL_ATTEMPTS if isinstance(backend, ModelBackend) else ATTEMPTS
     with history.heads_remembered(), locked(store, timeout=lock_timeout) as unit:
         repo = unit.repo
         _check_scenes_folder(store)
         for attempt in range(attempts):
-            history.commit_hand_edits(repo)
             state = store.load_state()
             selected = select_batch(store, state, size or store.config.batch_size)
             if not selected:
+                history.commit_hand_edits(repo)
                 refresh_index(store)       # hand edits just committed: keep search in step
                 return None
+            # (``_attempt`` commits the hand edits, as it reads the scenes.)
             try:
                 return _attempt(unit, backend, state, selected, persona)
             except ConflictError as exc:
@@ -493,8 +506,7 @@ def run_edit_batch(store: Store, backend: Backend, lock_timeout: float | None = 
     backend changed was edited by hand meanwhile; nothing written)."""
     with locked(store, timeout=lock_timeout) as unit:
         _check_scenes_folder(store)
-        history.commit_hand_edits(unit.repo)
-        try:
+        try:     # (``_attempt`` commits the hand edits, as it reads the scenes)
             return _attempt(unit, backend, store.load_state(), [], persona)
         except ConflictError as exc:
             raise BatchError(f"scenes changed on disk while the batch ran "
@@ -577,8 +589,14 @@ def _attempt(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory
     fold, retired = _retired(store, taken)
     distinct, duplicates = _dedupe(fold)
     duplicates += retired
+    every = read_scene_texts(store)
+    # A line typed since the run's last hand-edit commit is in what the batch just read: it
+    # is committed as the person's now, as read, so the batch knows it for theirs (a line
+    # typed after the read makes the batch's write conflict instead: ``build_job``).
+    history.commit_hand_edits(repo, texts={f"scenes/{n}": t for n, t in every.items()
+                                           if t is not None})
     try:
-        job = build_job(store, number, distinct, duplicates, repo=repo)
+        job = build_job(store, number, distinct, duplicates, repo=repo, every=every)
     except SandboxError as exc:   # a scene file the sandbox cannot use: say which, no trace
         raise BatchError(f"batch {number}: {exc}; nothing written, memories still pending") \
             from exc

@@ -769,21 +769,25 @@ def _first_record_lost(old_lines: list[bytes], new_lines: list[bytes]) -> int:
     return 0
 
 
-def commit_hand_edits(repo: Repo) -> str:
+def commit_hand_edits(repo: Repo, texts: Mapping[str, str] | None = None) -> str:
     """Commit changes a person made under ``scenes/``, ``persona.md`` or the settings as their
     own commit (``hand edit: NAMES``), so a batch or undo commit holds only its own change;
     return its sha ("" when nothing was edited). Authored by the person's git identity when
-    one is configured: the words are theirs, only the commit is the engine's doing."""
+    one is configured: the words are theirs, only the commit is the engine's doing.
+    ``texts``: path (from the store root) -> the text a batch read of it; a changed file
+    among them is committed as read, not as it is by the time git looks (what the person
+    typed after the read stays a change for the next hand-edit commit)."""
     from scene_engine.core.interrupts import critical
 
     names = dirty_paths(repo)
     if not names:
         return ""
     shown = ", ".join(Path(n).name for n in names[:10]) + (" ..." if len(names) > 10 else "")
+    read = {n: texts[n] for n in names if texts and n in texts}
     with critical(repo):   # git add + commit: not to be cut half-way by Ctrl-C
         return commit_files(repo, f"hand edit: {shown}\n\nEdited outside scene-engine; "
                                   "committed by scene-engine before its next change.\n",
-                            names, by_person=True)
+                            names, by_person=True, texts=read)
 
 
 def _is_scene_file(name: str) -> bool:
