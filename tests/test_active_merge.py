@@ -132,4 +132,5 @@ def test_a_merge_for_room_says_so_and_counts_the_files_the_engine_cannot_read(tm
     messages = [c.message for c in git.Repo(store.root).iter_commits(max_count=5)]
     said = [m for m in messages if "Merged " in m]
     assert said, messages
-    assert "(to make room: at most 6 scenes, 3 of them files the engine cannot read" in said[0]
+    # max_scenes = 6: scene files stay below 6, so at most 5 (3 of them unreadable).
+    assert "(to make room: at most 5 scenes, 3 of them files the engine cannot read" in said[0]

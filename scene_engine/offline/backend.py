@@ -929,7 +929,8 @@ class _OfflineWorker:
         """Why a merge made room, as the batch's summary says it: the cap, and the files
         the engine cannot read that count toward it (a person wondering why two good
         scenes became one learns it was their broken files' room)."""
-        cap, frozen = self.job.context.max_scenes, len(self.job.context.frozen)
+        # ``max_scenes`` is the count scene files stay below (docs/guides/configuration.md).
+        cap, frozen = self.job.context.max_scenes - 1, len(self.job.context.frozen)
         return (f"to make room: at most {cap} scenes"
                 + (f", {frozen} of them files the engine cannot read (`scenes doctor`)"
                    if frozen else ""))
