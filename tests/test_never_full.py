@@ -143,3 +143,20 @@ def test_decades_in_small_scenes_roll_old_years_into_spans_and_trace_finds_the_o
     oldest = trace_memory(store, "y0000")
     assert oldest.lines and {row["how"] for row in oldest.lines} == {"condensed"}
     assert any(SPAN_LINE.match(row["text"].strip()) for row in oldest.lines), oldest.lines
+
+
+def test_memories_left_at_the_cap_are_said_to_lack_room_not_a_scene_of_their_own(tmp_path):
+    # A newcomer's store at its cap folded one or two memories a batch, each batch saying "19
+    # unrelated memories wait for scenes of their own": no scene could be made for them.
+    import git
+
+    store = new_store(tmp_path / "s", max_scenes=3, max_scene_chars=400)
+    add(store, *volume(160))
+    run_pending(store, OfflineBackend())
+    assert store.load_state().pending == 0
+    messages = [c.message for c in git.Repo(store.root).iter_commits()
+                if c.message.startswith("batch")]
+    full = [m for m in messages if "did not fit" in m]
+    assert full, messages[:3]
+    for message in full:
+        assert "at its limit of 2 scenes" in message and "scenes of their own" not in message

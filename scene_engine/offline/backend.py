@@ -271,9 +271,8 @@ class OfflineBackend:
         folded = len(job.memories) - len(deferred)
         summary = (f"Folded {count(folded, 'memory')} into {count(len(changed), 'scene')}: "
                    f"{', '.join(changed) or 'none changed'}.")
-        if deferred:
-            summary += (" 1 unrelated memory waits for a scene of its own." if len(deferred) == 1
-                        else f" {len(deferred)} unrelated memories wait for scenes of their own.")
+        summary += _deferred_said(len(deferred) - len(worker.no_room), len(worker.no_room),
+                                  job.context.max_scenes - 1)
         if worker.merges:      # the log's "1 merged" says which, and why
             summary += " " + " ".join(f"Merged {drop} into {keep} ({why})."
                                       for drop, keep, why in worker.merges)
@@ -283,6 +282,23 @@ class OfflineBackend:
         return BackendResult(final_text=summary, steps=len(job.box.calls),
                              deferred=[m.seq for m in deferred], declared=worker.declarations(),
                              may_skip=False)
+
+
+def _deferred_said(waiting: int, no_room: int, limit: int) -> str:
+    """What the batch's summary says of the memories it left pending: those waiting for a
+    topic of their own to form (there is room for new scenes), and those that fit nowhere
+    this batch (the store at its cap, the scenes near them full, condensed as far as one
+    batch may: ``conservation.keeps``)."""
+    said = ""
+    if waiting:
+        said += (" 1 unrelated memory waits for a scene of its own." if waiting == 1
+                 else f" {waiting} unrelated memories wait for scenes of their own.")
+    if no_room:
+        said += (f" {count(no_room, 'memory')} did not fit: the store is at its limit of "
+                 f"{count(limit, 'scene')} and the scenes near {'it' if no_room == 1 else 'them'}"
+                 " are full; later batches condense further (raise max_scenes or "
+                 "max_scene_chars to fold faster).")
+    return said
 
 
 def cap_outlook(job) -> tuple[int, bool]:
@@ -314,6 +330,7 @@ class _OfflineWorker:
         # One by default (the seed's rule); more only with new_scenes_per_batch above 1.
         self.allowance = job.context.allowance()
         self.placed: dict[int, tuple[str, str, str]] = {}   # seq -> (outcome, scene, id)
+        self.no_room: list[Memory] = []      # deferred at the cap: no scene could take them
         # Scenes are compared by name, summary and body (their sizes, for merges); by meaning
         # through ``_meaning``: the header's dates would make grouping depend on the clock.
         self.docs = {n: _similarity_text(n, t) for n, t in self.texts.items()}
@@ -636,6 +653,8 @@ class _OfflineWorker:
         for memory in unmatched:
             if memory not in waiting and not self._place_anywhere(memory):
                 deferred.append(memory)
+        # No room for a scene of their own: they wait for room the rollups make, not a topic.
+        self.no_room = [] if room else deferred
         return waiting + deferred
 
     def _place_near(self, memory: Memory, targets: list[str], clearly: bool = True) -> bool:
