@@ -317,10 +317,14 @@ def test_a_kill_inside_the_batch_commit_leaves_the_batch_whole_or_not_at_all(tmp
     assert scene_problems(root) == []
 
 
-def test_a_commit_made_beside_a_batch_fails_it_and_is_kept(tmp_path, monkeypatch):
+@pytest.mark.parametrize("beside", ["once", "every time"])
+def test_a_commit_made_beside_a_batch_is_kept_and_the_batch_runs_again_on_it(
+        tmp_path, monkeypatch, beside):
     """A commit that lands between the batch's read of HEAD and its own commit (a person's,
-    in a terminal) is not undone by the batch: the batch fails, rolled back with its memories
-    pending, and the next run folds them on top of the person's commit."""
+    in a terminal; a backup plugin's) is not undone by the batch: the batch is not committed,
+    its files are put as that commit holds them, and it runs again on top of it (a
+    newcomer's plain `git commit` used to stop the whole run). When commits keep coming the
+    batch fails, saying so, with its memories pending."""
     from scene_engine.batch.transaction import run_batch
     from scene_engine.core.errors import SceneEngineError
     from scene_engine.services.add import add_memories
@@ -331,25 +335,35 @@ def test_a_commit_made_beside_a_batch_fails_it_and_is_kept(tmp_path, monkeypatch
     store = init_store(root)
     add_memories(store, memories(0, 6).encode())
     real = history._commit_index
+    made = []
 
     def with_a_commit_beside(repo, env, head, message, by_person):
-        subprocess.run(["git", "-c", "user.name=Pat", "-c", "user.email=pat@example.org",
-                        "commit", "--allow-empty", "-q", "-m", "my own commit"],
-                       cwd=root, check=True)
+        if beside == "every time" or not made:
+            made.append(head)
+            subprocess.run(["git", "-c", "user.name=Pat", "-c", "user.email=pat@example.org",
+                            "commit", "--allow-empty", "-q", "-m", f"my own commit {len(made)}"],
+                           cwd=root, check=True)
         return real(repo, env, head, message, by_person)
 
     monkeypatch.setattr(history, "_commit_index", with_a_commit_beside)
-    with pytest.raises(SceneEngineError, match="rolled back"):
-        run_batch(store, make_backend("offline"), size=3)
-    monkeypatch.undo()
     repo = git.Repo(root)
-    assert repo.head.commit.message.strip() == "my own commit"
-    status = runner.invoke(app, ["--dir", str(root), "status"])   # rolls the batch back
-    assert status.exit_code == 0, status.output
-    assert open_store(root).load_state().pending == 6
+    if beside == "every time":
+        with pytest.raises(SceneEngineError, match="was not committed: a commit was made"):
+            run_batch(store, make_backend("offline"), size=3)
+        assert repo.head.commit.message.startswith("my own commit")
+        monkeypatch.undo()
+        status = runner.invoke(app, ["--dir", str(root), "status"])
+        assert status.exit_code == 0, status.output
+        assert open_store(root).load_state().pending == 6
+    else:
+        result = run_batch(store, make_backend("offline"), size=3)
+        monkeypatch.undo()
+        assert result is not None and len(made) == 1
+        assert repo.head.commit.parents[0].message.strip() == "my own commit 1"
+        assert open_store(root).load_state().pending == 3
     assert recovered_problems(root) == []
     result = runner.invoke(app, ["--dir", str(root), "run"])
     assert result.exit_code == 0, result.output
-    assert "my own commit" in repo.git.log("--format=%s")
+    assert "my own commit 1" in repo.git.log("--format=%s")
     assert sorted(live_seqs(root)) == list(range(6))
     assert recovered_problems(root) == []

@@ -5,6 +5,7 @@ condensed as if the engine had written them). docs/DESIGN.md "A batch", step 8."
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 
 import git
@@ -148,3 +149,22 @@ def test_no_scene_the_batch_read_is_written_over_a_line_typed_since(tmp_path):
     with pytest.raises(ConflictError):
         job.box.apply()
     assert (root / "scenes" / name).read_text("utf-8").endswith(TYPED + "\n")
+
+
+def test_a_persons_commit_that_took_a_batchs_files_is_named_by_doctor_with_its_fix(store):
+    # A backup plugin's `git add -A; git commit` beside a run can take a batch's files into
+    # the person's commit: doctor says the memories belong to no batch, and what fixes it.
+    import subprocess
+
+    add(store, "Glazed two pottery mugs in blue at the studio.", day="2026-04-0")
+    assert cli(store, "run").exit_code == 0
+    person = {"GIT_AUTHOR_NAME": "A Person", "GIT_AUTHOR_EMAIL": "a@example.org",
+              "GIT_COMMITTER_NAME": "A Person", "GIT_COMMITTER_EMAIL": "a@example.org"}
+    for command in (["git", "reset", "-q", "--soft", "HEAD~1"], ["git", "add", "-A"],
+                    ["git", "commit", "-q", "-m", "vault backup"]):
+        subprocess.run(command, cwd=store, check=True, env={**os.environ, **person})
+    doctor = cli(store, "doctor")
+    assert doctor.exit_code == 1
+    assert "belongs to no live batch" in doctor.output and "`scenes repair`" in doctor.output
+    assert cli(store, "repair").exit_code == 0
+    assert cli(store, "doctor").exit_code == 0

@@ -492,6 +492,10 @@ def run_batch(store: Store, backend: Backend, size: int | None = None,
                 if attempt + 1 == attempts:
                     raise BatchError(f"scenes changed on disk while the batch ran "
                                      f"({', '.join(exc.names)}); nothing written, try again") from exc
+            except HeadMoved:
+                # A person's commit (a backup plugin's) came between: run again from it.
+                if attempt + 1 == attempts:
+                    raise
     return None
 
 
@@ -697,6 +701,11 @@ def scenes_after(store: Store, job: BatchJob) -> dict[str, str]:
     return texts
 
 
+class HeadMoved(BatchError):
+    """A commit made beside the engine while the batch was saved: the batch is not
+    committed, its paths are as that commit holds them (``run_batch`` runs it again)."""
+
+
 class _ApplyFailed(BatchError):
     """Writing the scenes failed and the sandbox restored what it had replaced: nothing of
     the batch is on disk."""
@@ -743,6 +752,10 @@ def _commit_batch(unit: StoreUnit, job: BatchJob, new_state: State, ledger: Ledg
             # The texts the batch wrote, not the files as they are now: a line a person
             # adds meanwhile stays theirs (a hand edit the next batch commits).
             sha = history.commit_files(unit.repo, message, list(planned), texts=planned)
+        except history.HeadMovedError as exc:   # the unit puts the batch's paths as HEAD has them
+            raise HeadMoved(f"batch {number} was not committed: {exc}. Its files are as that "
+                            "commit holds them; `scenes doctor` says whether the state "
+                            "still agrees with the history (`scenes repair` mends it)") from exc
         except (OSError, history.HistoryError) as exc:   # rolled back to HEAD by the unit
             raise BatchError(f"batch {number}: saving the batch failed ({exc}); rolled back, "
                              "memories still pending") from exc

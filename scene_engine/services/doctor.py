@@ -283,18 +283,21 @@ def _check_history(store: Store) -> list[str]:
     lost = sorted(s for s in processed if owners[s] == 0)
     twice = sorted(s for s, n in owners.items() if n > 1)
     stray = sorted(s for s in owners if s in pending)
+    # What to do about each: the state is set again from the live batches (a commit of a
+    # person's taken over a batch's files leaves memories processed by no batch).
+    fix = "; `scenes repair` sets the state by the history"
     if lost:
         problems.append(f"history: {count(len(lost), 'processed memory', 'processed memories')} "
                         f"{'belongs' if len(lost) == 1 else 'belong'} to no live batch "
-                        f"(first #{lost[0]})")
+                        f"(first #{lost[0]}){fix}")
     if twice:
         problems.append(f"history: {count(len(twice), 'memory')} "
                         f"{'was' if len(twice) == 1 else 'were'} processed twice "
-                        f"(first #{twice[0]})")
+                        f"(first #{twice[0]}){fix}")
     if stray:
         problems.append(f"history: {count(len(stray), 'pending memory', 'pending memories')} "
                         f"{'is' if len(stray) == 1 else 'are'} in a live batch "
-                        f"(first #{stray[0]})")
+                        f"(first #{stray[0]}){fix}")
     last = max(history.live_batches(repo), default=0)
     if last > state.batch:
         problems.append(f"history: batch {last} is committed but state counts {state.batch}")

@@ -56,6 +56,15 @@ class HistoryError(SceneEngineError, RuntimeError):
     """A git operation failed or was refused; the message says why and what to do."""
 
 
+class HeadMovedError(HistoryError):
+    """A commit was made beside the engine between its read of HEAD and its ``update-ref``:
+    the engine's commit is not made (``commit``). ``.head``: the commit HEAD is now."""
+
+    def __init__(self, message: str, head: str):
+        super().__init__(message)
+        self.head = head
+
+
 def _git():
     """GitPython, imported on first use (~0.1 s: kept off the path of commands that skip git).
     Raises ``HistoryError`` when no git program can be found (GitPython refuses to import)."""
@@ -386,6 +395,11 @@ def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_emp
             return ""
         made = _commit_index(repo, env, head, _with_trailers(message), by_person)
     except git.GitCommandError as exc:
+        now = head_sha(repo) if head else ""
+        if head and now and now != head:
+            subject = repo.git.log("-1", "--format=%s", now)
+            raise HeadMovedError(f"a commit was made in the repository meanwhile ({now[:7]} "
+                                 f"\"{subject}\")", now) from exc
         said = git_said(exc)
         if "ignored by one of your .gitignore" in said:
             said += " (`scenes doctor` names the rule that ignores a store file)"
