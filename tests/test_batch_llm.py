@@ -743,6 +743,30 @@ def test_a_model_renames_a_scene_at_the_cap_and_history_follows(fake_llm, tmp_pa
     assert check_store(store) == []
 
 
+def test_a_merge_under_a_new_name_is_counted_as_renamed_and_merged(fake_llm, tmp_path):
+    # A newcomer's subjects: "1 created, 1 merged, 2 deleted" while the summary said a merge
+    # and a rename of its survivor.
+    store = _store_at_the_cap(tmp_path / "mem")
+    both = model_scene("Alice's climbing and her family's Sundays at the cliffs.",
+                       HOBBIES[1] + FAMILY[1] + "Since May 2024 Alice climbs every Sunday.\n",
+                       merged_from=["hobbies.md", "family.md"])
+    fake_llm.script([
+        reply(tool_calls=[call("read_file", {"path": "hobbies.md"}),
+                          call("read_file", {"path": "family.md"}),
+                          call("read_file", {"path": "work.md"})]),
+        reply(tool_calls=[call("write_to_file", {"path": "climbing.md", "content": both}),
+                          call("write_to_file", {"path": "hobbies.md", "content": "[DELETED]"}),
+                          call("write_to_file", {"path": "family.md", "content": "[DELETED]"})]),
+        reply(content="Merged family into hobbies, renamed it climbing."),
+    ])
+    result = run_batch(store, backend(fake_llm))
+    assert result is not None
+    assert result.counts == {"updated": 0, "created": 0, "merged": 1, "deleted": 1,
+                             "renamed": 1}
+    assert last_commit(store).message.splitlines()[0].endswith(
+        "0 updated, 0 created, 1 merged, 1 deleted, 1 renamed")
+
+
 def test_a_new_name_that_keeps_the_old_scene_is_a_new_scene_and_is_refused_at_the_cap(
         fake_llm, tmp_path):
     store = _store_at_the_cap(tmp_path / "mem")

@@ -311,15 +311,19 @@ def finalize_headers(job: BatchJob, now: datetime) -> tuple[dict[str, int], dict
         meta, raw = _header(scene, before, [olds[s] for s in sources], now, heat)
         if sources:
             merges[name] = sources
-        if name in renames and len(sources) == 1:
-            # One scene under a new name: neither new nor a merge ("renamed" only when some are).
+        if name in renames and sources:
+            # A scene under a new name: neither new nor a merge ("renamed" only when some
+            # are); one that took others in as well (a merge, then a rename of the survivor)
+            # is renamed and merged, and only the scenes it took in are deleted.
             counts["renamed"] = counts.get("renamed", 0) + 1
             counts["deleted"] -= 1
+            counts["merged"] += len(sources) > 1
             if job.config.wiki_links:     # Obsidian resolves [[old name]] links by aliases
-                old = sources[0].removesuffix(".md")
                 aliases = meta.get("aliases")
                 aliases = [aliases] if isinstance(aliases, str) else list(aliases or [])
-                meta["aliases"] = aliases + [old] * (old not in aliases)
+                for old in (s.removesuffix(".md") for s in sources):
+                    aliases += [old] * (old not in aliases)
+                meta["aliases"] = aliases
                 raw.pop("aliases", None)
         else:
             counts["merged"] += bool(sources)
