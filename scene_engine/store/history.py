@@ -426,6 +426,8 @@ def _stage_texts(repo: Repo, env: dict[str, str], head: str,
 
     prefix = store_prefix(repo)
     tree = repo.commit(head).tree if head else None
+    _refuse_ignored(repo, [p for p, text in texts.items() if text is not None
+                           and (tree is None or not _in_tree(tree, prefix + p))])
     records = []
     for path, text in sorted(texts.items()):
         full = prefix + path
@@ -443,6 +445,38 @@ def _stage_texts(repo: Repo, env: dict[str, str], head: str,
         feed.write(("\0".join(records) + "\0").encode("utf-8", "surrogateescape"))
         feed.seek(0)
         repo.git.update_index("-z", "--index-info", istream=feed, env=env)
+
+
+def _in_tree(tree: Any, path: str) -> bool:
+    try:
+        tree / path
+    except KeyError:
+        return False
+    return True
+
+
+def _refuse_ignored(repo: Repo, new: list[str]) -> None:
+    """``git add`` refused a new file a ``.gitignore`` rule ignores, and ``update-index``
+    does not: ``GitCommandError`` as ``git add`` raised it, naming the ``new`` paths (from
+    the store root) git ignores. One ``git check-ignore`` (a tracked file is never
+    ignored)."""
+    if not new:
+        return
+    git = _git()
+    with tempfile.TemporaryFile() as feed:
+        feed.write("\0".join(new).encode("utf-8", "surrogateescape") + b"\0")
+        feed.seek(0)
+        try:
+            out = repo.git.check_ignore("-z", "--stdin", istream=feed)
+        except git.GitCommandError as exc:
+            if exc.status == 1:      # none of them is ignored
+                return
+            raise
+    ignored = [p for p in out.split("\0") if p]
+    if ignored:
+        raise git.GitCommandError(["git", "add"], 1, (
+            "The following paths are ignored by one of your .gitignore files: "
+            + ", ".join(ignored)).encode())
 
 
 def _commit_index(repo: Repo, env: dict[str, str], head: str, message: str,
