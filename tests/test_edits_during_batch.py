@@ -168,3 +168,43 @@ def test_a_persons_commit_that_took_a_batchs_files_is_named_by_doctor_with_its_f
     assert "belongs to no live batch" in doctor.output and "`scenes repair`" in doctor.output
     assert cli(store, "repair").exit_code == 0
     assert cli(store, "doctor").exit_code == 0
+
+
+def _git(root, *args):
+    person = {"GIT_AUTHOR_NAME": "A Person", "GIT_AUTHOR_EMAIL": "a@example.org",
+              "GIT_COMMITTER_NAME": "A Person", "GIT_COMMITTER_EMAIL": "a@example.org"}
+    import subprocess
+
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, **person})
+
+
+def test_a_scene_untracked_in_the_persons_index_is_left_so_with_no_empty_commit(store):
+    (scene,) = sorted((store / "scenes").glob("*.md"))
+    head = git.Repo(store).head.commit.hexsha
+    assert _git(store, "rm", "-q", "--cached", f"scenes/{scene.name}").returncode == 0
+    assert cli(store, "run").exit_code == 0          # nothing pending: only hand edits
+    assert git.Repo(store).head.commit.hexsha == head  # no "hand edit" commit of no change
+    staged = _git(store, "diff", "--cached", "--name-status").stdout
+    assert staged.strip() == f"D\tscenes/{scene.name}"   # the person's index as they left it
+
+
+def test_a_conflict_git_has_not_resolved_stops_the_batch_and_is_left_as_it_is(store):
+    (scene,) = sorted((store / "scenes").glob("*.md"))
+    with open(scene, "a", encoding="utf-8") as file:
+        file.write("- 2026-05-01: a line of mine, stashed\n")
+    assert _git(store, "stash", "-q").returncode == 0
+    with open(scene, "a", encoding="utf-8") as file:
+        file.write("- 2026-05-01: another line, committed\n")
+    assert _git(store, "commit", "-qam", "my own commit").returncode == 0
+    assert _git(store, "stash", "pop").returncode != 0       # a conflict: no merge under way
+    assert _git(store, "status", "--porcelain").stdout.startswith("UU")
+    add(store, "Glazed two pottery mugs in blue at the studio.", day="2026-06-0")
+    result = cli(store, "run")
+    assert result.exit_code == 1
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "conflict git has not resolved" in errors[0], result.output
+    assert _git(store, "status", "--porcelain").stdout.startswith("UU")   # still theirs
+    assert "<<<<<<<" in scene.read_text("utf-8")
+    log = _git(store, "log", "--format=%s", "-3").stdout
+    assert "hand edit" not in log.splitlines()[0]

@@ -678,15 +678,29 @@ def commit_files(repo: Repo, message: str, files: list[str], by_person: bool = F
                   texts=texts)
 
 
-def dirty_paths(repo: Repo) -> list[str]:
+# ``git status --porcelain`` codes of a path git has not merged (a conflict of a merge, a
+# cherry-pick or a ``git stash pop``): git's documentation of the short format.
+_UNMERGED = frozenset({"DD", "AU", "UD", "UA", "DU", "AA", "UU"})
+
+
+def dirty_paths(repo: Repo, refuse_unmerged: bool = False) -> list[str]:
     """Files a person may edit — scene files (``scenes/*.md``, not hidden), ``persona.md``
     and the settings — that differ from HEAD: changed, added or deleted; sorted. Editor swap
-    and backup files are not scenes and are never reported (so never committed)."""
+    and backup files are not scenes and are never reported (so never committed).
+    ``refuse_unmerged``: raise ``HistoryError`` naming the files git holds unmerged (a
+    ``git stash pop`` that conflicted leaves no merge in progress, only them): a commit of
+    them would take the conflict markers and end the person's resolution."""
     out = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
                           "scenes", *PERSON_FILES)
     root = git_cwd(repo)
     prefix = store_prefix(repo)   # git status names paths from the top of the work tree
-    names = {entry[3:].removeprefix(prefix) for entry in out.split("\0") if len(entry) > 3}
+    entries = [e for e in out.split("\0") if len(e) > 3]
+    unmerged = sorted(e[3:].removeprefix(prefix) for e in entries if e[:2] in _UNMERGED)
+    if refuse_unmerged and unmerged:
+        raise HistoryError(f"{', '.join(unmerged[:3])}{' ...' if len(unmerged) > 3 else ''} "
+                           "has a conflict git has not resolved (`git status`): resolve it "
+                           "and `git add` it, then run again; nothing was written")
+    names = {entry[3:].removeprefix(prefix) for entry in entries}
     names = {n for n in names if not (root / n).is_symlink()}   # links are never scenes
     names = {n for n in names if is_utf8_name(n) and "\ufffd" not in n}   # nor names git
     # cannot spell in UTF-8 (doctor names them)
@@ -827,15 +841,17 @@ def commit_hand_edits(repo: Repo, texts: Mapping[str, str] | None = None) -> str
     typed after the read stays a change for the next hand-edit commit)."""
     from scene_engine.core.interrupts import critical
 
-    names = dirty_paths(repo)
+    names = dirty_paths(repo, refuse_unmerged=True)
     if not names:
         return ""
     shown = ", ".join(Path(n).name for n in names[:10]) + (" ..." if len(names) > 10 else "")
     read = {n: texts[n] for n in names if texts and n in texts}
     with critical(repo):   # git add + commit: not to be cut half-way by Ctrl-C
-        return commit_files(repo, f"hand edit: {shown}\n\nEdited outside scene-engine; "
-                                  "committed by scene-engine before its next change.\n",
-                            names, by_person=True, texts=read)
+        # Not when the files are as HEAD has them (``git rm --cached``: a change of the
+        # person's index only, theirs to keep): no empty commit, their index left alone.
+        return commit(repo, f"hand edit: {shown}\n\nEdited outside scene-engine; "
+                            "committed by scene-engine before its next change.\n",
+                      tuple(names), by_person=True, texts=read)
 
 
 def _is_scene_file(name: str) -> bool:
