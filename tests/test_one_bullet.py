@@ -233,3 +233,21 @@ def test_a_ten_thousand_character_memory_is_cut_alone_and_never_fills_the_summar
     assert [r["how"] for r in trace_memory(store, "long").lines] == ["cut"]
     assert trace_memory(store, "short").lines[0]["text"] == bullets[0]
     assert check_store(store) == []
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("- 2026-10-04: Dentist appointment about my Rex (note a295).", ""),
+    ("- 2026-12-25: Dentist appointment about my Berlin (note a10).", "whole"),
+    ("- 2026-12-25: Dentist appointment about my Berlin (note a11).", ""),
+])
+def test_a_line_states_a_memory_by_its_own_numbers_not_by_its_date(line, said):
+    # A newcomer's trace named another memory's line: the "10" of its date "2026-10-04"
+    # passed for the "a10" of the memory.
+    from datetime import UTC, datetime
+
+    from scene_engine.services.trace import _states
+    from scene_engine.store.memories import Memory
+
+    memory = Memory(seq=30, id="a-10", content="Dentist appointment about my Berlin (note a10)",
+                    created_at=datetime(2026, 12, 25, 21, tzinfo=UTC))
+    assert _states(memory, line, UTC) == said

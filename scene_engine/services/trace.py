@@ -396,14 +396,15 @@ def _states(memory: Memory, line: str, tz) -> str:
     if _is_cut(content, text):
         return "cut"
     numbers = set(re.findall(r"\d+", content))    # a fact's numbers are the fact
+    # ... and not the line's dates (the "10" of "2026-10-04" stated no memory's "a10").
+    said = set(re.findall(r"\d+", _ISO_DAY.sub(" ", text)))
     pieces = _SENTENCES.split(text)
     if len(_SENTENCES.split(content.strip())) > 1:
         # A memory of several sentences is one fact on one bullet (offline ``timeline``):
         # no single sentence holds it, the line does.
         pieces.append(text)
     for sentence in pieces:
-        if (coverage(content, sentence, numbers=True) >= LINE_EVIDENCE
-                and numbers <= set(re.findall(r"\d+", text))):
+        if coverage(content, sentence, numbers=True) >= LINE_EVIDENCE and numbers <= said:
             return "whole"
     return ""
 
@@ -418,6 +419,7 @@ def _is_cut(content: str, text: str) -> bool:
 
 CUT_CHARS = 50      # a cut memory's line holds at least this much of it (a scene is >= 200)
 _DAY_BULLET = re.compile(r"^[-*]\s*\d{4}-\d{2}-\d{2}:\s*")
+_ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+")
 _DIGEST = re.compile(rf"^- ({PERIOD}) \(digest\): (.*)$")
 
