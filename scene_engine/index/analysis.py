@@ -374,19 +374,31 @@ def part_of_speech(words: list[str]) -> dict[str, str]:
         return {}
 
 
-def idf(words: Iterable[str]) -> dict[str, float]:
+def idf(words: Iterable[str]) -> dict[str, float | None]:
     """jieba's IDF of each of ``words`` its table has (``jieba/analyse/idf.txt``, the weights
     ``jieba.analyse.extract_tags`` uses; a line without a value reads as ``None``); a word it
     lacks is left out, and all are when jieba cannot be loaded. Read from the dictionary
     file: the table is never held whole."""
-    asked = sorted(set(words))
-    if not asked:
-        return {}
+    asked = set(words)
     try:
         with _lock:
-            return dict(_rows_where("SELECT word, idf FROM idf WHERE word IN", asked))
+            wanted = sorted(asked - _IDFS.keys())
+            if wanted and len(_IDFS) + len(wanted) > _TAGS_KEPT:
+                _IDFS.clear()
+                wanted = sorted(asked)
+            if wanted:
+                rows = _rows_where("SELECT word, idf FROM idf WHERE word IN", wanted)
+                _IDFS.update(dict.fromkeys(wanted, _ABSENT))
+                _IDFS.update(rows)
+            return {word: value for word in asked if (value := _IDFS[word]) is not _ABSENT}
     except (ImportError, OSError, sqlite3.Error):
         return {}
+
+
+# The IDFs read so far (``_ABSENT`` for a word the table lacks): a scene's summary weighs the
+# same words at every batch. Bounded as ``_TAGS`` is.
+_ABSENT = float("nan")
+_IDFS: dict[str, float | None] = {}
 
 
 def posseg_tables(chars: Iterable[str]) -> tuple[dict[str, tuple], dict[tuple, dict[str, float]]]:
