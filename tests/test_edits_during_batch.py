@@ -208,3 +208,21 @@ def test_a_conflict_git_has_not_resolved_stops_the_batch_and_is_left_as_it_is(st
     assert "<<<<<<<" in scene.read_text("utf-8")
     log = _git(store, "log", "--format=%s", "-3").stdout
     assert "hand edit" not in log.splitlines()[0]
+
+
+def test_a_name_or_line_holding_control_characters_stays_one_line_where_one_line_is_a_record(
+        store):
+    # A newcomer's scene named "new<newline>line.md" split its row of `scenes list` (one
+    # tab-separated line a scene) and the hand edit's commit subject.
+    odd = store / "scenes" / "new\nline\t.md"
+    odd.write_text("---\nsummary: odd\n---\n## Notes\n- a line with \x1b[31mred\x1b[0m\n",
+                   "utf-8")
+    assert cli(store, "run").exit_code == 0          # commits it as a hand edit
+    subject = git.Repo(store).head.commit.message.split("\n", 1)[0]
+    assert subject.startswith("hand edit:") and "new\\nline\\t.md" in subject
+    listed = cli(store, "list").stdout.splitlines()
+    scenes = sorted((store / "scenes").glob("*.md"))
+    assert len(listed) == 1 + len(scenes)            # the header, then one line a scene
+    assert any(line.startswith("new\\nline\\t.md\t") for line in listed)
+    blamed = cli(store, "blame", "new\nline\t").stdout
+    assert "\x1b" not in blamed and "\\x1b[31mred" in blamed

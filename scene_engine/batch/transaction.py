@@ -46,7 +46,7 @@ from scene_engine.batch.rules import (
 from scene_engine.batch.transcript import Transcript, transcript_path
 from scene_engine.core.errors import plain_error
 from scene_engine.core.fs import atomic_write_text, read_regular_text
-from scene_engine.core.text import Vectorizer
+from scene_engine.core.text import Vectorizer, one_line
 from scene_engine.index.refresh import grouping_embed, refresh_index
 from scene_engine.store import history
 from scene_engine.store.history import compress_seqs
@@ -192,7 +192,8 @@ def build_job(store: Store, number: int, memories: list[Memory],
     frozen = {n for n, meta in metas.items() if meta is None}
     left = {**{n: _unreadable(n, every, store.scenes_dir) for n in frozen}, **unnamed, **huge, **_marked(every)}
     for name, why in sorted(left.items()):
-        warnings.warn(f"batch {number} leaves scenes/{name} alone: {why}", stacklevel=2)
+        warnings.warn(f"batch {number} leaves scenes/{one_line(name)} alone: {why}",
+                      stacklevel=2)
     headers = {n: meta for n, meta in metas.items() if meta is not None}
     texts = {n: t for n, t in every.items() if t is not None and n in headers}
     related = related_scenes(texts, memories, RELATED_SCENES)

@@ -18,6 +18,7 @@ from scene_engine.cli.base import (
     read_cli_store,
 )
 from scene_engine.core.plural import count
+from scene_engine.core.text import one_line
 
 
 @app.command()
@@ -99,7 +100,7 @@ def blame(name: Annotated[str, typer.Argument(metavar="NAME", help="Scene name."
         who = (f"batch {row['batch']}" if row["kind"] == "batch"
                else row["kind"] + (f" {row['batch']}" if row["batch"] else ""))
         typer.echo(f"{row['line']:>4} {who:<14} {_memory_cell(row['memories']):<{width}} | "
-                   f"{row['text']}")
+                   f"{one_line(row['text'])}")
 
 
 def _memory_cell(ids: list[str], width: int = 40) -> str:

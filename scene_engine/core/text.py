@@ -34,6 +34,21 @@ class LazyPattern:
         return value
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_SAID = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character (C0, DEL, C1) written as an escape (``\\n``,
+    ``\\t``, ``\\r``, ``\\x1b``): a file name or a line of a person's file printed where one
+    line is one record (``scenes list`` in a pipe, a commit's subject, ``blame``) stays one
+    line, and a terminal's escape sequence in it is shown, not obeyed."""
+    if text.isprintable():
+        return text
+    return _CONTROL.sub(lambda found: _CONTROL_SAID.get(found.group(),
+                                                        f"\\x{ord(found.group()):02x}"), text)
+
+
 def lazy_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """``re.compile(pattern, flags)`` at its first use (``LazyPattern``)."""
     return cast("re.Pattern[str]", LazyPattern(pattern, flags))
