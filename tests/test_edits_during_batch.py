@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from datetime import UTC, datetime
+from pathlib import Path
 
 import git
 import pytest
@@ -226,3 +227,43 @@ def test_a_name_or_line_holding_control_characters_stays_one_line_where_one_line
     assert any(line.startswith("new\\nline\\t.md\t") for line in listed)
     blamed = cli(store, "blame", "new\nline\t").stdout
     assert "\x1b" not in blamed and "\\x1b[31mred" in blamed
+
+
+def test_a_scene_this_user_may_not_read_is_left_alone_with_the_reason(store, monkeypatch):
+    # A newcomer's `chmod 000` scene (as a user without root's override) failed every batch
+    # with git's raw output, and list called it "not readable as UTF-8". Root reads any
+    # file, so the refusal is simulated where the engine asks.
+    import scene_engine.batch.transaction as transaction
+    import scene_engine.services.listing as listing
+    import scene_engine.store.history as store_history
+
+    locked = store / "scenes" / "locked.md"
+    locked.write_text("---\nsummary: private\n---\n- 2026-01-01: mine\n", "utf-8")
+    real_read, real_access = transaction.read_regular_text, os.access
+
+    def refused(path, *args, **kwargs):
+        if Path(path).name == "locked.md":
+            raise PermissionError(13, "Permission denied")
+        return real_read(path, *args, **kwargs)
+
+    def access(path, mode, *args, **kwargs):
+        return Path(path).name != "locked.md" and real_access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(transaction, "read_regular_text", refused)
+    monkeypatch.setattr(store_history.os, "access", access)
+    add(store, "Glazed two pottery mugs in blue at the studio.", day="2026-04-0")
+    with pytest.warns(UserWarning, match="locked.md alone: it cannot be read"):
+        from scene_engine.batch.transaction import run_batch
+        from scene_engine.services.backends import make_backend
+        from scene_engine.store.store import open_store
+
+        assert run_batch(open_store(store), make_backend("offline")) is not None
+    assert "locked.md" not in git.Repo(store).git.ls_files()      # never committed
+    import scene_engine.store.scene as scene_module
+
+    real_scene = scene_module.read_scene
+    monkeypatch.setattr(scene_module, "read_scene", lambda path, *a, **k: refused(path) if
+                        Path(path).name == "locked.md" else real_scene(path, *a, **k))
+    monkeypatch.setattr(listing.os, "access", access)
+    listed = cli(store, "list").stdout
+    assert "locked.md\t0\t\t(cannot be opened: no permission to read it" in listed

@@ -128,7 +128,8 @@ def advance_state(state: State, taken: list[Memory], deferred: Collection[int] =
 def read_scene_texts(store: Store) -> dict[str, str | None]:
     """name -> text of every scene file now on disk, exactly (CRLF line ends kept: the
     sandbox compares what it showed with the bytes on disk); None for a file that is not
-    UTF-8 or whose name differs from another's only by case (a person must fix those)."""
+    UTF-8, cannot be read (no permission) or whose name differs from another's only by case
+    (a person must fix those)."""
     names = store.scene_names()
     folded = Counter(_case_key(name) for name in names)
     texts: dict[str, str | None] = {}
@@ -138,7 +139,9 @@ def read_scene_texts(store: Store) -> dict[str, str | None]:
             continue
         try:
             texts[name] = read_regular_text(store.scenes_dir / name)
-        except UnicodeDecodeError:
+        except FileNotFoundError:   # removed since it was listed
+            continue
+        except (UnicodeDecodeError, OSError):   # a person's to fix: left alone (``_unreadable``)
             texts[name] = None
     return texts
 
@@ -413,8 +416,9 @@ def _unreadable(name: str, every: dict[str, str | None], folder: Path) -> str:
             read_regular_text(folder / name)
         except UnicodeDecodeError as exc:
             return f"it is not UTF-8 text (byte {exc.start}); `scenes doctor` says what to do"
-        except OSError:
-            pass
+        except OSError as exc:
+            return (f"it cannot be read ({exc.strerror or type(exc).__name__}): give this "
+                    "user permission to read it, or move it out of scenes/")
         return "it is not UTF-8 text (`scenes doctor` names the byte)"
     where = header_read(name, text)[1]
     return f"its header cannot be read ({where}); `scenes doctor` says what to do"

@@ -114,7 +114,7 @@ def list_scenes(directory: Path | None, as_json: bool = False) -> None:
 
         print_scene_rows(rows)
     else:
-        from scene_engine.core.text import one_line     # one line a scene, whatever its name
+        from scene_engine.core.text import one_line  # one line a scene, whatever its name
 
         write = sys.stdout.write
         write("name\theat\tupdated\tsummary\n")

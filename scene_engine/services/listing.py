@@ -6,6 +6,7 @@ Shared by the command line (``scenes list``, ``scenes show``) and the MCP server
 
 from __future__ import annotations
 
+import os
 import unicodedata
 import warnings
 from typing import Any
@@ -40,9 +41,11 @@ def scene_rows(store: Store) -> list[dict]:
             facts = _scene_row(store, name)
             if blob and facts is not None and _plain(facts):
                 found[blob] = facts
-        if facts is None:                  # another encoding, or gone meanwhile
+        if facts is None:                  # another encoding, no permission, or gone meanwhile
+            said = "not readable as UTF-8" if os.access(store.scenes_dir / name, os.R_OK) \
+                else "cannot be opened: no permission to read it"
             rows.append({"name": name, "heat": 0, "updated": None,
-                         "summary": "(not readable as UTF-8: see `scenes doctor`)"})
+                         "summary": f"({said}: see `scenes doctor`)"})
             continue
         heat, updated, summary, bad = facts
         if bad:

@@ -723,6 +723,9 @@ def dirty_paths(repo: Repo, refuse_unmerged: bool = False) -> list[str]:
                            "and `git add` it, then run again; nothing was written")
     names = {entry[3:].removeprefix(prefix) for entry in entries}
     names = {n for n in names if not (root / n).is_symlink()}   # links are never scenes
+    # nor files git cannot read (no permission): ``git add`` would fail every batch; the
+    # batch leaves them alone and says why (``transaction._unreadable``).
+    names = {n for n in names if not (root / n).exists() or os.access(root / n, os.R_OK)}
     names = {n for n in names if is_utf8_name(n) and "\ufffd" not in n}   # nor names git
     # cannot spell in UTF-8 (doctor names them)
     return sorted(n for n in names
