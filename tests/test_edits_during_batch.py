@@ -267,3 +267,31 @@ def test_a_scene_this_user_may_not_read_is_left_alone_with_the_reason(store, mon
     monkeypatch.setattr(listing.os, "access", access)
     listed = cli(store, "list").stdout
     assert "locked.md\t0\t\t(cannot be opened: no permission to read it" in listed
+
+
+def test_a_scene_deleted_while_the_backend_works_makes_the_batch_run_again(store, monkeypatch):
+    # A newcomer's `rm` of a scene during `scenes run` stopped the run: the backend's write
+    # of the scene it had read was refused ("does not exist").
+    from scene_engine.offline.backend import OfflineBackend
+
+    add(store, "Glazed two pottery mugs in blue at the studio.",
+        "Fired the pottery mugs in the studio kiln; one cracked.", day="2026-04-0")
+    (scene,) = sorted((store / "scenes").glob("*.md"))
+    real = OfflineBackend.run
+    attempts = []
+
+    def person_deletes_then_fold(self, job):
+        attempts.append(job.number)
+        if len(attempts) == 1:
+            job.box.execute("read_file", {"path": scene.name})
+            scene.unlink()
+        return real(self, job)
+
+    monkeypatch.setattr(OfflineBackend, "run", person_deletes_then_fold)
+    result = cli(store, "run")
+    assert result.exit_code == 0, result.output
+    assert len(attempts) >= 2
+    subjects = git.Repo(store).git.log("--format=%s", "-4")
+    assert f"hand edit: {scene.name}" in subjects                # the deletion is theirs
+    assert cli(store, "status", "--json").exit_code == 0
+    assert json.loads(cli(store, "status", "--json").stdout)["pending"] == 0

@@ -649,6 +649,9 @@ def _run_job(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory
     try:
         outcome = backend.run(job)
     except Exception as exc:  # any backend failure: nothing was written
+        changed = _changed_since_read(store, job)
+        if changed:   # a scene deleted or made meanwhile refused a call: run again on it
+            raise ConflictError(changed) from exc
         raise BatchError(f"batch {number} failed: {plain_error(exc)}") from exc
     if not taken and not job.box.pending():
         return None
@@ -688,6 +691,15 @@ def _run_job(unit: StoreUnit, backend: Backend, state: State, taken: list[Memory
                        summary=outcome.final_text, commit=sha, backend=backend.name,
                        tokens=tokens, cost=outcome.cost, ledger=ledger,
                        persona_requested=requested, persona_refreshed=bool(refreshed))
+
+
+def _changed_since_read(store: Store, job: BatchJob) -> list[str]:
+    """The scene files added, removed or changed on disk since ``job`` read them (a person
+    deleting a scene while the backend works makes its calls fail: the batch runs again,
+    as for an edit, instead of stopping the run)."""
+    now = read_scene_texts(store)
+    return sorted((set(now) ^ set(job.context.existing))
+                  | {n for n, text in job.scene_texts.items() if now.get(n) != text})
 
 
 def scenes_after(store: Store, job: BatchJob) -> dict[str, str]:
