@@ -295,3 +295,31 @@ def test_a_scene_deleted_while_the_backend_works_makes_the_batch_run_again(store
     assert f"hand edit: {scene.name}" in subjects                # the deletion is theirs
     assert cli(store, "status", "--json").exit_code == 0
     assert json.loads(cli(store, "status", "--json").stdout)["pending"] == 0
+
+
+def test_a_batch_waits_out_another_gits_short_hold_on_the_index(store):
+    # A backup plugin's commit holds .git/index.lock for milliseconds; a run that met it
+    # stopped ("another git is at work").
+    import threading
+
+    from scene_engine.batch.transaction import run_batch
+    from scene_engine.services.backends import make_backend
+    from scene_engine.store.store import open_store
+
+    add(store, "Glazed two pottery mugs in blue at the studio.", day="2026-04-0")
+    opened, backend = open_store(store), make_backend("offline")
+    lock = store / ".git" / "index.lock"
+    held = open(lock, "w")        # held open, as a git at work holds it: never taken away
+
+    def release():
+        held.close()
+        lock.unlink()
+
+    released = threading.Timer(0.3, release)
+    released.start()
+    try:
+        assert run_batch(opened, backend) is not None
+    finally:
+        released.join()
+    assert not lock.exists()
+    assert json.loads(cli(store, "status", "--json").stdout)["pending"] == 0

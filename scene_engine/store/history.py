@@ -22,6 +22,7 @@ import re
 import secrets
 import tempfile
 import threading
+import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -49,6 +50,7 @@ STORE_PATHS = ("scenes", "persona.md", "memories", ".scene-engine")
 EDITOR_GLOBS = ("**/.obsidian/**", "**/.trash/**", "**/.git/**", "**/.*.swp", "**/*~",
                 "**/.#*")
 # A commit in the middle of these would end the person's merge, rebase or cherry-pick.
+INDEX_LOCK_WAIT = 5.0   # seconds a commit waits for another git's index.lock to go
 IN_PROGRESS = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply")
 HAND_EDITABLE = ("scenes", "persona.md")
 PERSON_FILES = ("persona.md", ".scene-engine/config.toml")   # besides scenes/*.md
@@ -608,6 +610,11 @@ def ensure_committable(repo: Repo) -> str:
         raise HistoryError("HEAD is detached (an old commit is checked out); check out a "
                            "branch (`git switch main`), then run this again")
     lock = Path(repo.git_dir) / "index.lock"
+    # A person's commit or a plugin's holds it for milliseconds: wait that out before
+    # saying so (a backup plugin committing every second stopped a newcomer's run).
+    deadline = time.monotonic() + INDEX_LOCK_WAIT
+    while lock.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     if lock.exists():
         raise HistoryError(f"another git is at work in this repository ({lock} exists); "
                            "run this again when it is done, or delete that file if no git "
