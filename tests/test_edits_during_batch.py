@@ -309,7 +309,7 @@ def test_a_batch_waits_out_another_gits_short_hold_on_the_index(store):
     add(store, "Glazed two pottery mugs in blue at the studio.", day="2026-04-0")
     opened, backend = open_store(store), make_backend("offline")
     lock = store / ".git" / "index.lock"
-    held = open(lock, "w")        # held open, as a git at work holds it: never taken away
+    held = open(lock, "w")  # noqa: SIM115 - held open as a git at work holds it, past this block
 
     def release():
         held.close()
