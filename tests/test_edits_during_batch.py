@@ -323,3 +323,32 @@ def test_a_batch_waits_out_another_gits_short_hold_on_the_index(store):
         released.join()
     assert not lock.exists()
     assert json.loads(cli(store, "status", "--json").stdout)["pending"] == 0
+
+
+def test_what_a_terminal_would_obey_is_shown_not_obeyed_in_every_face(store):
+    # A second newcomer: search split a record on a name's newline and printed a line's
+    # window-title sequence raw; doctor split its problem lines; show printed CR, BEL and
+    # the one-character CSI (U+009B); trace said a byte of another encoding as \udce9.
+    import subprocess
+    import sys
+
+    weird = store / "scenes" / "we\x1b[31mird\tna\nme.md"
+    weird.write_text("---\nsummary: fine\n---\n- 2026-12-30: esc line \x1b]0;TITLE\x07 osc\n",
+                     "utf-8")
+    odd = store / "scenes" / "cr.md"
+    odd.write_text("---\nsummary: ok\n---\n- 2026-12-30: carriage\rreturn, bell\x07, "
+                   "\x9b31m c1 osc\n", "utf-8")
+    assert cli(store, "run").exit_code == 0
+    found = cli(store, "search", "osc").stdout
+    assert "\x1b" not in found and "\x07" not in found and "\x9b" not in found
+    for line in found.splitlines():
+        assert line.startswith(("    ", "we\\x1b[31mird\\tna\\nme.md (heat", "cr.md (heat")) \
+            or not line.strip() or "match" in line, line
+    doctor = cli(store, "doctor").stdout
+    assert all(line.startswith(("problem: ", "doctor: ")) for line in doctor.splitlines())
+    shown = cli(store, "show", "cr").stdout
+    assert "carriage\\rreturn, bell\\x07, \\x9b31m" in shown and "\r" not in shown
+    command = [sys.executable, "-c", "from scene_engine.cli.entry import main; main()"]
+    done = subprocess.run([*command, "--dir", str(store), "trace", b"caf\xe9"],
+                          capture_output=True)
+    assert b"caf\\xe9" in done.stderr and b"udce9" not in done.stderr, done.stderr

@@ -22,6 +22,7 @@ import typer
 
 from scene_engine.cli.help import plain_help
 from scene_engine.core.errors import SceneEngineError
+from scene_engine.core.text import shown_text
 
 plain_help()
 # Plain help (no Rich panels): paragraphs are re-wrapped to the terminal, flags show no type,
@@ -143,7 +144,7 @@ def _refuse(message: str, code: int, as_json: bool) -> NoReturn:
     exit ``code``."""
     if as_json:
         echo_json({"error": message, "exit_code": code})
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {shown_text(message)}", err=True)
     raise typer.Exit(code)
 
 
@@ -217,7 +218,7 @@ def _version(asked: bool) -> None:
 
 def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Warnings reach a user as one ``warning:`` line, not as a source location."""
-    typer.echo(f"warning: {message}", err=True)
+    typer.echo(f"warning: {shown_text(str(message))}", err=True)
 
 
 def _store_dir(value: str | None) -> Path | None:

@@ -28,7 +28,15 @@ from scene_engine.services.search import MAX_HITS, MIN_HITS, SEARCH_K
 
 def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Warnings reach a person as one ``warning:`` line on stderr, not a source location."""
-    print(f"warning: {message}", file=sys.stderr)
+    _said("warning", str(message))
+
+
+def _said(kind: str, message: str) -> None:
+    """``kind: message`` on stderr, a control character in it (a file's name) written as
+    an escape (``core.text.shown_text``)."""
+    from scene_engine.core.text import shown_text
+
+    print(f"{kind}: {shown_text(message)}", file=sys.stderr)
 
 
 def echo_json(data) -> None:
@@ -51,17 +59,20 @@ def search(directory: Path | None, query: str, k: int = SEARCH_K, as_json: bool 
 
     result = find(directory, query, k, memories, scope)
     for said in result.warnings:       # stderr, so --json stays one document
-        print(f"warning: {said}", file=sys.stderr)
+        _said("warning", said)
     if as_json:
         echo_json(result.as_json())
         return
+    from scene_engine.core.text import one_line  # a hit is its lines, whatever a name holds
+
     if result.heading:
         print(result.heading)
     for hit in result.hits:
         if result.kind == "memory":
             print(f"{hit.id} ({hit.created_at[:10]}): {' '.join(hit.content.split())}")
         else:
-            print(f"{hit.name} (heat {hit.heat}): {hit.summary}\n    {hit.snippet}")
+            print(f"{one_line(hit.name)} (heat {hit.heat}): {one_line(hit.summary)}\n"
+                  f"    {one_line(hit.snippet)}")
 
 
 def recall(directory: Path | None, query: str, budget: int = RECALL_BUDGET,
@@ -74,13 +85,15 @@ def recall(directory: Path | None, query: str, budget: int = RECALL_BUDGET,
     result = build(directory, query, budget=budget, scope=scope,   # rolls back a dead batch
                    persona=persona)
     if result.warning:
-        print(f"warning: {result.warning}", file=sys.stderr)
+        _said("warning", result.warning)
     if result.note:
-        print(f"note: {result.note}", file=sys.stderr)
+        _said("note", result.note)
     if as_json:
         echo_json(result.to_json())
     else:
-        sys.stdout.write(result.text)
+        from scene_engine.core.text import shown_text
+
+        sys.stdout.write(shown_text(result.text))
 
 
 def status(directory: Path | None, as_json: bool = False) -> None:
@@ -97,7 +110,7 @@ def status(directory: Path | None, as_json: bool = False) -> None:
         if key != "warnings":
             print(f"{key}: {'none' if value is None else value}")
     for warning in data["warnings"]:
-        print(f"warning: {warning}", file=sys.stderr)
+        _said("warning", warning)
 
 
 def list_scenes(directory: Path | None, as_json: bool = False) -> None:
@@ -198,7 +211,7 @@ def handled(call: Callable[[], None], as_json: bool) -> int:
 def _refuse(message: str, code: int, as_json: bool) -> int:
     if as_json:
         echo_json({"error": message, "exit_code": code})
-    print(f"error: {message}", file=sys.stderr)
+    _said("error", message)
     return code
 
 

@@ -38,10 +38,14 @@ def list_scenes(as_json: JsonOpt = False) -> None:
 @handled
 def show(name: Annotated[str, typer.Argument(
         metavar="NAME", help="Scene name (with or without .md).")]) -> None:
-    """Print one scene file as it is on disk."""
+    """Print one scene file as it is on disk.
+
+    A control character a terminal would obey (a carriage return, a bell, an escape
+    sequence) is written as an escape."""
+    from scene_engine.core.text import shown_text
     from scene_engine.services.listing import scene_text
 
-    typer.echo(scene_text(read_cli_store(), name), nl=False)
+    typer.echo(shown_text(scene_text(read_cli_store(), name)), nl=False)
 
 
 @app.command()

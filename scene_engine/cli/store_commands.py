@@ -20,6 +20,7 @@ from scene_engine.cli.base import (
     open_cli_store,
 )
 from scene_engine.core.plural import count
+from scene_engine.core.text import one_line, shown_text
 
 
 @app.command()
@@ -77,7 +78,7 @@ def doctor(as_json: JsonOpt = False) -> None:
         echo_json({"ok": not problems, "problems": problems})
     else:
         for problem in problems:
-            typer.echo(f"problem: {problem}")
+            typer.echo(f"problem: {one_line(problem)}")     # one line a problem
         typer.echo("doctor: ok" if not problems else f"doctor: {count(len(problems), 'problem')}")
     if problems:
         raise typer.Exit(1)
@@ -93,7 +94,7 @@ def reindex() -> None:
     typer.echo(f"reindexed {count(len(report.added) + len(report.updated), 'scene')} and "
                f"{count(report.memories_added, 'memory')} in {report.seconds:.2f} s")
     for warning in report.warnings or []:
-        typer.echo(f"warning: {warning}", err=True)
+        typer.echo(f"warning: {shown_text(warning)}", err=True)
 
 
 @app.command()

@@ -49,6 +49,30 @@ def one_line(text: str) -> str:
                                                         f"\\x{ord(found.group()):02x}"), text)
 
 
+# Control characters but a line's end (LF, CRLF) and a tab: what a terminal would obey.
+_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+
+
+def shown_text(text: str) -> str:
+    """``text`` (several lines: a scene, a message) for a terminal: its lines and tabs as
+    they are, every other control character as an escape (``one_line``): a carriage return
+    that would overwrite the line, a bell, an escape sequence (ESC or the one-character
+    CSI, U+009B) is shown, not obeyed; a byte of another encoding in an argument (a lone
+    surrogate, or its repr ``\\udce9``) as the byte, ``\\xe9``."""
+    if "\\udc" in text:   # a byte of another encoding as Python's repr writes it
+        text = _REPR_BYTE.sub(r"\\x\1", text)
+    if text.isprintable():
+        return text
+    text = _LONE_BYTE.sub(lambda found: f"\\x{ord(found.group()) - 0xDC00:02x}", text)
+    return _TERMINAL_CONTROL.sub(lambda found: one_line(found.group()), text)
+
+
+# An argument's byte that was not UTF-8, as Python decodes it (a lone surrogate) and as its
+# repr then writes it: shown as the byte, \xe9.
+_LONE_BYTE = re.compile("[\udc80-\udcff]")
+_REPR_BYTE = re.compile(r"\\udc([89a-f][0-9a-f])")
+
+
 def lazy_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """``re.compile(pattern, flags)`` at its first use (``LazyPattern``)."""
     return cast("re.Pattern[str]", LazyPattern(pattern, flags))

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from scene_engine.core.fs import NotRegularFile, read_regular
+from scene_engine.core.text import one_line
 from scene_engine.index import memories as memory_index
 from scene_engine.index import places
 from scene_engine.index.analysis import (
@@ -685,7 +686,8 @@ def header_warning(names: list[str]) -> str | None:
     if not names:
         return None
     one = len(names) == 1
-    return (f"{', '.join(names)} {'has a header' if one else 'have headers'} that cannot be "
+    return (f"{', '.join(map(one_line, names))} {'has a header' if one else 'have headers'} "
+            "that cannot be "
             f"read, so {'its' if one else 'their'} heat, summary and dates are missing here "
             "(read as heat 0, no summary): `scenes doctor` says what is wrong")
 
