@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .errors import ApplyError
+from .errors import ApplyError, ConflictError
 from .model import DELETED, Content
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -71,14 +71,15 @@ def _put(dir_fd: int, name: str, text: str, mode: int | None) -> None:
 
 
 def write_all(dir_fd: int, plans: list[Planned],
-              recheck: Callable[[], None] | None = None) -> None:
+              recheck: Callable[[], object] | None = None) -> None:
     """Apply ``plans`` in order; on any failure restore every touched file and raise ApplyError.
 
     Phase 1 writes and fsyncs all temp files (nothing visible changes); then ``recheck()``, if
-    given, may raise to give up with nothing written (the caller checks that no file changed
-    while the temp files were written: their fsyncs take the longest, and an edit made then
-    would be replaced); phase 2 renames them into place or unlinks deleted files, then fsyncs
-    the directory. ``ApplyError.unrestored`` names files whose restore failed too.
+    given, may raise ConflictError to give up with nothing written (the caller checks that no
+    file changed while the temp files were written: their fsyncs take the longest, and an
+    edit made then would be replaced); phase 2 renames them into place or unlinks deleted
+    files, then fsyncs the directory. ``ApplyError.unrestored`` names files whose restore
+    failed too.
     """
     temps: dict[str, str] = {}
     touched: list[Planned] = []
@@ -87,18 +88,8 @@ def write_all(dir_fd: int, plans: list[Planned],
             if plan.new is not DELETED:
                 assert isinstance(plan.new, str)
                 temps[plan.name] = _write_temp(dir_fd, plan.name, plan.new, plan.mode)
-    except Exception as exc:
-        for temp in temps.values():
-            _unlink_quietly(dir_fd, temp)
-        raise ApplyError(f"writing changes failed ({exc}); nothing was changed", []) from exc
-    if recheck is not None:
-        try:
+        if recheck is not None:
             recheck()
-        except BaseException:
-            for temp in temps.values():
-                _unlink_quietly(dir_fd, temp)
-            raise
-    try:
         for plan in plans:
             touched.append(plan)  # before the step: a half-done step is restored too
             if plan.new is DELETED:
@@ -110,6 +101,8 @@ def write_all(dir_fd: int, plans: list[Planned],
     except Exception as exc:
         for temp in temps.values():
             _unlink_quietly(dir_fd, temp)
+        if isinstance(exc, ConflictError):   # the recheck gave up: nothing was renamed
+            raise
         unrestored = _rollback(dir_fd, touched)
         raise ApplyError(f"writing changes failed ({exc}); nothing was changed", unrestored) from exc
 

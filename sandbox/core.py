@@ -155,23 +155,16 @@ class Sandbox:
 
         First every file to change must still hold what the sandbox saw (its baseline: content
         first read, noted or snapshotted; or absence for a new file), else ConflictError
-        (``.names``) and nothing is written. Writing is temp file + fsync + rename per file, then
+        (``.names``) and nothing is written; checked again once the temp files are written,
+        just before the renames (their fsyncs take the longest: an edit made meanwhile would
+        be replaced). Writing is temp file + fsync + rename per file, then
         a directory fsync; on failure everything written is restored and ApplyError is raised.
         Staging is kept after either error, so the caller may ``discard()`` or retry.
         """
         if not self._staged:
             return {}
         with self._root.open() as fd:
-            on_disk = list_names(fd, self.suffixes)
-            plans, conflicts = [], []
-            for key, (name, new) in sorted(self._staged.items(), key=lambda kv: kv[1][0]):
-                try:
-                    plans.append(self._plan(fd, on_disk.get(key, []), key, name, new))
-                except _Conflict:
-                    conflicts.append(name)
-            if conflicts:
-                raise ConflictError(conflicts)
-            write_all(fd, plans, recheck=lambda: self._unchanged(fd, plans))
+            write_all(fd, self._checked_plans(fd), recheck=lambda: self._checked_plans(fd))
         applied = self.pending()
         for key, (_name, new) in self._staged.items():
             self._baseline[key] = new if isinstance(new, str) else None
@@ -391,22 +384,19 @@ class Sandbox:
         more = f" and {len(visible) - _LIST_LIMIT} more" if len(visible) > _LIST_LIMIT else ""
         return ", ".join(visible[:_LIST_LIMIT]) + more
 
-    def _unchanged(self, fd: int, plans: list[Planned]) -> None:
-        """ConflictError naming each planned file that no longer holds what ``_plan`` saw (an
-        edit made while the new texts were written), just before they replace it."""
-        changed = []
-        for plan in plans:
+    def _checked_plans(self, fd: int) -> list[Planned]:
+        """The staged changes as ``Planned`` steps, each file checked against its baseline;
+        ConflictError naming those that changed on disk."""
+        on_disk = list_names(fd, self.suffixes)
+        plans, conflicts = [], []
+        for key, (name, new) in sorted(self._staged.items(), key=lambda kv: kv[1][0]):
             try:
-                disk = read_text(fd, plan.name, self._max_bytes)[0]
-            except FileNotFoundError:
-                disk = None
-            except DiskProblem:
-                changed.append(plan.name)
-                continue
-            if disk != plan.old:
-                changed.append(plan.name)
-        if changed:
-            raise ConflictError(changed)
+                plans.append(self._plan(fd, on_disk.get(key, []), key, name, new))
+            except _Conflict:
+                conflicts.append(name)
+        if conflicts:
+            raise ConflictError(conflicts)
+        return plans
 
     def _plan(self, fd: int, spellings: list[str], key: str, name: str, new: Content) -> Planned:
         """Check one staged file against its baseline; _Conflict when it changed on disk."""

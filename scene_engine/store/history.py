@@ -49,8 +49,8 @@ STORE_PATHS = ("scenes", "persona.md", "memories", ".scene-engine")
 # Never committed, whatever folder is committed: editors' settings, trash and swap files.
 EDITOR_GLOBS = ("**/.obsidian/**", "**/.trash/**", "**/.git/**", "**/.*.swp", "**/*~",
                 "**/.#*")
-# A commit in the middle of these would end the person's merge, rebase or cherry-pick.
 INDEX_LOCK_WAIT = 5.0   # seconds a commit waits for another git's index.lock to go
+# A commit in the middle of these would end the person's merge, rebase or cherry-pick.
 IN_PROGRESS = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply")
 HAND_EDITABLE = ("scenes", "persona.md")
 PERSON_FILES = ("persona.md", ".scene-engine/config.toml")   # besides scenes/*.md
@@ -64,11 +64,7 @@ class HistoryError(SceneEngineError, RuntimeError):
 
 class HeadMovedError(HistoryError):
     """A commit was made beside the engine between its read of HEAD and its ``update-ref``:
-    the engine's commit is not made (``commit``). ``.head``: the commit HEAD is now."""
-
-    def __init__(self, message: str, head: str):
-        super().__init__(message)
-        self.head = head
+    the engine's commit is not made (``commit``); the message names that commit."""
 
 
 def _git():
@@ -405,7 +401,7 @@ def commit(repo: Repo, message: str, paths: tuple[str, ...] = TRACKED, allow_emp
         if head and now and now != head:
             subject = repo.git.log("-1", "--format=%s", now)
             raise HeadMovedError(f"a commit was made in the repository meanwhile ({now[:7]} "
-                                 f"\"{subject}\")", now) from exc
+                                 f"\"{subject}\")") from exc
         said = git_said(exc)
         if "ignored by one of your .gitignore" in said:
             said += " (`scenes doctor` names the rule that ignores a store file)"
@@ -438,10 +434,18 @@ def _stage_texts(repo: Repo, env: dict[str, str], texts: Mapping[str, str | None
             continue
         records.append(f"{_file_mode(root / path)} {_write_blob(objects, text.encode())}"
                        f"\t{full}")
-    with tempfile.TemporaryFile() as feed:
-        feed.write(("\0".join(records) + "\0").encode("utf-8", "surrogateescape"))
-        feed.seek(0)
+    with _nul_records(records) as feed:
         repo.git.update_index("-z", "--index-info", istream=feed, env=env)
+
+
+@contextmanager
+def _nul_records(records: Iterable[str]) -> Iterator[Any]:
+    """``records`` each ended by a NUL, in a file to give git as its standard input (the
+    ``-z`` forms of ``update-index`` and ``check-ignore``); paths as git spells them."""
+    with tempfile.TemporaryFile() as feed:
+        feed.write(b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in records))
+        feed.seek(0)
+        yield feed
 
 
 def _file_mode(path: Path) -> str:
@@ -486,9 +490,7 @@ def _refuse_ignored(repo: Repo, env: dict[str, str], paths: list[str]) -> None:
     if not paths:
         return
     git = _git()
-    with tempfile.TemporaryFile() as feed:
-        feed.write("\0".join(paths).encode("utf-8", "surrogateescape") + b"\0")
-        feed.seek(0)
+    with _nul_records(paths) as feed:
         try:
             out = repo.git.check_ignore("-z", "--stdin", istream=feed, env=env)
         except git.GitCommandError as exc:
