@@ -8,9 +8,9 @@ editor), ``refresh`` (bring the index up to date after a write; a failure costs 
 freshness), ``dense`` (what a text means: the bundled sentence encoder, or the semantic
 extra's larger model; vectors beside the index in ``vectors/<model>.sqlite``, cached by
 text, a search by meaning; imports numpy and the encoder only when used), ``encoder_cache``
-(the encoder loaded in a fraction of its time from a prepared copy in the user's cache) and
+(the encoder loaded in a fraction of its time from a prepared copy in the user's cache),
 ``wal`` (the SQLite files are put in WAL mode waiting for another process that opens them
-too).
+too) and ``sqlite_rows`` (one ``SELECT ... IN`` over any number of values, a chunk a query).
 
 May import: ``core``, ``store``.
 """

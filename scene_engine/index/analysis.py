@@ -52,6 +52,7 @@ from scene_engine.core.text import (
     letter_pairs,
     letters,
 )
+from scene_engine.index.sqlite_rows import rows_in
 
 _CJK = (r"\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u31a0-\u31bf"
         r"\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f")
@@ -364,7 +365,7 @@ def part_of_speech(words: list[str]) -> dict[str, str]:
         with _lock:         # one connection; and a clear of the cache must not fall mid-read
             wanted = sorted(asked - _TAGS.keys())
             if wanted:
-                rows = _rows_where("SELECT word, tag FROM words WHERE word IN", wanted)
+                rows = _rows_where("SELECT word, tag FROM words WHERE word", wanted)
                 if len(_TAGS) + len(wanted) > _TAGS_KEPT:
                     _TAGS.clear()
                 _TAGS.update(dict.fromkeys(wanted, ""))
@@ -387,7 +388,7 @@ def idf(words: Iterable[str]) -> dict[str, float | None]:
                 _IDFS.clear()
                 wanted = sorted(asked)
             if wanted:
-                rows = _rows_where("SELECT word, idf FROM idf WHERE word IN", wanted)
+                rows = _rows_where("SELECT word, idf FROM idf WHERE word", wanted)
                 _IDFS.update(dict.fromkeys(wanted, _ABSENT))
                 _IDFS.update(rows)
             return {word: value for word in asked if (value := _IDFS[word]) is not _ABSENT}
@@ -414,24 +415,19 @@ def posseg_tables(chars: Iterable[str]) -> tuple[dict[str, tuple], dict[tuple, d
     if not asked:
         return states, emit
     with _lock:
-        for char, said in _rows_where("SELECT char, states FROM posseg_states WHERE char IN",
+        for char, said in _rows_where("SELECT char, states FROM posseg_states WHERE char",
                                       asked):
             states[char] = tuple(tuple(pair.split(" ")) for pair in said.split(","))
         for char, state, prob in _rows_where(
-                "SELECT char, state, prob FROM posseg_emit WHERE char IN", asked):
+                "SELECT char, state, prob FROM posseg_emit WHERE char", asked):
             emit.setdefault(tuple(state.split(" ")), {})[char] = prob
     return states, emit
 
 
 def _rows_where(select: str, values: list[str]) -> list[tuple]:
-    """``select`` (ending in ``IN``) over ``values``, 500 at a time (SQLite's variable limit
-    may be as low as 999); the caller holds ``_lock``."""
-    conn = _dictionary()[0]
-    rows: list[tuple] = []
-    for start in range(0, len(values), 500):
-        chunk = values[start:start + 500]
-        rows += conn.execute(f"{select} ({','.join('?' * len(chunk))})", chunk).fetchall()
-    return rows
+    """The rows of ``select`` over ``values`` in the dictionary file (``rows_in``); the
+    caller holds ``_lock``."""
+    return list(rows_in(_dictionary()[0], select, values))
 
 
 # The tags read so far ("" for a word the dictionary lacks): a scene's summary asks about the

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from scene_engine.core.errors import InputError, SceneEngineError
+from scene_engine.index.sqlite_rows import rows_in
 from scene_engine.index.wal import use_wal
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ SCHEMA_VERSION = 1
 BATCH = 128               # texts per embedding call and per commit
 BUSY_SECONDS = 5.0        # a write waits this long for another writer
 INSTALL_HINT = 'pip install -e ".[semantic]"'
-LOOKUP_CHUNK = 500        # hashes per SELECT ... IN (...) (SQLite's variable limit is 32,766)
+LOOKUP_CHUNK = 500        # texts looked up at a time (``sqlite_rows.rows_in`` asks for them)
 T = TypeVar("T")
 
 # Keys that count (``len``): every key but the scene lines' (``vectors``).
@@ -502,7 +503,7 @@ class DenseIndex:
 
     def _lookup(self, conn: sqlite3.Connection, hashes: set[bytes]) -> dict[bytes, bytes]:
         """hash -> stored vector bytes, for those of ``hashes`` the file holds."""
-        return dict(_rows_in(conn, "SELECT hash, vector FROM vectors WHERE hash", sorted(hashes)))
+        return dict(rows_in(conn, "SELECT hash, vector FROM vectors WHERE hash", sorted(hashes)))
 
     def _embed_missing(self, texts: dict[bytes, str],
                        keys_of: dict[bytes, list[str]] | None = None) -> dict[bytes, bytes]:
@@ -527,7 +528,7 @@ class DenseIndex:
     def _unseen(conn: sqlite3.Connection, texts: dict[bytes, str]) -> dict[bytes, str]:
         """Those of ``texts`` (hash -> text) whose hash has no vector in the file; the
         vectors themselves are not read (100,000 of them are 100 MB)."""
-        have = {h for (h,) in _rows_in(conn, "SELECT hash FROM vectors WHERE hash",
+        have = {h for (h,) in rows_in(conn, "SELECT hash FROM vectors WHERE hash",
                                        sorted(texts))}
         return {h: text for h, text in texts.items() if h not in have}
 
@@ -577,7 +578,7 @@ class DenseIndex:
             # scene lines' keys, nor they the journal's.
             known = dict(conn.execute("SELECT key, hash FROM items WHERE key >= ? AND key < ?",
                                       (prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)))) \
-                if prune else dict(_rows_in(conn, "SELECT key, hash FROM items WHERE key",
+                if prune else dict(rows_in(conn, "SELECT key, hash FROM items WHERE key",
                                             list(hashes)))   # a few keys: not all of them
             changed = [(key, h) for key, h in hashes.items() if known.get(key) != h]
             conn.executemany("INSERT OR REPLACE INTO items VALUES (?, ?)", changed)
@@ -795,14 +796,6 @@ def _top(np: Any, scores: Any, k: int) -> Any:
 def _generation(conn: sqlite3.Connection) -> str:
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     return row[0] if row else ""
-
-
-def _rows_in(conn: sqlite3.Connection, select: str, values: list) -> Iterator[tuple]:
-    """The rows of ``select`` (a query ending in the column to match, ``... WHERE hash``)
-    ``IN`` ``values``, ``LOOKUP_CHUNK`` values a query (SQLite bounds a query's variables)."""
-    for start in range(0, len(values), LOOKUP_CHUNK):
-        chunk = values[start:start + LOOKUP_CHUNK]
-        yield from conn.execute(f"{select} IN ({','.join('?' * len(chunk))})", chunk)
 
 
 def _bump(conn: sqlite3.Connection) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from scene_engine.core.fs import numbered_files, read_regular
 from scene_engine.index.analysis import FTS_TOKENIZER, index_text
+from scene_engine.index.sqlite_rows import rows_in
 
 SCHEMA = f"""
 CREATE TABLE memories (
@@ -231,14 +232,9 @@ def _delete(conn, seq: int, content: str) -> None:
 def known_places(conn, ids: list[str]) -> dict[str, tuple[int, int]]:
     """``{id: (segment, line)}`` for those of ``ids`` the journal holds (as an id or an
     alias): where the memory's record is."""
-    found: dict[str, tuple[int, int]] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        for memory_id, segment, line in conn.execute(
-                "SELECT i.id, m.segment, m.line FROM memory_ids i JOIN memories m ON m.seq = i.seq"
-                f" WHERE i.id IN ({','.join('?' * len(chunk))})", chunk):
-            found[memory_id] = (segment, line)
-    return found
+    return {memory_id: (segment, line) for memory_id, segment, line in rows_in(
+        conn, "SELECT i.id, m.segment, m.line FROM memory_ids i JOIN memories m ON m.seq = i.seq"
+              " WHERE i.id", ids)}
 
 
 def places(conn, facts: list[tuple[str, datetime]]) -> dict[tuple[str, datetime], list]:
@@ -287,14 +283,7 @@ def count(conn) -> int:
 def document_counts(conn, terms: set[str]) -> dict[str, int]:
     """``{term: how many memories hold it}`` for the index ``terms`` (stems, character
     pairs) that any memory holds; a word weight for recall's BM25."""
-    found: dict[str, int] = {}
-    listed = sorted(terms)
-    for start in range(0, len(listed), 500):
-        chunk = listed[start:start + 500]
-        found.update(conn.execute(
-            f"SELECT term, doc FROM memory_vocab WHERE term IN ({','.join('?' * len(chunk))})",
-            chunk).fetchall())
-    return found
+    return dict(rows_in(conn, "SELECT term, doc FROM memory_vocab WHERE term", sorted(terms)))
 
 
 def widening_terms(conn, terms: list) -> list:
@@ -378,13 +367,8 @@ def roles(conn, seqs: list[int]) -> dict[int, str]:
     """``{journal number: role}`` of the memories ``seqs`` that have a role (``"user"``,
     ``"assistant"``, ...): recall's current facts take no assistant's words for the
     person's own."""
-    found: dict[int, str] = {}
-    for start in range(0, len(seqs), 500):
-        chunk = seqs[start:start + 500]
-        found.update(conn.execute(
-            "SELECT seq, role FROM memories WHERE role IS NOT NULL"
-            f" AND seq IN ({','.join('?' * len(chunk))})", chunk))
-    return found
+    return dict(rows_in(conn, "SELECT seq, role FROM memories WHERE role IS NOT NULL AND seq",
+                        seqs))
 
 
 def texts(conn, since: int = 0) -> list[tuple[int, str]]:
@@ -398,25 +382,18 @@ def texts(conn, since: int = 0) -> list[tuple[int, str]]:
 def by_seqs(conn, seqs: list[int]) -> list[MemoryHit]:
     """The memories (never a forgotten one) of the journal numbers ``seqs``, in that order,
     score 0."""
-    found: dict[int, MemoryHit] = {}
-    for start in range(0, len(seqs), 500):
-        chunk = seqs[start:start + 500]
-        for seq, mid, created, content in conn.execute(
-                "SELECT seq, id, created_at, content FROM memories WHERE forgotten = 0"
-                f" AND seq IN ({','.join('?' * len(chunk))})", chunk):
-            found[seq] = MemoryHit(seq, mid, created, content, 0.0)
+    found = {seq: MemoryHit(seq, mid, created, content, 0.0)
+             for seq, mid, created, content in rows_in(
+                 conn, "SELECT seq, id, created_at, content FROM memories WHERE forgotten = 0"
+                       " AND seq", seqs)}
     return [found[s] for s in seqs if s in found]
 
 
 def by_ids(conn, ids: list[str]) -> list[MemoryHit]:
     """The memories (never a forgotten one) that ``ids`` name (ids or aliases), in journal
     order, score 0: the memories a scene's digest cites, for recall to quote whole."""
-    found: dict[int, MemoryHit] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        for seq, mid, created, content in conn.execute(
-                "SELECT m.seq, m.id, m.created_at, m.content FROM memory_ids i"
-                " JOIN memories m ON m.seq = i.seq WHERE m.forgotten = 0"
-                f" AND i.id IN ({','.join('?' * len(chunk))})", chunk):
-            found[seq] = MemoryHit(seq, mid, created, content, 0.0)
+    found = {seq: MemoryHit(seq, mid, created, content, 0.0)
+             for seq, mid, created, content in rows_in(
+                 conn, "SELECT m.seq, m.id, m.created_at, m.content FROM memory_ids i"
+                       " JOIN memories m ON m.seq = i.seq WHERE m.forgotten = 0 AND i.id", ids)}
     return [found[seq] for seq in sorted(found)]

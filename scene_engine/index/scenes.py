@@ -46,6 +46,7 @@ from scene_engine.index.analysis import (
     literal_query,
     query_terms,
 )
+from scene_engine.index.sqlite_rows import rows_in
 from scene_engine.index.wal import use_wal
 from scene_engine.store.layout import StoreError, StorePaths, is_utf8_name
 
@@ -639,14 +640,8 @@ class SceneIndex:
 
     def bodies(self, names: list[str]) -> dict[str, str]:
         """``{name: body}`` for the given scene names (unknown names are left out)."""
-        found: dict[str, str] = {}
-        for start in range(0, len(names), 500):   # stay under SQLite's bound-parameter limit
-            chunk = names[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            found.update(self.conn.execute(
-                f"SELECT s.name, b.body FROM scenes s JOIN bodies b ON b.id = s.id"
-                f" WHERE s.name IN ({marks})", chunk).fetchall())
-        return found
+        return dict(rows_in(self.conn, "SELECT s.name, b.body FROM scenes s JOIN bodies b"
+                                       " ON b.id = s.id WHERE s.name", names))
 
     def hottest(self, n: int) -> list[Hit]:
         """The ``n`` hottest scenes (ties by name) as hits without snippet or score."""
