@@ -21,7 +21,7 @@ from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 
 from scene_engine.core.plural import count
-from scene_engine.core.text import one_line
+from scene_engine.services.listing import row_cells
 
 if TYPE_CHECKING:   # loaded where a progress line or a table is drawn, not for `list`
     from rich.progress import Progress, TaskID
@@ -179,9 +179,7 @@ def print_scene_rows(rows: list[dict]) -> None:
     cells, without the frame, since Rich measures every cell of every row first (18 s for
     10,000 scenes on a small machine, issue 23)."""
     console = Console()
-    # One line a scene whatever its name holds (a newline, a tab, a terminal's escape).
-    cells = [(one_line(row["name"]), str(row["heat"]), str(row["updated"] or "")[:16],
-              one_line(" ".join(row["summary"].split()))) for row in rows]
+    cells = [row_cells(row) for row in rows]
     if not console.is_terminal:   # a pipe or a file: whole values, a tab between, no frame
         for line in [("name", "heat", "updated", "summary"), *cells]:
             print("\t".join(line))

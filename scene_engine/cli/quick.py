@@ -127,13 +127,12 @@ def list_scenes(directory: Path | None, as_json: bool = False) -> None:
 
         print_scene_rows(rows)
     else:
-        from scene_engine.core.text import one_line  # one line a scene, whatever its name
+        from scene_engine.services.listing import row_cells
 
         write = sys.stdout.write
         write("name\theat\tupdated\tsummary\n")
         for row in rows:
-            write(f"{one_line(row['name'])}\t{row['heat']}\t{str(row['updated'] or '')[:16]}"
-                  f"\t{one_line(' '.join(row['summary'].split()))}\n")
+            write("\t".join(row_cells(row)) + "\n")
 
 
 def _terminal() -> bool:

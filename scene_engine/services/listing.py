@@ -81,6 +81,16 @@ def _scene_blobs(store: Store) -> dict[str, str]:
         return {}
 
 
+def row_cells(row: dict) -> tuple[str, str, str, str]:
+    """One row of ``scene_rows`` as ``scenes list`` prints it: name, heat, last update to
+    the minute, and summary, each on one line (white space of a summary made single spaces,
+    a control character in a name or summary written as an escape: ``core.text.one_line``)."""
+    from scene_engine.core.text import one_line
+
+    return (one_line(row["name"]), str(row["heat"]), str(row["updated"] or "")[:16],
+            one_line(" ".join(row["summary"].split())))
+
+
 def _scene_row(store: Store, name: str) -> list | None:
     """``[heat, updated, summary, whether the header cannot be read]`` of one scene file,
     as ``scene_rows`` shows it; None when it is not UTF-8 or cannot be read."""
